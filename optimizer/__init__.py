@@ -1,0 +1,27 @@
+"""Optimizers: propose design points from the trial history (ask/tell).
+
+Every optimizer implements :class:`Optimizer`: ``ask(n) -> list[point]`` and
+``tell(trials)``. An optimizer knows only its space, the objectives and the history;
+its state is a pure function of ``(seed, history)``, so a resumed study rebuilds it by
+telling it every stored trial and then continues exactly where it stopped.
+"""
+
+from optimizer.base import Objective, Optimizer, Trial, TrialStatus, parse_objectives
+from optimizer.grid_search import GridSearch
+from optimizer.pareto import hypervolume, pareto_mask
+from optimizer.random_search import RandomSearch
+from optimizer.registry import available_optimizers, make_optimizer
+
+__all__ = [
+    "GridSearch",
+    "Objective",
+    "Optimizer",
+    "RandomSearch",
+    "Trial",
+    "TrialStatus",
+    "available_optimizers",
+    "hypervolume",
+    "make_optimizer",
+    "pareto_mask",
+    "parse_objectives",
+]

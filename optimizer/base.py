@@ -1,0 +1,192 @@
+"""The ask/tell protocol, trial records and objectives.
+
+Reconstruction contract: an optimizer is constructed from ``(space, objectives, seed,
+**options)`` and then told the whole history. Everything it proposes next must depend only
+on that, never on wall-clock time or on how many times ``ask`` was called in an earlier,
+killed process. Optimizers that need randomness derive the generator for proposal ``i``
+from ``(seed, i)`` (see :func:`proposal_rng`), where ``i`` is the trial number the proposal
+will get; the study assigns trial numbers ``0, 1, 2, ...`` in the order ``ask`` returns
+points.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Point = dict[str, Any]
+
+
+class TrialStatus(enum.StrEnum):
+    """Lifecycle of a trial row. WAITING = queued (e.g. re-queued after a dead driver)."""
+
+    WAITING = "WAITING"
+    RUNNING = "RUNNING"
+    COMPLETE = "COMPLETE"
+    INFEASIBLE = "INFEASIBLE"
+    FAILED = "FAILED"
+
+    @property
+    def finished(self) -> bool:
+        return self in (TrialStatus.COMPLETE, TrialStatus.INFEASIBLE, TrialStatus.FAILED)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One evaluated (or pending) point of a study, as the optimizer sees it."""
+
+    number: int
+    params: Point
+    status: TrialStatus
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    constraints: Mapping[str, float] = field(default_factory=dict)
+    reason: str | None = None
+
+    @property
+    def feasible(self) -> bool:
+        """COMPLETE with every outcome constraint ``<= 0``."""
+        return self.status is TrialStatus.COMPLETE and all(
+            v <= 0 for v in self.constraints.values()
+        )
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A metric to optimize. ``direction`` is ``"min"`` or ``"max"``."""
+
+    name: str
+    direction: str = "min"
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("min", "max"):
+            raise ValueError(
+                f"objective {self.name!r}: direction must be 'min' or 'max', got {self.direction!r}"
+            )
+
+    @property
+    def sign(self) -> float:
+        """+1 for min, -1 for max: ``sign * value`` is always minimized."""
+        return 1.0 if self.direction == "min" else -1.0
+
+
+def parse_objectives(
+    objectives: Mapping[str, str] | Sequence[Objective] | Sequence[str] | str,
+) -> tuple[Objective, ...]:
+    """Normalize ``{"edp": "min"}``, ``["-energy_pj", "accuracy"]``, ``"edp"`` or objects.
+
+    In the string forms a leading ``-`` means minimize, ``+`` or nothing means... minimize
+    too for a bare name (co-design metrics are costs); write ``+accuracy`` or use the
+    mapping form ``{"accuracy": "max"}`` to maximize.
+    """
+    if isinstance(objectives, str):
+        objectives = [s.strip() for s in objectives.split(",") if s.strip()]
+    out: list[Objective] = []
+    if isinstance(objectives, Mapping):
+        items: Iterable[Any] = objectives.items()
+        for name, direction in items:
+            out.append(Objective(str(name), str(direction).lower()))
+    else:
+        for obj in objectives:
+            if isinstance(obj, Objective):
+                out.append(obj)
+            elif isinstance(obj, str):
+                if obj.startswith("+"):
+                    out.append(Objective(obj[1:], "max"))
+                else:
+                    out.append(Objective(obj.lstrip("-"), "min"))
+            else:
+                raise TypeError(f"objectives: cannot interpret {obj!r}")
+    if not out:
+        raise ValueError("objectives: at least one objective is required")
+    names = [o.name for o in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ValueError(f"objectives: duplicate objective names {sorted(dup)}")
+    return tuple(out)
+
+
+def objective_matrix(trials: Sequence[Trial], objectives: Sequence[Objective]) -> np.ndarray:
+    """``(n, k)`` array of objective values of ``trials``, NaN where missing."""
+    y = np.full((len(trials), len(objectives)), np.nan)
+    for i, t in enumerate(trials):
+        for j, o in enumerate(objectives):
+            v = t.metrics.get(o.name)
+            if v is not None and math.isfinite(float(v)):
+                y[i, j] = float(v)
+    return y
+
+
+def proposal_rng(seed: int, number: int, stream: int = 0) -> np.random.Generator:
+    """The generator for the proposal that becomes trial ``number`` (reconstructible)."""
+    return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(stream, number)))
+
+
+class Optimizer(ABC):
+    """Base class for ask/tell optimizers.
+
+    Subclasses implement :meth:`_propose`; the base class keeps the history, the pending
+    points and the trial-number counter so that ``ask`` knows which numbers its points
+    will get.
+    """
+
+    name: str = "optimizer"
+
+    def __init__(self, space: Any, objectives: Sequence[Objective] | None = None, seed: int = 0):
+        self.space = space
+        self.objectives = tuple(objectives or ())
+        self.seed = int(seed)
+        self._trials: dict[int, Trial] = {}
+        self._next_number = 0
+
+    # -- protocol ----------------------------------------------------------------------
+    def ask(self, n: int = 1) -> list[Point]:
+        """Propose up to ``n`` points; fewer (possibly none) when the space is exhausted.
+
+        The points get trial numbers ``next_number, next_number + 1, ...`` in order.
+        """
+        if n < 0:
+            raise ValueError(f"ask: n must be >= 0, got {n}")
+        points = self._propose(n, self._next_number) if n else []
+        for i, p in enumerate(points):
+            self._trials[self._next_number + i] = Trial(
+                self._next_number + i, dict(p), TrialStatus.RUNNING
+            )
+        self._next_number += len(points)
+        return points
+
+    def tell(self, trials: Iterable[Trial]) -> None:
+        """Record trials in any status; finished ones replace pending ones of equal number."""
+        for t in trials:
+            self._trials[t.number] = t
+            self._next_number = max(self._next_number, t.number + 1)
+        self._on_tell()
+
+    # -- for subclasses ----------------------------------------------------------------
+    @abstractmethod
+    def _propose(self, n: int, first_number: int) -> list[Point]:
+        """Return up to ``n`` points for trial numbers ``first_number, ...``."""
+
+    def _on_tell(self) -> None:  # noqa: B027 - optional hook
+        """Called after every tell (e.g. to mark the surrogate stale)."""
+
+    @property
+    def trials(self) -> list[Trial]:
+        return [self._trials[k] for k in sorted(self._trials)]
+
+    @property
+    def finished_trials(self) -> list[Trial]:
+        return [t for t in self.trials if t.status.finished]
+
+    @property
+    def pending_trials(self) -> list[Trial]:
+        return [t for t in self.trials if not t.status.finished]
+
+    @property
+    def next_number(self) -> int:
+        return self._next_number
