@@ -1,0 +1,953 @@
+"""Study and trial storage on a relational database (SQLite embedded default).
+
+Built on SQLAlchemy Core so that the same code serves ``sqlite:///path.db`` today and
+``postgresql://...`` for studies shared between hosts. Only the driver process writes.
+
+Schema (two tables):
+
+* ``studies``: id, name (unique), seed, objectives (JSON), space (JSON), config (JSON),
+  config_hash, manifest (JSON), created_at.
+* ``trials``: id, study_id, number (unique per study), params (JSON), status, metrics
+  (JSON), constraints (JSON), reason, traceback, wall_time_s, seed, owner, attempts,
+  created_at, started_at, finished_at.
+
+Durability: every state change is one transaction. A trial is inserted RUNNING (with the
+driver's ``owner`` token) before it is evaluated, and updated to COMPLETE / INFEASIBLE /
+FAILED after. A finish is only accepted from the trial's current owner while it is
+RUNNING, so a trial can never complete twice. Trials left RUNNING by a dead owner are
+re-queued as WAITING by :meth:`Storage.requeue_stale` and claimed again with the same
+parameters and number. SQLite runs in WAL mode with ``BEGIN IMMEDIATE`` transactions.
+
+Details:
+
+* **Transactions.** Every public write method is exactly one ``engine.begin()`` block.
+  On SQLite the driver's own transaction handling is switched off
+  (``isolation_level = None``) and SQLAlchemy's ``begin`` event emits ``BEGIN IMMEDIATE``,
+  so a writer takes the database write lock *before* it reads (e.g. ``max(number)``) and
+  two processes can never assign the same trial number. Reads use a plain (deferred)
+  ``BEGIN`` and, thanks to WAL, never block or get blocked by the writer. Connections
+  run with ``synchronous=NORMAL``, ``foreign_keys=ON`` and a 30 s busy timeout. File
+  databases use :class:`~sqlalchemy.pool.NullPool`: no connection outlives an operation,
+  so forked children never share one and :meth:`Storage.close` releases the file.
+* **PostgreSQL.** Plain engine semantics (READ COMMITTED); number assignment locks the
+  study row (``SELECT ... FOR UPDATE``) before computing ``max(number)``, and
+  :meth:`Storage.claim_waiting` uses ``FOR UPDATE SKIP LOCKED``.
+* **JSON.** JSON columns are ``Text`` holding strict JSON (``allow_nan=False``, key order
+  kept). Values are sanitized first: tuples become lists, numpy scalars/arrays become
+  Python values/lists, dict keys must be strings. In ``metrics`` / ``constraints`` every
+  value is converted with ``float()`` and non-finite values (nan, inf) are stored as
+  ``null``; everywhere else a non-finite float or a non-JSON value is a
+  :class:`StorageError` naming the offending key.
+* **Owners.** An owner token (:func:`make_owner_token`) identifies the driver process that
+  holds a RUNNING trial: ``host|pid|process start time|random``. :func:`owner_is_alive`
+  checks it on the same host (pid exists and has the same start time, so a reused pid
+  does not count); owners on other hosts are assumed alive until heartbeats exist.
+* Timestamps are float unix seconds (:func:`time.time`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import operator
+import os
+import re
+import secrets
+import socket
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.pool import NullPool, StaticPool
+
+from optimizer.base import Trial, TrialStatus
+
+__all__ = [
+    "Storage",
+    "StorageError",
+    "StudyExistsError",
+    "StudyNotFoundError",
+    "StudyRecord",
+    "TrialRecord",
+    "make_owner_token",
+    "normalize_url",
+    "owner_is_alive",
+]
+
+SQLITE_BUSY_TIMEOUT_S = 30.0
+_SUPPORTED = "sqlite:///path/to/study.db (or a plain file path) and postgresql://user@host/dbname"
+_IN_CHUNK = 500  # ids per IN (...) list, well below SQLite's bound-parameter limit
+_INT64 = 2**63
+_BEGIN_OPTION = "coexplore_sqlite_begin"
+
+
+# -- errors ------------------------------------------------------------------------------
+class StorageError(Exception):
+    """Any storage problem: bad URL, unserializable values, database errors."""
+
+
+class StudyExistsError(StorageError):
+    """A study with this name already exists."""
+
+
+class StudyNotFoundError(StorageError):
+    """No study with this name (or id); the message lists the studies that exist."""
+
+
+# -- records -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StudyRecord:
+    """One row of ``studies``. ``space``, ``config`` and ``manifest`` are opaque JSON."""
+
+    id: int
+    name: str
+    seed: int
+    objectives: dict[str, str]
+    space: dict
+    config: dict
+    config_hash: str
+    manifest: dict
+    created_at: float
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One row of ``trials``. ``metrics`` / ``constraints`` hold None for non-finite values."""
+
+    study_id: int
+    number: int
+    params: dict
+    status: TrialStatus
+    metrics: dict[str, float | None]
+    constraints: dict[str, float | None]
+    reason: str | None
+    traceback: str | None
+    wall_time_s: float | None
+    seed: int
+    owner: str | None
+    attempts: int
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+
+    def to_trial(self) -> Trial:
+        """The optimizer's view of this row (metrics/constraints stored as null are dropped)."""
+        return Trial(
+            number=self.number,
+            params=dict(self.params),
+            status=self.status,
+            metrics={k: v for k, v in self.metrics.items() if v is not None},
+            constraints={k: v for k, v in self.constraints.items() if v is not None},
+            reason=self.reason,
+        )
+
+
+# -- schema ------------------------------------------------------------------------------
+_metadata = sa.MetaData()
+
+studies_table = sa.Table(
+    "studies",
+    _metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("objectives", sa.Text, nullable=False),
+    sa.Column("space", sa.Text, nullable=False),
+    sa.Column("config", sa.Text, nullable=False),
+    sa.Column("config_hash", sa.String(128), nullable=False),
+    sa.Column("manifest", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Double, nullable=False),
+)
+
+trials_table = sa.Table(
+    "trials",
+    _metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "study_id",
+        sa.Integer,
+        sa.ForeignKey("studies.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("number", sa.Integer, nullable=False),
+    sa.Column("params", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("metrics", sa.Text, nullable=False),
+    sa.Column("constraints", sa.Text, nullable=False),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("traceback", sa.Text, nullable=True),
+    sa.Column("wall_time_s", sa.Double, nullable=True),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("owner", sa.String(255), nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("started_at", sa.Double, nullable=True),
+    sa.Column("finished_at", sa.Double, nullable=True),
+    sa.UniqueConstraint("study_id", "number", name="uq_trials_study_number"),
+    sa.Index("ix_trials_study_status", "study_id", "status"),
+)
+
+
+# -- URLs --------------------------------------------------------------------------------
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+
+
+def _sqlite_file(url: str) -> str | None:
+    """The database file of a sqlite URL, or None for in-memory / URI-mode databases."""
+    u = make_url(url)
+    db = u.database
+    if not db or db == ":memory:" or str(u.query.get("uri", "")).lower() == "true":
+        return None
+    return db
+
+
+def normalize_url(url_or_path: str | os.PathLike) -> str:
+    """A SQLAlchemy URL for ``url_or_path``.
+
+    ``sqlite:///x.db`` and ``postgresql[+driver]://...`` are returned unchanged
+    (``postgres://`` is spelled ``postgresql://``); a plain path such as ``runs/x.db``
+    becomes ``sqlite:///<absolute path>``. For SQLite files the parent directory is
+    created if missing. Any other scheme is a :class:`StorageError`.
+    """
+    if isinstance(url_or_path, os.PathLike):
+        url_or_path = os.fspath(url_or_path)
+    if isinstance(url_or_path, bytes):
+        url_or_path = os.fsdecode(url_or_path)
+    if not isinstance(url_or_path, str) or not url_or_path.strip():
+        raise StorageError(
+            f"storage URL must be a non-empty string or path, got {url_or_path!r}; "
+            f"supported: {_SUPPORTED}"
+        )
+    text = url_or_path.strip()
+    m = _SCHEME_RE.match(text)
+    if m is None:
+        path = Path(text).expanduser().resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{path}"
+    scheme = m.group(1).lower()
+    backend = scheme.split("+", 1)[0]
+    if backend == "postgres":  # common alias that SQLAlchemy does not accept
+        text = "postgresql" + text[len("postgres") :]
+        backend = "postgresql"
+    if backend not in ("sqlite", "postgresql"):
+        raise StorageError(
+            f"unsupported storage URL {text!r} (scheme {scheme!r}); supported: {_SUPPORTED}"
+        )
+    try:
+        make_url(text)
+    except sa.exc.ArgumentError as e:
+        raise StorageError(f"malformed storage URL {text!r}: {e}") from e
+    if backend == "sqlite":
+        db = _sqlite_file(text)
+        if db is not None:
+            Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    return text
+
+
+# -- JSON sanitizing ---------------------------------------------------------------------
+class _NotJsonable(Exception):
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def _jsonable(value: Any, path: str) -> Any:
+    """A strict-JSON copy of ``value`` (tuples -> lists, numpy -> Python), or _NotJsonable."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _NotJsonable(path, f"non-finite float {value!r} is not valid JSON")
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist(), path)
+    if isinstance(value, np.generic):
+        return _jsonable(value.item(), path)
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise _NotJsonable(
+                    f"{path}[{k!r}]", f"key of type {type(k).__name__} (JSON keys must be str)"
+                )
+            out[str(k)] = _jsonable(v, f"{path}[{k!r}]")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    raise _NotJsonable(
+        path,
+        f"value {value!r} of type {type(value).__name__} is not JSON-serializable "
+        "(allowed: None, bool, int, float, str, list/tuple, dict with str keys, numpy scalars)",
+    )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=False, allow_nan=False)
+
+
+def _json_text(value: Any, what: str) -> str:
+    if value is None:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise StorageError(f"{what} must be a mapping, got {type(value).__name__}")
+    try:
+        return _dumps(_jsonable(value, what))
+    except _NotJsonable as e:
+        raise StorageError(f"{what}: key {e.path!r} -> {e.problem}") from None
+
+
+def _numbers_text(values: Mapping[str, Any] | None, what: str) -> str:
+    """Metrics/constraints as JSON: float values, non-finite -> null."""
+    if values is None:
+        return "{}"
+    if not isinstance(values, Mapping):
+        raise StorageError(f"{what} must be a mapping, got {type(values).__name__}")
+    out: dict[str, float | None] = {}
+    for k, v in values.items():
+        if not isinstance(k, str):
+            raise StorageError(f"{what}: key {k!r} must be a str, got {type(k).__name__}")
+        if v is None:
+            out[str(k)] = None
+            continue
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise StorageError(
+                f"{what}: key {k!r} has value {v!r} of type {type(v).__name__}, "
+                "which is not convertible to float"
+            ) from None
+        out[str(k)] = f if math.isfinite(f) else None
+    return _dumps(out)
+
+
+def _opt_float(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise StorageError(f"{what} must be a number, got {value!r}") from None
+    return f if math.isfinite(f) else None
+
+
+def _int64(value: Any, what: str) -> int:
+    try:
+        i = operator.index(value)
+    except TypeError:
+        raise StorageError(f"{what} must be an integer, got {value!r}") from None
+    if not -_INT64 <= i < _INT64:
+        raise StorageError(f"{what} = {i} does not fit in a signed 64-bit integer")
+    return i
+
+
+def _owner(owner: Any) -> str:
+    if not isinstance(owner, str) or not owner:
+        raise ValueError(f"owner must be a non-empty str token, got {owner!r}")
+    return owner
+
+
+def _loads(text: str | None, default: Any) -> Any:
+    return default if text is None else json.loads(text)
+
+
+def _status(value: str) -> TrialStatus:
+    try:
+        return TrialStatus(value)
+    except ValueError:
+        raise StorageError(f"unknown trial status {value!r} in the database") from None
+
+
+def _chunks(items: Sequence[Any], n: int = _IN_CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def _study_from_row(row: Any) -> StudyRecord:
+    return StudyRecord(
+        id=int(row.id),
+        name=row.name,
+        seed=int(row.seed),
+        objectives=dict(_loads(row.objectives, {})),
+        space=_loads(row.space, {}),
+        config=_loads(row.config, {}),
+        config_hash=row.config_hash,
+        manifest=_loads(row.manifest, {}),
+        created_at=float(row.created_at),
+    )
+
+
+def _trial_from_row(row: Any) -> TrialRecord:
+    return TrialRecord(
+        study_id=int(row.study_id),
+        number=int(row.number),
+        params=_loads(row.params, {}),
+        status=_status(row.status),
+        metrics=_loads(row.metrics, {}),
+        constraints=_loads(row.constraints, {}),
+        reason=row.reason,
+        traceback=row.traceback,
+        wall_time_s=None if row.wall_time_s is None else float(row.wall_time_s),
+        seed=int(row.seed),
+        owner=row.owner,
+        attempts=int(row.attempts),
+        created_at=float(row.created_at),
+        started_at=None if row.started_at is None else float(row.started_at),
+        finished_at=None if row.finished_at is None else float(row.finished_at),
+    )
+
+
+def _status_values(statuses: Iterable[TrialStatus | str]) -> list[str]:
+    return [TrialStatus(s).value for s in statuses]
+
+
+# -- engines -----------------------------------------------------------------------------
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Documented SQLAlchemy recipe: take transaction control away from pysqlite so that
+    # our ``begin`` listener decides how a transaction starts.
+    dbapi_connection.isolation_level = None
+    cur = dbapi_connection.cursor()
+    try:
+        cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute("PRAGMA synchronous = NORMAL")
+        cur.execute("PRAGMA foreign_keys = ON")
+    finally:
+        cur.close()
+
+
+def _sqlite_on_begin(conn: Connection) -> None:
+    mode = conn.get_execution_options().get(_BEGIN_OPTION, "IMMEDIATE")
+    conn.exec_driver_sql("BEGIN" if mode == "DEFERRED" else "BEGIN IMMEDIATE")
+
+
+def _make_engine(url: str) -> Engine:
+    backend = make_url(url).get_backend_name()
+    try:
+        if backend == "sqlite":
+            if _sqlite_file(url) is None:  # in-memory: one shared connection
+                engine = sa.create_engine(
+                    url,
+                    poolclass=StaticPool,
+                    connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_S},
+                )
+            else:
+                engine = sa.create_engine(
+                    url, poolclass=NullPool, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S}
+                )
+            event.listen(engine, "connect", _sqlite_on_connect)
+            event.listen(engine, "begin", _sqlite_on_begin)
+            return engine
+        return sa.create_engine(url, pool_pre_ping=True)
+    except ImportError as e:
+        raise StorageError(
+            f"cannot open {make_url(url).render_as_string(hide_password=True)}: database "
+            f"driver not installed ({e}); for PostgreSQL install 'psycopg[binary]' "
+            "(or name an installed driver in the URL, e.g. postgresql+psycopg2://...)"
+        ) from e
+
+
+def _dispose_after_fork(ref: weakref.ReferenceType[Storage]) -> None:
+    storage = ref()
+    if storage is not None and storage._engine is not None:
+        # Forget (without closing) the parent's pooled connections in a forked child.
+        storage._engine.dispose(close=False)
+
+
+# -- storage -----------------------------------------------------------------------------
+class Storage:
+    """Studies and their trials in one database (see the module docstring)."""
+
+    def __init__(self, url: str | os.PathLike) -> None:
+        self._url = normalize_url(url)
+        self._display_url = make_url(self._url).render_as_string(hide_password=True)
+        engine = _make_engine(self._url)
+        self._engine: Engine | None = engine
+        self._is_pg = engine.dialect.name == "postgresql"
+        if not isinstance(engine.pool, (NullPool, StaticPool)) and hasattr(os, "register_at_fork"):
+            ref = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: _dispose_after_fork(ref))
+        try:
+            with self._write() as conn:
+                _metadata.create_all(conn)
+        except BaseException:
+            engine.dispose()
+            self._engine = None
+            raise
+
+    # -- lifecycle -----------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def close(self) -> None:
+        """Release every connection (and with it the SQLite file). Idempotent."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+    def __enter__(self) -> Storage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._engine is None else "open"
+        return f"Storage({self._display_url!r}, {state})"
+
+    def _require_engine(self) -> Engine:
+        if self._engine is None:
+            raise StorageError(f"storage {self._display_url} is closed")
+        return self._engine
+
+    @contextlib.contextmanager
+    def _write(self, *, raw_integrity_errors: bool = False) -> Iterator[Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
+        engine = self._require_engine()
+        try:
+            with engine.begin() as conn:
+                yield conn
+        except sa.exc.IntegrityError as e:
+            if raw_integrity_errors:
+                raise
+            raise StorageError(f"integrity error on {self._display_url}: {e.orig}") from e
+        except sa.exc.DBAPIError as e:
+            raise StorageError(f"database error on {self._display_url}: {e.orig}") from e
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[Connection]:
+        """One read transaction (deferred ``BEGIN`` on SQLite: a consistent snapshot)."""
+        engine = self._require_engine()
+        try:
+            with engine.connect() as conn:
+                conn.execution_options(**{_BEGIN_OPTION: "DEFERRED"})
+                with conn.begin():
+                    yield conn
+        except sa.exc.DBAPIError as e:
+            raise StorageError(f"database error on {self._display_url}: {e.orig}") from e
+
+    # -- studies -------------------------------------------------------------------------
+    def create_study(
+        self,
+        name: str,
+        *,
+        seed: int,
+        objectives: Mapping[str, str],
+        space: Mapping[str, Any],
+        config: Mapping[str, Any],
+        config_hash: str,
+        manifest: Mapping[str, Any],
+    ) -> StudyRecord:
+        """Insert a new study; :class:`StudyExistsError` if ``name`` is taken."""
+        if not isinstance(name, str) or not name:
+            raise StorageError(f"study name must be a non-empty str, got {name!r}")
+        if not isinstance(objectives, Mapping):
+            raise StorageError(
+                f"objectives must be a mapping like {{'edp': 'min'}}, got {objectives!r}"
+            )
+        objs = {str(k): str(v) for k, v in objectives.items()}
+        row = {
+            "name": name,
+            "seed": _int64(seed, "study seed"),
+            "objectives": _dumps(objs),
+            "space": _json_text(space, "space"),
+            "config": _json_text(config, "config"),
+            "config_hash": str(config_hash),
+            "manifest": _json_text(manifest, "manifest"),
+            "created_at": time.time(),
+        }
+        try:
+            with self._write(raw_integrity_errors=True) as conn:
+                existing = conn.execute(
+                    sa.select(studies_table.c.id).where(studies_table.c.name == name)
+                ).first()
+                if existing is not None:
+                    raise self._exists_error(name)
+                study_id = conn.execute(studies_table.insert().values(**row)).inserted_primary_key[
+                    0
+                ]
+        except sa.exc.IntegrityError as e:  # lost a race on PostgreSQL
+            raise self._exists_error(name) from e
+        return _study_from_row(_RowView(id=study_id, **row))
+
+    def _exists_error(self, name: str) -> StudyExistsError:
+        return StudyExistsError(
+            f"a study named {name!r} already exists in {self._display_url}; "
+            "resume it or choose another name"
+        )
+
+    def _not_found(self, conn: Connection, what: str) -> StudyNotFoundError:
+        names = conn.execute(sa.select(studies_table.c.name).order_by(studies_table.c.id))
+        listed = ", ".join(repr(n) for (n,) in names) or "(none)"
+        return StudyNotFoundError(
+            f"no study {what} in {self._display_url}; existing studies: {listed}"
+        )
+
+    def find_study(self, name: str) -> StudyRecord | None:
+        """The study called ``name``, or None."""
+        with self._read() as conn:
+            row = conn.execute(sa.select(studies_table).where(studies_table.c.name == name)).first()
+        return None if row is None else _study_from_row(row)
+
+    def get_study(self, name: str) -> StudyRecord:
+        """The study called ``name``; :class:`StudyNotFoundError` listing the others if none."""
+        with self._read() as conn:
+            row = conn.execute(sa.select(studies_table).where(studies_table.c.name == name)).first()
+            if row is None:
+                raise self._not_found(conn, f"named {name!r}")
+        return _study_from_row(row)
+
+    def list_studies(self) -> list[StudyRecord]:
+        """Every study, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(sa.select(studies_table).order_by(studies_table.c.id)).all()
+        return [_study_from_row(r) for r in rows]
+
+    def delete_study(self, name: str) -> None:
+        """Remove the study ``name`` and all its trials (one transaction)."""
+        with self._write() as conn:
+            row = conn.execute(
+                sa.select(studies_table.c.id).where(studies_table.c.name == name)
+            ).first()
+            if row is None:
+                raise self._not_found(conn, f"named {name!r}")
+            conn.execute(trials_table.delete().where(trials_table.c.study_id == row.id))
+            conn.execute(studies_table.delete().where(studies_table.c.id == row.id))
+
+    def _lock_study(self, conn: Connection, study_id: int) -> None:
+        """Check that the study exists; on PostgreSQL also lock its row until commit."""
+        q = sa.select(studies_table.c.id).where(studies_table.c.id == study_id)
+        if self._is_pg:
+            q = q.with_for_update()
+        if conn.execute(q).first() is None:
+            raise self._not_found(conn, f"with id {study_id}")
+
+    # -- trials: writes ------------------------------------------------------------------
+    def create_trials(
+        self,
+        study_id: int,
+        params_list: Sequence[Mapping[str, Any]],
+        seeds: Sequence[int],
+        owner: str,
+        status: TrialStatus = TrialStatus.RUNNING,
+    ) -> list[TrialRecord]:
+        """Insert trials numbered ``max(number) + 1, + 2, ...`` (0 first) in one transaction.
+
+        RUNNING trials get ``owner``, ``started_at = now`` and ``attempts = 1``; WAITING
+        trials are queued with no owner, ``started_at = None`` and ``attempts = 0``.
+        """
+        status = TrialStatus(status)
+        if status not in (TrialStatus.RUNNING, TrialStatus.WAITING):
+            raise ValueError(f"create_trials: status must be RUNNING or WAITING, got {status}")
+        owner = _owner(owner)
+        params_list = list(params_list)
+        seeds = list(seeds)
+        if len(params_list) != len(seeds):
+            raise ValueError(f"create_trials: {len(params_list)} params but {len(seeds)} seeds")
+        params_text = []
+        for i, p in enumerate(params_list):
+            if not isinstance(p, Mapping):
+                raise StorageError(
+                    f"params_list[{i}] must be a mapping of parameter values, got {p!r}"
+                )
+            try:
+                params_text.append(_dumps(_jsonable(p, "params")))
+            except _NotJsonable as e:
+                raise StorageError(
+                    f"trial params (params_list[{i}]): key {e.path!r} -> {e.problem}"
+                ) from None
+        seed_values = [_int64(s, f"seeds[{i}]") for i, s in enumerate(seeds)]
+        if not params_list:
+            return []
+        running = status is TrialStatus.RUNNING
+        with self._write() as conn:
+            self._lock_study(conn, study_id)
+            now = time.time()
+            top = conn.execute(
+                sa.select(sa.func.max(trials_table.c.number)).where(
+                    trials_table.c.study_id == study_id
+                )
+            ).scalar()
+            first = 0 if top is None else int(top) + 1
+            rows = [
+                {
+                    "study_id": study_id,
+                    "number": first + i,
+                    "params": text,
+                    "status": status.value,
+                    "metrics": "{}",
+                    "constraints": "{}",
+                    "reason": None,
+                    "traceback": None,
+                    "wall_time_s": None,
+                    "seed": seed,
+                    "owner": owner if running else None,
+                    "attempts": 1 if running else 0,
+                    "created_at": now,
+                    "started_at": now if running else None,
+                    "finished_at": None,
+                }
+                for i, (text, seed) in enumerate(zip(params_text, seed_values, strict=True))
+            ]
+            conn.execute(trials_table.insert(), rows)
+        return [_trial_from_row(_RowView(**r)) for r in rows]
+
+    def claim_waiting(self, study_id: int, owner: str, limit: int) -> list[TrialRecord]:
+        """Turn the ``limit`` lowest-numbered WAITING trials RUNNING for ``owner``.
+
+        Each claimed trial gets ``attempts + 1`` and ``started_at = now``; its number,
+        params and seed are unchanged. Returns them ordered by number.
+        """
+        owner = _owner(owner)
+        if limit <= 0:
+            return []
+        t = trials_table.c
+        with self._write() as conn:
+            q = (
+                sa.select(trials_table.c.id)
+                .where(t.study_id == study_id, t.status == TrialStatus.WAITING.value)
+                .order_by(t.number)
+                .limit(int(limit))
+            )
+            if self._is_pg:
+                q = q.with_for_update(skip_locked=True)
+            ids = [r.id for r in conn.execute(q)]
+            now = time.time()
+            rows: list[Any] = []
+            for chunk in _chunks(ids):
+                conn.execute(
+                    trials_table.update()
+                    .where(t.id.in_(chunk), t.status == TrialStatus.WAITING.value)
+                    .values(
+                        status=TrialStatus.RUNNING.value,
+                        owner=owner,
+                        attempts=t.attempts + 1,
+                        started_at=now,
+                        finished_at=None,
+                    )
+                )
+                rows.extend(conn.execute(sa.select(trials_table).where(t.id.in_(chunk))))
+        return sorted((_trial_from_row(r) for r in rows), key=lambda r: r.number)
+
+    def finish_trial(
+        self,
+        study_id: int,
+        number: int,
+        owner: str,
+        status: TrialStatus,
+        *,
+        metrics: Mapping[str, Any] | None = None,
+        constraints: Mapping[str, Any] | None = None,
+        reason: str | None = None,
+        traceback: str | None = None,
+        wall_time_s: float | None = None,
+    ) -> bool:
+        """Record the result of a RUNNING trial held by ``owner``.
+
+        One conditional ``UPDATE ... WHERE status = 'RUNNING' AND owner = :owner``: returns
+        True if the trial was updated, False if it is not (any longer) RUNNING under this
+        owner -- re-queued, claimed by another owner or already finished; then nothing is
+        changed, so a trial can never complete twice.
+        """
+        status = TrialStatus(status)
+        if not status.finished:
+            raise ValueError(
+                f"finish_trial: status must be COMPLETE, INFEASIBLE or FAILED, got {status}"
+            )
+        owner = _owner(owner)
+        values = {
+            "status": status.value,
+            "metrics": _numbers_text(metrics, "metrics"),
+            "constraints": _numbers_text(constraints, "constraints"),
+            "reason": None if reason is None else str(reason),
+            "traceback": None if traceback is None else str(traceback),
+            "wall_time_s": _opt_float(wall_time_s, "wall_time_s"),
+        }
+        t = trials_table.c
+        with self._write() as conn:
+            result = conn.execute(
+                trials_table.update()
+                .where(
+                    t.study_id == study_id,
+                    t.number == int(number),
+                    t.status == TrialStatus.RUNNING.value,
+                    t.owner == owner,
+                )
+                .values(finished_at=time.time(), **values)
+            )
+            return result.rowcount == 1
+
+    def requeue_stale(self, study_id: int, is_alive: Callable[[str], bool]) -> list[int]:
+        """Re-queue (as WAITING, owner and started_at cleared) RUNNING trials of dead owners.
+
+        A trial is stale when its owner is None or ``is_alive(owner)`` is false
+        (``is_alive`` is called once per distinct owner). Returns the re-queued numbers.
+        """
+        t = trials_table.c
+        with self._write() as conn:
+            q = sa.select(t.id, t.number, t.owner).where(
+                t.study_id == study_id, t.status == TrialStatus.RUNNING.value
+            )
+            if self._is_pg:
+                q = q.with_for_update()
+            alive: dict[str, bool] = {}
+            stale: dict[str | None, list[int]] = {}
+            numbers: list[int] = []
+            for row in conn.execute(q).all():
+                if row.owner is not None:
+                    if row.owner not in alive:
+                        alive[row.owner] = bool(is_alive(row.owner))
+                    if alive[row.owner]:
+                        continue
+                stale.setdefault(row.owner, []).append(row.id)
+                numbers.append(int(row.number))
+            for owner, ids in stale.items():
+                same_owner = t.owner.is_(None) if owner is None else t.owner == owner
+                for chunk in _chunks(ids):
+                    conn.execute(
+                        trials_table.update()
+                        .where(t.id.in_(chunk), t.status == TrialStatus.RUNNING.value, same_owner)
+                        .values(status=TrialStatus.WAITING.value, owner=None, started_at=None)
+                    )
+        return sorted(numbers)
+
+    # -- trials: reads -------------------------------------------------------------------
+    def trials(
+        self, study_id: int, statuses: Iterable[TrialStatus] | None = None
+    ) -> list[TrialRecord]:
+        """The study's trials (optionally only those in ``statuses``), ordered by number."""
+        t = trials_table.c
+        q = sa.select(trials_table).where(t.study_id == study_id)
+        if statuses is not None:
+            q = q.where(t.status.in_(_status_values(statuses)))
+        with self._read() as conn:
+            rows = conn.execute(q.order_by(t.number)).all()
+        return [_trial_from_row(r) for r in rows]
+
+    def trial(self, study_id: int, number: int) -> TrialRecord:
+        """One trial by number; ``StorageError`` if it does not exist."""
+        t = trials_table.c
+        q = sa.select(trials_table).where(t.study_id == study_id, t.number == int(number))
+        with self._read() as conn:
+            row = conn.execute(q).first()
+        if row is None:
+            raise StorageError(f"study id {study_id} has no trial number {number}")
+        return _trial_from_row(row)
+
+    def count(self, study_id: int, statuses: Iterable[TrialStatus]) -> int:
+        """How many of the study's trials are in one of ``statuses``."""
+        t = trials_table.c
+        q = (
+            sa.select(sa.func.count())
+            .select_from(trials_table)
+            .where(t.study_id == study_id, t.status.in_(_status_values(statuses)))
+        )
+        with self._read() as conn:
+            return int(conn.execute(q).scalar_one())
+
+    def status_counts(self, study_id: int) -> dict[TrialStatus, int]:
+        """Trials per status; every :class:`TrialStatus` is a key (0 when none)."""
+        t = trials_table.c
+        counts = dict.fromkeys(TrialStatus, 0)
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(t.status, sa.func.count())
+                .where(t.study_id == study_id)
+                .group_by(t.status)
+            ).all()
+        for status, n in rows:
+            counts[_status(status)] = int(n)
+        return counts
+
+
+class _RowView:
+    """Attribute access to a dict of column values (a row we just wrote)."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+
+# -- owner tokens ------------------------------------------------------------------------
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state, start time in clock ticks) from ``/proc/<pid>/stat``, or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode("ascii", "replace")
+        # Field 2 (comm) is parenthesized and may contain spaces and parentheses.
+        rest = data[data.rindex(")") + 2 :].split()
+        return rest[0], int(rest[19])  # fields 3 (state) and 22 (starttime)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def make_owner_token() -> str:
+    """``"host|pid|start|random"`` identifying this process as the owner of trials.
+
+    ``start`` is the process start time from ``/proc/<pid>/stat`` (field 22; 0 where
+    unavailable) so that a later process reusing the pid is not mistaken for this one;
+    8 random hex digits keep tokens unique across owners.
+    """
+    pid = os.getpid()
+    stat = _proc_stat(pid)
+    start = stat[1] if stat is not None else 0
+    return f"{socket.gethostname()}|{pid}|{start}|{secrets.token_hex(4)}"
+
+
+def owner_is_alive(token: str) -> bool:
+    """Whether the process behind an owner token (see :func:`make_owner_token`) may live.
+
+    * same host: True iff a process with that pid exists (and is not a zombie) and its
+      ``/proc`` start time equals the recorded one (guards against pid reuse); where the
+      start time is unavailable (recorded as 0, or no ``/proc``) only existence is checked.
+    * another host: True -- liveness cannot be checked from here. A later change adds
+      heartbeats for owners on other hosts; until then their trials are never re-queued
+      automatically.
+    * malformed token: False.
+
+    Processes in another pid namespace (containers sharing a host name) are
+    indistinguishable from local ones; give such drivers distinct host names.
+    """
+    if not isinstance(token, str):
+        return False
+    parts = token.split("|")
+    if len(parts) != 4 or not parts[0] or not parts[3]:
+        return False
+    host, pid_text, start_text, _ = parts
+    try:
+        pid, start = int(pid_text), int(start_text)
+    except ValueError:
+        return False
+    if pid <= 0 or start < 0:
+        return False
+    if host != socket.gethostname():
+        return True
+    if os.name != "posix":  # os.kill(pid, 0) would not be a harmless probe
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    except OSError:
+        return False
+    stat = _proc_stat(pid)
+    if stat is None:
+        return True  # no /proc: existence is all we can check
+    state, current_start = stat
+    if state in ("Z", "X", "x"):
+        return False
+    return start == 0 or current_start == start
