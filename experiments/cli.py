@@ -1,0 +1,227 @@
+"""The ``coexplore`` command: a thin shell over :mod:`experiments.study`.
+
+::
+
+    coexplore run CONFIG.yaml [--storage URL] [--n-trials N] [--workers N] [--seed S] [--resume]
+    coexplore status STORAGE [--study NAME]
+    coexplore export STORAGE [--study NAME] [--pareto] [--format csv|json|parquet] -o FILE
+    coexplore plot STORAGE [--study NAME] -o DIR
+    coexplore validate CONFIG.yaml
+
+``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. User errors
+(bad config, unknown study, unknown optimizer ...) print one line naming the problem
+and exit with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="coexplore: hardware/software co-design exploration.",
+    pretty_exceptions_enable=False,
+)
+
+StudyOpt = Annotated[str | None, typer.Option("--study", help="study name (optional if the storage holds one)")]
+
+
+def _fail(msg: str) -> None:
+    typer.secho(f"error: {msg}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+def _user_errors():
+    from design_space.errors import ConfigError, SpaceDefinitionError, UnsatisfiableSpaceError
+    from experiments.storage import StorageError
+
+    return (ConfigError, SpaceDefinitionError, UnsatisfiableSpaceError, StorageError, ValueError,
+            FileNotFoundError)
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}" if math.isfinite(v) else str(v)
+    if isinstance(v, list | tuple):
+        return ">".join(map(str, v))
+    return str(v)
+
+
+def _print_table(df, objectives, limit: int = 10) -> None:
+    if df.empty:
+        typer.echo("  (no feasible trials)")
+        return
+    pcols = [c for c in df.columns if c.startswith("params_")]
+    ocols = [f"metrics_{o.name}" for o in objectives]
+    cols = ["number", *ocols, *pcols]
+    header = [c.removeprefix("params_").removeprefix("metrics_") for c in cols]
+    rows = [[_fmt(r[c]) for c in cols] for _, r in df.head(limit).iterrows()]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    typer.echo("  " + "  ".join(h.rjust(w) for h, w in zip(header, widths)))
+    for r in rows:
+        typer.echo("  " + "  ".join(v.rjust(w) for v, w in zip(r, widths)))
+    if len(df) > limit:
+        typer.echo(f"  ... {len(df) - limit} more")
+
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Argument(help="study config (YAML)")],
+    storage: Annotated[str | None, typer.Option(help="storage URL or SQLite path (overrides the config)")] = None,
+    n_trials: Annotated[int | None, typer.Option("--n-trials", help="total finished trials")] = None,
+    workers: Annotated[int | None, typer.Option(help="parallel worker processes")] = None,
+    seed: Annotated[int | None, typer.Option(help="study seed (overrides the config)")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="per-trial timeout in seconds")] = None,
+    executor: Annotated[str | None, typer.Option(help="process | inline | auto")] = None,
+    study: Annotated[str | None, typer.Option("--study", help="study name (overrides the config)")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="directory for the Pareto CSV/PNG")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="require the study to exist already")] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Run (or resume) the study a config describes, then export its Pareto front."""
+    from experiments.config import load_config
+    from experiments.storage import Storage
+    from experiments.study import Study
+
+    try:
+        loaded = load_config(config)
+        cfg = loaded.config
+        name = study or cfg.study
+        url = storage or cfg.storage
+        st = Storage(url)
+        if resume and st.find_study(name) is None:
+            _fail(f"--resume: no study {name!r} in {st.url} "
+                  f"(studies: {[s.name for s in st.list_studies()]})")
+        s = Study.create(
+            name, loaded.space, cfg.objectives, cfg.evaluator.function,
+            cfg.optimizer.name, optimizer_options=cfg.optimizer.options,
+            evaluator_options=cfg.evaluator.options, storage=st,
+            seed=cfg.seed if seed is None else seed,
+            extra_config={"config_file": str(config)},
+        )
+    except _user_errors() as e:
+        _fail(str(e))
+    budget = cfg.budget
+    n = n_trials if n_trials is not None else budget.n_trials
+    before = s.n_finished()
+    typer.echo(f"study {s.name!r} in {st.url}: {before} finished trial(s), target {n}")
+    try:
+        s.optimize(
+            n, workers=workers or budget.workers, executor=executor or budget.executor,
+            timeout_s=timeout if timeout is not None else budget.timeout_s, progress=progress,
+        )
+    except KeyboardInterrupt:
+        typer.echo("interrupted; run the same command again to resume", err=True)
+        raise typer.Exit(130) from None
+    except _user_errors() as e:
+        _fail(str(e))
+    counts = s.status_counts()
+    typer.echo("trials: " + ", ".join(f"{k.value.lower()} {v}" for k, v in counts.items() if v))
+    label = "best trials" if len(s.objectives) == 1 else "Pareto front (feasible)"
+    typer.echo(f"{label}:")
+    _print_table(s.best_trials(), s.objectives)
+    out = output or loaded.output_dir
+    front_csv = s.export(out / "pareto_front.csv", pareto=True)
+    trials_csv = s.export(out / "trials.csv")
+    pngs = s.plot(out)
+    typer.echo(f"study storage:  {st.url}")
+    typer.echo(f"pareto front:   {front_csv}")
+    typer.echo(f"all trials:     {trials_csv}")
+    for p in pngs:
+        typer.echo(f"plot:           {p}")
+
+
+@app.command()
+def status(
+    storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
+    study: StudyOpt = None,
+) -> None:
+    """Trial counts and best results of the studies in STORAGE."""
+    from experiments.storage import Storage
+    from experiments.study import Study
+
+    try:
+        st = Storage(storage)
+        names = [study] if study else [s.name for s in st.list_studies()]
+        if not names:
+            typer.echo(f"{st.url}: no studies")
+            return
+        for name in names:
+            s = Study.load(name, st)
+            counts = s.status_counts()
+            objs = ", ".join(f"{o.name} ({o.direction})" for o in s.objectives)
+            typer.echo(f"study {name!r}: objectives {objs}; optimizer {s.optimizer_name}; seed {s.seed}")
+            typer.echo("  trials: " + ", ".join(f"{k.value.lower()} {v}" for k, v in counts.items()))
+            _print_table(s.best_trials(), s.objectives, limit=5)
+    except _user_errors() as e:
+        _fail(str(e))
+
+
+@app.command()
+def export(
+    storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="output file")],
+    study: StudyOpt = None,
+    pareto: Annotated[bool, typer.Option("--pareto", help="only the Pareto front")] = False,
+    format: Annotated[str | None, typer.Option("--format", help="csv | json | parquet (default: from suffix)")] = None,
+    include_infeasible: Annotated[bool, typer.Option("--include-infeasible", help="front over trials violating outcome constraints too")] = False,
+) -> None:
+    """Write the trials (or the Pareto front) of a study to CSV, JSON or Parquet."""
+    from experiments.study import Study
+
+    try:
+        s = Study.load(study, storage)
+        path = s.export(output, pareto=pareto, format=format, feasible_only=not include_infeasible)
+    except _user_errors() as e:
+        _fail(str(e))
+    typer.echo(str(path))
+
+
+@app.command()
+def plot(
+    storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="output directory")],
+    study: StudyOpt = None,
+) -> None:
+    """Pareto front, optimization history and parallel coordinates as PNG."""
+    from experiments.study import Study
+
+    try:
+        s = Study.load(study, storage)
+        for p in s.plot(output):
+            typer.echo(str(p))
+    except _user_errors() as e:
+        _fail(str(e))
+
+
+@app.command()
+def validate(config: Annotated[Path, typer.Argument(help="study config (YAML)")]) -> None:
+    """Check a config without running it: schema, space, evaluator import."""
+    from experiments.config import load_config
+    from experiments.study import resolve_evaluator
+
+    try:
+        loaded = load_config(config)
+        resolve_evaluator(loaded.config.evaluator.function, loaded.config.evaluator.options)
+        space = loaded.space
+        card = space.cardinality() if getattr(space, "is_finite", False) else math.inf
+    except _user_errors() as e:
+        _fail(str(e))
+    typer.echo(f"ok: study {loaded.config.study!r}; {len(space.names)} parameters, "
+               f"encoded dim {space.dim}, {card} feasible points")
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Study configuration files (YAML), validated with pydantic; errors name key and line.
+
+A config names the space (inline, or a YAML file relative to the config), the evaluator
+(``module:function`` or ``module:Class``, with options), the objectives, the optimizer
+and the budget::
+
+    study: demo-gemm                      # study name inside the storage
+    storage: sqlite:///runs/demo.db       # relative paths: relative to the working directory
+    output: runs/demo                     # where `coexplore run` writes the Pareto CSV/PNG
+    seed: 0
+    space: spaces/gemm.yaml               # or an inline mapping (design_space format)
+    evaluator:
+      function: experiments.examples.gemm_roofline:evaluate
+      options: {}
+    objectives: {energy_uj: min, latency_ms: min}
+    optimizer: {name: random, options: {}}   # or just `optimizer: random`
+    budget: {n_trials: 200, workers: 2, timeout_s: 60}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from design_space.constraints import import_ref
+from design_space.errors import ConfigError, SpaceDefinitionError
+from design_space.serialization import space_from_dict
+from design_space.yamlio import LineMap, load_yaml, load_yaml_file
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EvaluatorConfig(_Model):
+    function: str = Field(description="'module:function' or 'module:Class'")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("function")
+    @classmethod
+    def _ref(cls, v: str) -> str:
+        if ":" not in v:
+            raise ValueError(f"expected 'module:function', got {v!r}")
+        return v
+
+
+class OptimizerConfig(_Model):
+    name: str = "random"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        from optimizer.registry import available_optimizers
+
+        if v not in available_optimizers():
+            raise ValueError(f"unknown optimizer {v!r} (available: {available_optimizers()})")
+        return v
+
+
+class BudgetConfig(_Model):
+    n_trials: int = Field(100, gt=0)
+    workers: int = Field(1, ge=1)
+    timeout_s: float | None = Field(None, gt=0)
+    executor: Literal["auto", "inline", "process"] = "process"
+
+
+class StudyConfig(_Model):
+    study: str = Field(min_length=1)
+    space: dict[str, Any] | str
+    evaluator: EvaluatorConfig
+    objectives: dict[str, Literal["min", "max"]] = Field(min_length=1)
+    optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    seed: int = 0
+    storage: str = "sqlite:///runs/coexplore.db"
+    output: str | None = None
+
+    @field_validator("evaluator", mode="before")
+    @classmethod
+    def _evaluator_short(cls, v: Any) -> Any:
+        return {"function": v} if isinstance(v, str) else v
+
+    @field_validator("optimizer", mode="before")
+    @classmethod
+    def _optimizer_short(cls, v: Any) -> Any:
+        return {"name": v} if isinstance(v, str) else v
+
+
+class LoadedConfig:
+    """A validated config plus what was built from it (space) and where it came from."""
+
+    def __init__(self, config: StudyConfig, space: Any, source: str | None, raw: dict) -> None:
+        self.config = config
+        self.space = space
+        self.source = source
+        self.raw = raw
+
+    @property
+    def output_dir(self) -> Path:
+        return Path(self.config.output or f"runs/{self.config.study}")
+
+
+def _pydantic_error(e: ValidationError, lm: LineMap) -> ConfigError:
+    err = e.errors()[0]
+    loc = [p for p in err["loc"] if not (isinstance(p, str) and p in ("function-after", "str", "dict[str,any]"))]
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        msg = f"unknown key {loc[-1]!r}"
+    elif err["type"] == "missing":
+        msg = f"missing required key {loc[-1]!r}"
+        return lm.error(loc[:-1], msg)
+    elif "input" in err and err["type"] not in ("value_error",):
+        msg = f"{msg} (got {err['input']!r})"
+    return lm.error(loc, msg.removeprefix("Value error, "))
+
+
+def config_from_dict(raw: Any, lm: LineMap | None = None, base_dir: Path | None = None) -> LoadedConfig:
+    """Validate a parsed config and build its space."""
+    lm = lm or LineMap({})
+    if not isinstance(raw, Mapping):
+        raise lm.error((), f"a study config must be a mapping, got {type(raw).__name__}")
+    try:
+        cfg = StudyConfig.model_validate(raw)
+    except ValidationError as e:
+        raise _pydantic_error(e, lm) from None
+    try:
+        import_ref(cfg.evaluator.function, "evaluator")
+    except SpaceDefinitionError as e:
+        raise lm.error(("evaluator", "function"), str(e)) from None
+    if isinstance(cfg.space, str):
+        p = Path(cfg.space)
+        if not p.is_absolute() and base_dir is not None:
+            p = base_dir / p
+        sdata, slm = load_yaml_file(p)
+        space = space_from_dict(sdata, slm)
+    else:
+        space = space_from_dict(cfg.space, lm.sub(("space",)))
+    return LoadedConfig(cfg, space, lm.source, dict(raw))
+
+
+def load_config(path: str | Path) -> LoadedConfig:
+    """Load and validate a study config file; every problem is a :class:`ConfigError`."""
+    data, lm = load_yaml_file(path)
+    return config_from_dict(data, lm, base_dir=Path(path).resolve().parent)
+
+
+def load_config_text(text: str, base_dir: Path | None = None) -> LoadedConfig:
+    data, lm = load_yaml(text)
+    return config_from_dict(data, lm, base_dir)

@@ -1,0 +1,1 @@
+"""Small, documented example evaluators used by the README and `make demo`."""

@@ -1,0 +1,266 @@
+"""Study figures, compute-then-render (as Optuna's visualization module does).
+
+Each ``*_info`` function turns a trials table into the exact numbers a figure shows
+(tested directly); each ``plot_*`` function only renders an info object with matplotlib
+(Agg backend, PNG). Figures:
+
+* Pareto front: feasible trials (grey), outcome-constraint violators (red x), the
+  non-dominated front (coloured, with the attainment staircase for 2 objectives); with 3+
+  objectives every pair of objectives gets a panel.
+* Optimization history: best-so-far per objective (1 objective) or dominated
+  hypervolume (several) against the trial number.
+* Parallel coordinates: every parameter scaled to [0, 1] (numbers min-max, log2 for
+  spans over 16x; categories by index) and the objective, coloured by the first
+  objective.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from experiments.export import (
+    objective_columns,
+    pareto_dataframe,
+    with_objective_columns,
+)
+from optimizer.base import Objective, TrialStatus
+from optimizer.pareto import default_reference_point, hypervolume_history
+
+
+@dataclass(frozen=True)
+class ParetoInfo:
+    objectives: tuple[Objective, ...]
+    feasible: np.ndarray        # (n, k) objective values of feasible COMPLETE trials
+    violating: np.ndarray       # (m, k) COMPLETE trials violating an outcome constraint
+    front: np.ndarray           # (f, k) non-dominated feasible trials, sorted by objective 0
+    front_numbers: np.ndarray   # trial numbers of the front
+
+
+def pareto_front_info(df: pd.DataFrame, objectives: Sequence[Objective]) -> ParetoInfo:
+    objectives = tuple(objectives)
+    cols = objective_columns(objectives)
+    k = len(cols)
+    if df.empty:
+        z = np.zeros((0, k))
+        return ParetoInfo(objectives, z, z, z, np.zeros(0, dtype=int))
+    df = with_objective_columns(df, objectives)
+    done = df[df["status"] == str(TrialStatus.COMPLETE)]
+    y = done[cols].to_numpy(dtype=float)
+    fin = np.isfinite(y).all(axis=1)
+    feas = done["feasible"].to_numpy(dtype=bool)
+    front = pareto_dataframe(df, objectives, feasible_only=True)
+    return ParetoInfo(
+        objectives,
+        y[fin & feas],
+        y[fin & ~feas],
+        front[cols].to_numpy(dtype=float) if len(front) else np.zeros((0, k)),
+        front["number"].to_numpy(dtype=int) if len(front) else np.zeros(0, dtype=int),
+    )
+
+
+def _label(o: Objective) -> str:
+    return f"{o.name} ({o.direction})"
+
+
+def plot_pareto_front(info: ParetoInfo, path: str | Path, title: str = "") -> Path:
+    k = len(info.objectives)
+    pairs = [(0, 1)] if k == 2 else [(i, j) for i in range(k) for j in range(i + 1, k)]
+    if k == 1:
+        pairs = [(0, 0)]
+    fig, axes = plt.subplots(1, len(pairs), figsize=(5.2 * len(pairs), 4.4), squeeze=False)
+    for ax, (i, j) in zip(axes[0], pairs):
+        if len(info.feasible):
+            ax.scatter(info.feasible[:, i], info.feasible[:, j], s=10, c="0.7", label="feasible")
+        if len(info.violating):
+            ax.scatter(info.violating[:, i], info.violating[:, j], s=14, c="tab:red",
+                       marker="x", label="violates a constraint")
+        if len(info.front):
+            f = info.front[np.argsort(info.front[:, i])]
+            ax.scatter(f[:, i], f[:, j], s=22, c="tab:blue", zorder=3, label="Pareto front")
+            if k == 2:
+                ax.step(f[:, i], f[:, j], where="post", c="tab:blue", lw=1)
+        ax.set_xlabel(_label(info.objectives[i]))
+        ax.set_ylabel(_label(info.objectives[j]))
+        for a, setter in ((info.objectives[i], ax.set_xscale), (info.objectives[j], ax.set_yscale)):
+            vals = info.feasible[:, info.objectives.index(a)] if len(info.feasible) else []
+            if len(vals) and np.all(vals > 0) and vals.max() / vals.min() > 100:
+                setter("log")
+        ax.grid(alpha=0.3)
+    if axes[0][0].get_legend_handles_labels()[0]:
+        axes[0][0].legend(fontsize=8)
+    else:
+        axes[0][0].text(0.5, 0.5, "no feasible trials yet", ha="center", va="center",
+                        transform=axes[0][0].transAxes)
+    fig.suptitle(title or "Pareto front")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+@dataclass(frozen=True)
+class HistoryInfo:
+    numbers: np.ndarray          # trial numbers of finished trials, in order
+    values: dict[str, np.ndarray]  # objective -> value per trial (NaN if not feasible)
+    best: dict[str, np.ndarray]    # objective -> best-so-far (1 objective) or {}
+    hypervolume: np.ndarray | None # dominated hypervolume so far (several objectives)
+    reference_point: np.ndarray | None
+
+
+def history_info(df: pd.DataFrame, objectives: Sequence[Objective]) -> HistoryInfo:
+    objectives = tuple(objectives)
+    if df.empty:
+        return HistoryInfo(np.zeros(0, dtype=int), {}, {}, None, None)
+    df = with_objective_columns(df, objectives)
+    fin = df[df["status"].isin([str(s) for s in TrialStatus if s.finished])].sort_values("number")
+    cols = objective_columns(objectives)
+    y = fin[cols].to_numpy(dtype=float)
+    ok = fin["feasible"].to_numpy(dtype=bool) & np.isfinite(y).all(axis=1)
+    y = np.where(ok[:, None], y, np.nan)
+    values = {o.name: y[:, i] for i, o in enumerate(objectives)}
+    best: dict[str, np.ndarray] = {}
+    hv = ref = None
+    if len(objectives) == 1:
+        o = objectives[0]
+        s = o.sign * y[:, 0]
+        run = np.fmin.accumulate(np.where(np.isnan(s), np.inf, s))
+        best[o.name] = np.where(np.isinf(run), np.nan, o.sign * run)
+    elif ok.any():
+        dirs = [o.direction for o in objectives]
+        ref = default_reference_point(y[ok], dirs)
+        hv = hypervolume_history(np.where(ok[:, None], y, np.nan), ref, dirs)
+    return HistoryInfo(fin["number"].to_numpy(dtype=int), values, best, hv, ref)
+
+
+def plot_optimization_history(info: HistoryInfo, objectives: Sequence[Objective],
+                              path: str | Path) -> Path:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if len(objectives) == 1 and len(info.numbers):
+        o = objectives[0]
+        ax.scatter(info.numbers, info.values[o.name], s=8, c="0.6", label="trial")
+        ax.plot(info.numbers, info.best[o.name], c="tab:blue", label="best so far")
+        ax.set_ylabel(_label(o))
+        v = info.values[o.name]
+        v = v[np.isfinite(v)]
+        if len(v) and np.all(v > 0) and v.max() / v.min() > 100:
+            ax.set_yscale("log")
+    elif info.hypervolume is not None:
+        ax.plot(info.numbers, info.hypervolume, c="tab:blue")
+        ax.set_ylabel("dominated hypervolume")
+        ax.set_title(f"reference point {np.array2string(info.reference_point, precision=3)}",
+                     fontsize=8)
+    ax.set_xlabel("trial number")
+    ax.grid(alpha=0.3)
+    if len(objectives) == 1 and len(info.numbers):
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+@dataclass(frozen=True)
+class ParallelInfo:
+    axes: list[str]            # parameter names then objective names
+    data: np.ndarray           # (n, len(axes)) in [0, 1]
+    color: np.ndarray          # (n,) first objective (raw)
+    ticks: dict[str, list[tuple[float, str]]]  # axis -> (position, label) for categories
+
+
+def _scale(col: pd.Series) -> tuple[np.ndarray, list[tuple[float, str]]]:
+    vals = col.tolist()
+    if all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in vals):
+        x = np.asarray(vals, dtype=float)
+        lo, hi = np.nanmin(x), np.nanmax(x)
+        if lo > 0 and hi / lo > 16:
+            x, lo, hi = np.log2(x), math.log2(lo), math.log2(hi)
+        return ((x - lo) / (hi - lo) if hi > lo else np.full(len(x), 0.5)), []
+    labels = sorted({str(v) for v in vals})
+    idx = {lab: i for i, lab in enumerate(labels)}
+    n = max(len(labels) - 1, 1)
+    return (np.array([idx[str(v)] / n for v in vals]) if len(labels) > 1
+            else np.full(len(vals), 0.5)), [(i / n, lab) for i, lab in enumerate(labels)]
+
+
+def parallel_coordinate_info(df: pd.DataFrame, objectives: Sequence[Objective]) -> ParallelInfo:
+    cols = objective_columns(objectives)
+    df = with_objective_columns(df, objectives) if len(df) else df
+    ok = df[(df["status"] == str(TrialStatus.COMPLETE)) & df["feasible"].astype(bool)] if len(df) else df
+    if len(ok):
+        ok = ok[np.isfinite(ok[cols].to_numpy(dtype=float)).all(axis=1)]
+    pcols = [c for c in df.columns if c.startswith("params_")]
+    axes, data, ticks = [], [], {}
+    for c in pcols + cols:
+        if not len(ok):
+            break
+        col = ok[c]
+        if col.isna().any():  # conditional parameter: skip axes that are not always present
+            continue
+        if col.map(lambda v: isinstance(v, list)).any():
+            col = col.map(lambda v: ">".join(map(str, v)))
+        if col.nunique() <= 1 and c in pcols:
+            continue
+        x, t = _scale(col)
+        name = c.removeprefix("params_").removeprefix("metrics_")
+        axes.append(name)
+        data.append(x)
+        if t:
+            ticks[name] = t
+    arr = np.column_stack(data) if data else np.zeros((len(ok), 0))
+    color = ok[cols[0]].to_numpy(dtype=float) if len(ok) else np.zeros(0)
+    return ParallelInfo(axes, arr, color, ticks)
+
+
+def plot_parallel_coordinate(info: ParallelInfo, path: str | Path) -> Path:
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(info.axes)), 4.2))
+    if len(info.axes) and len(info.data):
+        c = info.color
+        norm = plt.Normalize(np.nanmin(c), np.nanmax(c))
+        cmap = plt.get_cmap("viridis_r")
+        xs = np.arange(len(info.axes))
+        order = np.argsort(-c)  # best (smallest) drawn last
+        for i in order:
+            ax.plot(xs, info.data[i], c=cmap(norm(c[i])), alpha=0.5, lw=0.8)
+        ax.set_xticks(xs, info.axes, rotation=30, ha="right")
+        for a, t in info.ticks.items():
+            j = info.axes.index(a)
+            for pos, lab in t:
+                ax.annotate(lab, (j, pos), fontsize=7, xytext=(3, 0), textcoords="offset points")
+        sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
+        fig.colorbar(sm, ax=ax, label=info.axes[-1])
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_ylabel("scaled value")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_study(study: Any, out_dir: str | Path) -> list[Path]:
+    """Write ``pareto_front.png``, ``history.png`` and ``parallel_coordinate.png``."""
+    out = Path(out_dir)
+    df = study.trials_dataframe()
+    objs = study.objectives
+    return [
+        plot_pareto_front(pareto_front_info(df, objs), out / "pareto_front.png",
+                          title=f"{study.name}: Pareto front"),
+        plot_optimization_history(history_info(df, objs), objs, out / "history.png"),
+        plot_parallel_coordinate(parallel_coordinate_info(df, objs), out / "parallel_coordinate.png"),
+    ]

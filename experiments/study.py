@@ -1,0 +1,553 @@
+"""`Study`: a named co-design sweep kept in storage.
+
+A study binds a space, objectives (``{"edp": "min"}``), an evaluator, an optimizer and one
+seed to a storage URL. :meth:`Study.optimize` runs the ask -> evaluate -> tell loop:
+
+1. re-queue trials left RUNNING by a dead driver (same number, same parameters);
+2. rebuild the optimizer from ``(seed, stored history)``;
+3. while fewer than ``n_trials`` trials are finished: fill free executor slots with
+   re-queued trials first, then with new proposals (each inserted RUNNING in its own
+   transaction *before* it is evaluated); take finished results, judge the objectives
+   (missing / NaN / inf -> FAILED) and write them in one transaction each.
+
+``n_trials`` is the *total* budget of finished trials (COMPLETE + INFEASIBLE + FAILED),
+so running the same call again after a kill resumes the study to the same total instead
+of adding more. A finished trial is never evaluated again and never lost.
+
+Seeds: every random generator derives from the study seed with
+``numpy.random.SeedSequence`` -- the optimizer's from ``(seed, 0)`` and trial ``i``'s
+evaluator seed from ``(seed, 1, i)``. A serial run (one worker) is exactly reproducible;
+with several workers the set of points of seed-driven optimizers (random, grid) is the
+same but the completion order may differ.
+
+A study also stores a manifest: the configuration and its hash, the seed, package
+versions, Python, host and the git revision of the working directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import inspect
+import json
+import logging
+import math
+import platform
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from design_space.constraints import callable_ref, import_ref
+from design_space.errors import SpaceDefinitionError
+from design_space.serialization import space_from_dict, space_to_dict
+from evaluators.base import EvalStatus
+from experiments.executors import Result, Task, make_executor
+from experiments.export import pareto_dataframe, trials_dataframe, write_table
+from experiments.storage import (
+    Storage,
+    StudyRecord,
+    TrialRecord,
+    make_owner_token,
+    owner_is_alive,
+)
+from optimizer.base import Objective, Optimizer, TrialStatus, parse_objectives
+from optimizer.registry import make_optimizer
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STORAGE = "sqlite:///coexplore.db"
+
+
+class StudyConfigMismatch(ValueError):
+    """Resuming a study with a different space / objectives / optimizer / seed."""
+
+
+def derived_seed(seed: int, *key: int) -> int:
+    """A 32-bit seed derived from the study seed and a key path (reproducible)."""
+    return int(np.random.SeedSequence(entropy=int(seed), spawn_key=key).generate_state(1)[0])
+
+
+class BoundEvaluator:
+    """``fn(point, **options)`` as a picklable callable (keeps ``seed`` passing working)."""
+
+    def __init__(self, fn: Callable[..., Any], options: Mapping[str, Any]) -> None:
+        self.fn = fn
+        self.options = dict(options)
+        try:
+            params = inspect.signature(fn).parameters
+            self._takes_seed = "seed" in params or any(
+                p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+            )
+        except (TypeError, ValueError):
+            self._takes_seed = False
+
+    def __call__(self, point: dict, seed: int | None = None) -> Any:
+        if self._takes_seed and seed is not None:
+            return self.fn(point, seed=seed, **self.options)
+        return self.fn(point, **self.options)
+
+
+def resolve_evaluator(spec: Any, options: Mapping[str, Any] | None = None) -> Callable[..., Any]:
+    """A callable from ``"module:function"`` / ``"module:Class"`` (instantiated with
+    ``options``) or a callable (bound with ``options``)."""
+    options = dict(options or {})
+    obj = spec
+    if isinstance(spec, str):
+        try:
+            obj = import_ref(spec, "evaluator")
+        except SpaceDefinitionError as e:
+            raise ValueError(str(e)) from None
+    if isinstance(obj, type):
+        try:
+            return obj(**options)
+        except TypeError as e:
+            raise ValueError(f"evaluator {spec!r}: cannot instantiate with {options}: {e}") from None
+    if not callable(obj):
+        raise ValueError(f"evaluator {spec!r} is not callable")
+    return BoundEvaluator(obj, options) if options else obj
+
+
+def _evaluator_id(spec: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    target = spec.fn if isinstance(spec, BoundEvaluator) else spec
+    return callable_ref(target) or getattr(target, "__qualname__", None) or type(target).__name__
+
+
+def _space_json(space: Any) -> dict[str, Any]:
+    try:
+        return space_to_dict(space)
+    except SpaceDefinitionError as e:
+        return {"unserializable": str(e), "repr": repr(space)}
+
+
+def _canonical_hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+        rev = out.stdout.strip() if out.returncode == 0 else None
+        if rev:
+            dirty = subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                text=True, timeout=5, cwd=Path(__file__).resolve().parent,
+            )
+            if dirty.stdout.strip():
+                rev += "-dirty"
+        return rev
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def build_manifest(config: Mapping[str, Any], config_hash: str, seed: int) -> dict[str, Any]:
+    versions = {}
+    for pkg in ("coexplore", "numpy", "scipy", "torch", "botorch", "gpytorch", "pandas",
+                "scikit-learn", "jax", "sqlalchemy"):
+        try:
+            versions[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            versions[pkg] = None
+    return {
+        "config": dict(config),
+        "config_hash": config_hash,
+        "seed": seed,
+        "versions": versions,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "host": socket.gethostname(),
+        "git_revision": _git_revision(),
+        "created_at": time.time(),
+    }
+
+
+def judge(result: Result, objectives: Sequence[Objective]) -> tuple[TrialStatus, str | None]:
+    """Map an executor result to a trial status; objectives must be present and finite."""
+    if result.status is EvalStatus.INFEASIBLE:
+        return TrialStatus.INFEASIBLE, result.reason or "infeasible"
+    if result.status is EvalStatus.FAILED:
+        return TrialStatus.FAILED, result.reason or "failed"
+    for o in objectives:
+        if o.name not in result.metrics:
+            return TrialStatus.FAILED, (
+                f"objective {o.name!r} is missing from the evaluator's result "
+                f"(metrics: {sorted(result.metrics)})"
+            )
+        v = result.metrics[o.name]
+        if math.isnan(v):
+            return TrialStatus.FAILED, f"objective {o.name!r} is NaN"
+        if math.isinf(v):
+            return TrialStatus.FAILED, f"objective {o.name!r} is {v}"
+    for k, v in result.constraints.items():
+        if not math.isfinite(v):
+            return TrialStatus.FAILED, f"constraint {k!r} is {v}"
+    return TrialStatus.COMPLETE, None
+
+
+class Study:
+    """A co-design sweep bound to storage. Build with :meth:`create` or :meth:`load`."""
+
+    def __init__(
+        self,
+        record: StudyRecord,
+        storage: Storage,
+        space: Any,
+        evaluator: Callable[..., Any] | None,
+        optimizer: str,
+        optimizer_options: Mapping[str, Any],
+        timeout_s: float | None = None,
+    ) -> None:
+        self._record = record
+        self.storage = storage
+        self.space = space
+        self.evaluator = evaluator
+        self.optimizer_name = optimizer
+        self.optimizer_options = dict(optimizer_options)
+        self.objectives = parse_objectives(record.objectives)
+        self.timeout_s = timeout_s
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def create(
+        cls,
+        name: str,
+        space: Any,
+        objectives: Mapping[str, str] | Sequence[str] | str,
+        evaluator: Any = None,
+        optimizer: str = "random",
+        *,
+        optimizer_options: Mapping[str, Any] | None = None,
+        evaluator_options: Mapping[str, Any] | None = None,
+        storage: str | Path | Storage = DEFAULT_STORAGE,
+        seed: int = 0,
+        timeout_s: float | None = None,
+        load_if_exists: bool = True,
+        extra_config: Mapping[str, Any] | None = None,
+    ) -> Study:
+        """Create the study ``name`` in ``storage``, or load it if it exists with the same
+        configuration (space, objectives, evaluator, optimizer and seed).
+
+        Raises:
+            StudyConfigMismatch: it exists with a different configuration (the message
+                says which parts differ).
+            ValueError: unknown optimizer (lists the known ones), bad objectives, an
+                evaluator that cannot be imported.
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"study name must be a non-empty string, got {name!r}")
+        objs = parse_objectives(objectives)
+        st = storage if isinstance(storage, Storage) else Storage(storage)
+        ev = resolve_evaluator(evaluator, evaluator_options) if evaluator is not None else None
+        opts = dict(optimizer_options or {})
+        # build once now so that a bad name or option fails before anything is stored
+        make_optimizer(optimizer, space, objs, derived_seed(seed, 0), opts)
+        identity = {
+            "space": _space_json(space),
+            "objectives": {o.name: o.direction for o in objs},
+            "evaluator": _evaluator_id(evaluator) if evaluator is not None else None,
+            "evaluator_options": dict(evaluator_options or {}),
+            "optimizer": {"name": optimizer, "options": opts},
+            "seed": int(seed),
+        }
+        config = {**identity, **dict(extra_config or {})}
+        chash = _canonical_hash(identity)
+        existing = st.find_study(name)
+        if existing is not None:
+            if not load_if_exists:
+                raise ValueError(f"study {name!r} already exists in {st.url}")
+            if existing.config_hash != chash:
+                old = {k: existing.config.get(k) for k in identity}
+                diff = [k for k in identity if json.dumps(old[k], sort_keys=True, default=str)
+                        != json.dumps(identity[k], sort_keys=True, default=str)]
+                raise StudyConfigMismatch(
+                    f"study {name!r} in {st.url} was created with a different configuration "
+                    f"({', '.join(diff) or 'configuration'} differ); resume it with the "
+                    "original configuration, or use a new study name"
+                )
+            record = existing
+            logger.info("resuming study %r from %s", name, st.url)
+        else:
+            record = st.create_study(
+                name,
+                seed=int(seed),
+                objectives={o.name: o.direction for o in objs},
+                space=_space_json(space),
+                config=config,
+                config_hash=chash,
+                manifest=build_manifest(config, chash, int(seed)),
+            )
+        return cls(record, st, space, ev, optimizer, opts, timeout_s)
+
+    @classmethod
+    def load(cls, name: str | None, storage: str | Path | Storage, evaluator: Any = None) -> Study:
+        """Open an existing study (for inspection, export, or to continue it).
+
+        ``name`` may be ``None`` when the storage holds exactly one study. The space is
+        rebuilt from its stored description when that is complete.
+        """
+        st = storage if isinstance(storage, Storage) else Storage(storage)
+        if name is None:
+            studies = st.list_studies()
+            if len(studies) != 1:
+                raise ValueError(
+                    f"{st.url} holds {len(studies)} studies "
+                    f"({[s.name for s in studies]}); name one with --study"
+                )
+            record = studies[0]
+        else:
+            record = st.get_study(name)
+        space = None
+        if "unserializable" not in record.space:
+            try:
+                space = space_from_dict(record.space)
+            except Exception as e:
+                logger.warning("study %r: cannot rebuild its space: %s", record.name, e)
+        cfg = record.config
+        ev = resolve_evaluator(evaluator, cfg.get("evaluator_options")) if evaluator else None
+        opt = cfg.get("optimizer", {}) or {}
+        return cls(record, st, space, ev, opt.get("name", "random"), opt.get("options", {}))
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def name(self) -> str:
+        return self._record.name
+
+    @property
+    def seed(self) -> int:
+        return self._record.seed
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self._record.manifest
+
+    @property
+    def trials(self) -> list[TrialRecord]:
+        return self.storage.trials(self._record.id)
+
+    def status_counts(self) -> dict[TrialStatus, int]:
+        return self.storage.status_counts(self._record.id)
+
+    def n_finished(self) -> int:
+        return self.storage.count(
+            self._record.id, [TrialStatus.COMPLETE, TrialStatus.INFEASIBLE, TrialStatus.FAILED]
+        )
+
+    # ------------------------------------------------------------------ the loop
+    def _make_optimizer(self) -> Optimizer:
+        if self.space is None:
+            raise ValueError(f"study {self.name!r}: no space available to optimize over")
+        return make_optimizer(
+            self.optimizer_name, self.space, self.objectives, derived_seed(self.seed, 0),
+            self.optimizer_options,
+        )
+
+    def optimize(
+        self,
+        n_trials: int,
+        *,
+        workers: int = 1,
+        executor: str = "auto",
+        timeout_s: float | None = None,
+        progress: bool = True,
+        batch_size: int = 1,
+    ) -> None:
+        """Run until ``n_trials`` trials of this study are finished (total, see module
+        docstring).
+
+        Args:
+            workers: parallel evaluations (local processes when > 1).
+            executor: ``"auto"`` (in-process for 1 worker without timeout, else
+                processes), ``"inline"`` or ``"process"``.
+            timeout_s: per-trial limit; a trial past it is FAILED and the sweep goes on.
+            progress: show a progress bar with the best value so far.
+            batch_size: points asked from the optimizer at once when several slots are
+                free (1 = one at a time, with the in-flight points pending).
+        """
+        if not isinstance(n_trials, int) or n_trials < 0:
+            raise ValueError(f"n_trials must be a non-negative integer, got {n_trials!r}")
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers!r}")
+        if self.evaluator is None:
+            raise ValueError(f"study {self.name!r}: no evaluator given")
+        sid = self._record.id
+        owner = make_owner_token()
+        requeued = self.storage.requeue_stale(sid, owner_is_alive)
+        if requeued:
+            logger.warning("re-queued %d trial(s) left RUNNING by a dead process: %s",
+                           len(requeued), requeued)
+        opt = self._make_optimizer()
+        opt.tell([r.to_trial() for r in self.storage.trials(sid)])
+        finished = self.n_finished()
+        if finished >= n_trials:
+            return
+        timeout = timeout_s if timeout_s is not None else self.timeout_s
+        bar = _Progress(n_trials, finished, self.objectives, enabled=progress)
+        for r in self.storage.trials(sid, [TrialStatus.COMPLETE]):
+            bar.observe(r.metrics)
+        ex = make_executor(executor, self.evaluator, workers=workers, timeout_s=timeout)
+        exhausted = False
+        try:
+            while True:
+                while (not exhausted and ex.n_running < ex.capacity
+                       and finished + ex.n_running < n_trials):
+                    room = min(ex.capacity - ex.n_running, n_trials - finished - ex.n_running)
+                    tasks = self._next_tasks(opt, owner, min(room, max(batch_size, 1)))
+                    if not tasks:
+                        exhausted = True
+                        break
+                    for t in tasks:
+                        ex.submit(t)
+                if ex.n_running == 0:
+                    break
+                for res in ex.wait(timeout=1.0):
+                    status, reason = judge(res, self.objectives)
+                    ok = self.storage.finish_trial(
+                        sid, res.number, owner, status,
+                        metrics=res.metrics, constraints=res.constraints, reason=reason,
+                        traceback=res.traceback, wall_time_s=res.wall_time_s,
+                    )
+                    if not ok:
+                        logger.warning("trial %d was taken over by another process; its "
+                                       "result here is discarded", res.number)
+                        continue
+                    finished += 1
+                    rec = self.storage.trial(sid, res.number)
+                    opt.tell([rec.to_trial()])
+                    if status is TrialStatus.COMPLETE:
+                        bar.observe(rec.metrics)
+                    bar.advance(status)
+            if exhausted and finished < n_trials:
+                logger.info("optimizer %r has no more points (space exhausted after %d "
+                            "finished trials)", self.optimizer_name, finished)
+        except BaseException:
+            # give our in-flight trials back so a resume re-runs them with the same params
+            ex.shutdown()
+            self.storage.requeue_stale(sid, lambda o: o != owner)
+            raise
+        finally:
+            ex.shutdown()
+            bar.close()
+
+    def _next_tasks(self, opt: Optimizer, owner: str, n: int) -> list[Task]:
+        sid = self._record.id
+        claimed = self.storage.claim_waiting(sid, owner, n)
+        tasks = [Task(r.number, r.params, r.seed) for r in claimed]
+        need = n - len(tasks)
+        if need <= 0:
+            return tasks
+        expected = opt.next_number
+        points = opt.ask(need)
+        if not points:
+            return tasks
+        bad = []
+        for p in points:
+            v = self.space.validate(p)
+            if v:
+                bad.append((p, "; ".join(map(str, v))))
+        numbers = list(range(expected, expected + len(points)))
+        seeds = [derived_seed(self.seed, 1, i) for i in numbers]
+        recs = self.storage.create_trials(
+            sid, [self.space.to_jsonable(p) for p in points], seeds, owner
+        )
+        if [r.number for r in recs] != numbers:
+            # another driver inserted trials meanwhile: resynchronise the optimizer
+            logger.warning("trial numbers moved (another driver?); resynchronising optimizer")
+            opt.tell([r.to_trial() for r in self.storage.trials(sid)])
+        bad_keys = {json.dumps(self.space.to_jsonable(p), sort_keys=True, default=str): why
+                    for p, why in bad}
+        for r in recs:
+            why = bad_keys.get(json.dumps(r.params, sort_keys=True, default=str))
+            if why is not None:
+                # an optimizer bug must not reach the evaluator: record and move on
+                self.storage.finish_trial(sid, r.number, owner, TrialStatus.INFEASIBLE,
+                                          reason=f"proposal violates the space: {why}")
+                opt.tell([self.storage.trial(sid, r.number).to_trial()])
+                continue
+            tasks.append(Task(r.number, self.space.normalize(r.params), r.seed))
+        return tasks
+
+    # ------------------------------------------------------------------ results
+    def trials_dataframe(self) -> pd.DataFrame:
+        return trials_dataframe(self.trials, self.objectives)
+
+    def pareto_front(self, feasible_only: bool = True) -> pd.DataFrame:
+        """Non-dominated COMPLETE trials over all objectives (see
+        :func:`experiments.export.pareto_dataframe`)."""
+        return pareto_dataframe(self.trials_dataframe(), self.objectives,
+                                feasible_only=feasible_only)
+
+    def best_trials(self, k: int = 5) -> pd.DataFrame:
+        """Single objective: the ``k`` best feasible trials; several: the Pareto front."""
+        front = self.pareto_front()
+        if len(self.objectives) > 1:
+            return front
+        df = self.trials_dataframe()
+        o = self.objectives[0]
+        df = df[df["feasible"].astype(bool)]
+        return df.sort_values(f"metrics_{o.name}", ascending=o.direction == "min").head(k)
+
+    def export(self, path: str | Path, *, pareto: bool = False, format: str | None = None,
+               feasible_only: bool = True) -> Path:
+        df = self.pareto_front(feasible_only) if pareto else self.trials_dataframe()
+        return write_table(df, path, format)
+
+    def plot(self, out_dir: str | Path) -> list[Path]:
+        from experiments.plots import plot_study
+
+        return plot_study(self, out_dir)
+
+
+def load_study(name: str | None, storage: str | Path | Storage, evaluator: Any = None) -> Study:
+    return Study.load(name, storage, evaluator)
+
+
+class _Progress:
+    """tqdm bar with the best value (one objective) or front size (several)."""
+
+    def __init__(self, total: int, initial: int, objectives: Sequence[Objective], enabled: bool):
+        self.objectives = objectives
+        self.best: float | None = None
+        self.counts = {"failed": 0, "infeasible": 0}
+        self.bar = None
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, initial=initial, unit="trial", dynamic_ncols=True)
+
+    def observe(self, metrics: Mapping[str, Any]) -> None:
+        if len(self.objectives) != 1:
+            return
+        o = self.objectives[0]
+        v = metrics.get(o.name)
+        if v is None or not math.isfinite(v):
+            return
+        if self.best is None or o.sign * v < o.sign * self.best:
+            self.best = float(v)
+
+    def advance(self, status: TrialStatus) -> None:
+        if status is TrialStatus.FAILED:
+            self.counts["failed"] += 1
+        elif status is TrialStatus.INFEASIBLE:
+            self.counts["infeasible"] += 1
+        if self.bar is None:
+            return
+        post = {}
+        if self.best is not None:
+            post[f"best {self.objectives[0].name}"] = f"{self.best:.4g}"
+        post.update({k: v for k, v in self.counts.items() if v})
+        self.bar.set_postfix(post, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,47 @@
+"""Importable evaluators for study / CLI / resume tests."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from evaluators.base import Infeasible
+
+
+def bowl(p):
+    """Two objectives with a known trade-off: f1 = x^2, f2 = (x - 2)^2 + y."""
+    x, y = p["x"], p["y"]
+    return {"f1": x * x, "f2": (x - 2) ** 2 + y, "size_mm2": abs(x)}
+
+
+def slow_bowl(p):
+    time.sleep(0.05)
+    return bowl(p)
+
+
+def troublemaker(p):
+    """Fails in every way an evaluator can, chosen by parameter ``mode``."""
+    mode = p["mode"]
+    if mode == "ok":
+        return {"edp": float(p["x"])}
+    if mode == "raise":
+        raise RuntimeError("simulator crashed")
+    if mode == "nan":
+        return {"edp": math.nan}
+    if mode == "inf":
+        return {"edp": math.inf}
+    if mode == "missing":
+        return {"energy_pj": 1.0}
+    if mode == "infeasible":
+        raise Infeasible("mapping does not fit", overflow_kib=3.0)
+    if mode == "hang":
+        time.sleep(60)
+    if mode == "badtype":
+        return [1, 2]
+    raise AssertionError(mode)
+
+
+def noisy(p, seed):
+    import numpy as np
+
+    return {"edp": float(np.random.default_rng(seed).normal()) + p["x"]}
