@@ -46,6 +46,22 @@ def _user_errors():
             FileNotFoundError)
 
 
+def _open_existing(storage: str):
+    """Open storage for reading; a missing SQLite file is an error, not a new database."""
+    from pathlib import Path as _P
+
+    from sqlalchemy.engine import make_url
+
+    from experiments.storage import Storage, normalize_url
+
+    url = normalize_url(storage)
+    if url.startswith("sqlite"):
+        db = make_url(url).database
+        if db and db != ":memory:" and not _P(db).exists():
+            raise FileNotFoundError(f"no such study storage: {db}")
+    return Storage(url)
+
+
 def _fmt(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.4g}" if math.isfinite(v) else str(v)
@@ -144,11 +160,10 @@ def status(
     study: StudyOpt = None,
 ) -> None:
     """Trial counts and best results of the studies in STORAGE."""
-    from experiments.storage import Storage
     from experiments.study import Study
 
     try:
-        st = Storage(storage)
+        st = _open_existing(storage)
         names = [study] if study else [s.name for s in st.list_studies()]
         if not names:
             typer.echo(f"{st.url}: no studies")
@@ -177,7 +192,7 @@ def export(
     from experiments.study import Study
 
     try:
-        s = Study.load(study, storage)
+        s = Study.load(study, _open_existing(storage))
         path = s.export(output, pareto=pareto, format=format, feasible_only=not include_infeasible)
     except _user_errors() as e:
         _fail(str(e))
@@ -194,7 +209,7 @@ def plot(
     from experiments.study import Study
 
     try:
-        s = Study.load(study, storage)
+        s = Study.load(study, _open_existing(storage))
         for p in s.plot(output):
             typer.echo(str(p))
     except _user_errors() as e:

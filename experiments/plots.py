@@ -96,6 +96,9 @@ def plot_pareto_front(info: ParetoInfo, path: str | Path, title: str = "") -> Pa
             vals = info.feasible[:, info.objectives.index(a)] if len(info.feasible) else []
             if len(vals) and np.all(vals > 0) and vals.max() / vals.min() > 100:
                 setter("log")
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "linear":
+                axis.get_major_formatter().set_powerlimits((-3, 4))
         ax.grid(alpha=0.3)
     if axes[0][0].get_legend_handles_labels()[0]:
         axes[0][0].legend(fontsize=8)
@@ -179,6 +182,7 @@ class ParallelInfo:
     axes: list[str]            # parameter names then objective names
     data: np.ndarray           # (n, len(axes)) in [0, 1]
     color: np.ndarray          # (n,) first objective (raw)
+    color_label: str           # the first objective's name
     ticks: dict[str, list[tuple[float, str]]]  # axis -> (position, label) for categories
 
 
@@ -223,7 +227,7 @@ def parallel_coordinate_info(df: pd.DataFrame, objectives: Sequence[Objective]) 
             ticks[name] = t
     arr = np.column_stack(data) if data else np.zeros((len(ok), 0))
     color = ok[cols[0]].to_numpy(dtype=float) if len(ok) else np.zeros(0)
-    return ParallelInfo(axes, arr, color, ticks)
+    return ParallelInfo(axes, arr, color, objectives[0].name if objectives else "", ticks)
 
 
 def plot_parallel_coordinate(info: ParallelInfo, path: str | Path) -> Path:
@@ -242,7 +246,7 @@ def plot_parallel_coordinate(info: ParallelInfo, path: str | Path) -> Path:
             for pos, lab in t:
                 ax.annotate(lab, (j, pos), fontsize=7, xytext=(3, 0), textcoords="offset points")
         sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
-        fig.colorbar(sm, ax=ax, label=info.axes[-1])
+        fig.colorbar(sm, ax=ax, label=info.color_label)
     ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("scaled value")
     fig.tight_layout()

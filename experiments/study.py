@@ -512,11 +512,12 @@ def load_study(name: str | None, storage: str | Path | Storage, evaluator: Any =
 
 
 class _Progress:
-    """tqdm bar with the best value (one objective) or front size (several)."""
+    """tqdm bar with the best value (one objective) or the Pareto-front size (several)."""
 
     def __init__(self, total: int, initial: int, objectives: Sequence[Objective], enabled: bool):
         self.objectives = objectives
         self.best: float | None = None
+        self.front: list[np.ndarray] = []  # minimized-direction objective vectors
         self.counts = {"failed": 0, "infeasible": 0}
         self.bar = None
         if enabled:
@@ -525,14 +526,17 @@ class _Progress:
             self.bar = tqdm(total=total, initial=initial, unit="trial", dynamic_ncols=True)
 
     def observe(self, metrics: Mapping[str, Any]) -> None:
-        if len(self.objectives) != 1:
+        vals = [metrics.get(o.name) for o in self.objectives]
+        if any(v is None or not math.isfinite(v) for v in vals):
             return
-        o = self.objectives[0]
-        v = metrics.get(o.name)
-        if v is None or not math.isfinite(v):
+        y = np.array([o.sign * float(v) for o, v in zip(self.objectives, vals)])
+        if len(self.objectives) == 1:
+            if self.best is None or y[0] < self.objectives[0].sign * self.best:
+                self.best = float(vals[0])
             return
-        if self.best is None or o.sign * v < o.sign * self.best:
-            self.best = float(v)
+        if any(np.all(f <= y) for f in self.front):
+            return
+        self.front = [f for f in self.front if not (np.all(y <= f) and np.any(y < f))] + [y]
 
     def advance(self, status: TrialStatus) -> None:
         if status is TrialStatus.FAILED:
@@ -541,9 +545,11 @@ class _Progress:
             self.counts["infeasible"] += 1
         if self.bar is None:
             return
-        post = {}
+        post: dict[str, Any] = {}
         if self.best is not None:
             post[f"best {self.objectives[0].name}"] = f"{self.best:.4g}"
+        elif self.front:
+            post["front"] = len(self.front)
         post.update({k: v for k, v in self.counts.items() if v})
         self.bar.set_postfix(post, refresh=False)
         self.bar.update(1)

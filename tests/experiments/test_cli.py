@@ -84,12 +84,15 @@ def test_user_errors_are_one_line_without_traceback(tmp_path):
     assert r.exit_code == 2
     assert "study.yaml:13: optimizer.name: unknown optimizer 'bayes'" in r.output
     assert "Traceback" not in r.output
-    r = runner.invoke(app, ["status", str(tmp_path / "e.db"), "--study", "nope"])
-    assert r.exit_code == 2 and "nope" in r.output
+    r = runner.invoke(app, ["status", str(tmp_path / "missing.db")])
+    assert r.exit_code == 2 and "no such study storage" in r.output
+    assert not (tmp_path / "missing.db").exists()
     r = runner.invoke(app, ["export", "mysql://x/y", "-o", str(tmp_path / "x.csv")])
     assert r.exit_code == 2 and "mysql" in r.output
     r = runner.invoke(app, ["run", str(write(tmp_path)), "--resume", "--study", "other"])
     assert r.exit_code == 2 and "--resume: no study 'other'" in r.output
+    r = runner.invoke(app, ["status", str(tmp_path / "cli.db"), "--study", "nope"])
+    assert r.exit_code == 2 and "'nope'" in r.output and "Traceback" not in r.output
 
 
 CONFIG_ERRORS = [

@@ -80,6 +80,8 @@ def test_parallel_coordinates_scale_to_unit_interval():
     assert info.axes == ["a", "order", "energy_pj", "latency_cycles"]
     assert info.data.min() == 0.0 and info.data.max() == 1.0
     assert dict(info.ticks["order"]) == {0.0: "C>K", 1.0: "K>C"}
+    assert info.color_label == "energy_pj"
+    assert info.color.tolist() == [1.0, 2.0, 3.0, 5.0]  # feasible COMPLETE trials only
 
 
 def test_renderers_write_pngs(tmp_path):
