@@ -553,10 +553,35 @@ def _check_values(name: str, values: Any, what: str) -> tuple[Any, ...]:
 
 
 class _IndexedMixin:
-    """Shared lookup of a value's index in ``values``/``choices``."""
+    """What ``Ordinal`` and ``Categorical`` share: a finite tuple of values (``_values``)
+    with type-aware lookup, uniform sampling and validation."""
+
+    name: str
 
     def _values(self) -> tuple[Any, ...]:
         raise NotImplementedError
+
+    def size(self) -> int:
+        return len(self._values())
+
+    def grid_values(self) -> list[Any]:
+        return list(self._values())
+
+    @property
+    def default(self) -> Any:
+        return self._values()[0]
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        vals = self._values()
+        return values_array(vals)[rng.integers(0, len(vals), size=n)]
+
+    def check(self, value: Any) -> str | None:
+        if self.index_of(value) is None:
+            return f"parameter {self.name!r}: {value!r} is not one of {list(self._values())}"
+        return None
+
+    def normalize(self, value: Any) -> Any:
+        return self._values()[self.index_of(value)]  # type: ignore[index]
 
     def index_of(self, value: Any) -> int | None:
         value = to_python(value)
@@ -604,19 +629,6 @@ class Ordinal(_IndexedMixin, Parameter):
     def _values(self) -> tuple[Any, ...]:
         return self.values
 
-    def size(self) -> int:
-        return len(self.values)
-
-    def grid_values(self) -> list[Any]:
-        return list(self.values)
-
-    @property
-    def default(self) -> Any:
-        return self.values[0]
-
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        return values_array(self.values)[rng.integers(0, len(self.values), size=n)]
-
     def encode(self, values: np.ndarray) -> np.ndarray:
         if len(self.values) == 1:
             return np.zeros((len(values), 1))
@@ -626,14 +638,6 @@ class Ordinal(_IndexedMixin, Parameter):
         x = _clip01(np.asarray(x)[:, 0], self.name)
         idx = np.rint(x * (len(self.values) - 1)).astype(np.int64)
         return values_array(self.values)[idx]
-
-    def check(self, value: Any) -> str | None:
-        if self.index_of(value) is None:
-            return f"parameter {self.name!r}: {value!r} is not one of {list(self.values)}"
-        return None
-
-    def normalize(self, value: Any) -> Any:
-        return self.values[self.index_of(value)]  # type: ignore[index]
 
     def neighbors(self, value: Any) -> list[Any]:
         i = self.index_of(value)
@@ -666,19 +670,6 @@ class Categorical(_IndexedMixin, Parameter):
     def width(self) -> int:
         return len(self.choices)
 
-    def size(self) -> int:
-        return len(self.choices)
-
-    def grid_values(self) -> list[Any]:
-        return list(self.choices)
-
-    @property
-    def default(self) -> Any:
-        return self.choices[0]
-
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        return values_array(self.choices)[rng.integers(0, len(self.choices), size=n)]
-
     def encode(self, values: np.ndarray) -> np.ndarray:
         idx = self.indices(values)
         out = np.zeros((len(idx), len(self.choices)))
@@ -688,14 +679,6 @@ class Categorical(_IndexedMixin, Parameter):
     def decode(self, x: np.ndarray) -> np.ndarray:
         x = _clip01(np.asarray(x), self.name)
         return values_array(self.choices)[np.argmax(x, axis=1)]
-
-    def check(self, value: Any) -> str | None:
-        if self.index_of(value) is None:
-            return f"parameter {self.name!r}: {value!r} is not one of {list(self.choices)}"
-        return None
-
-    def normalize(self, value: Any) -> Any:
-        return self.choices[self.index_of(value)]  # type: ignore[index]
 
     def neighbors(self, value: Any) -> list[Any]:
         i = self.index_of(value)

@@ -38,6 +38,15 @@ from optimizer.base import Objective, TrialStatus
 from optimizer.pareto import default_reference_point, hypervolume_history
 
 
+def _save(fig: Any, path: str | Path) -> Path:
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 @dataclass(frozen=True)
 class ParetoInfo:
     objectives: tuple[Objective, ...]
@@ -106,12 +115,7 @@ def plot_pareto_front(info: ParetoInfo, path: str | Path, title: str = "") -> Pa
         axes[0][0].text(0.5, 0.5, "no feasible trials yet", ha="center", va="center",
                         transform=axes[0][0].transAxes)
     fig.suptitle(title or "Pareto front")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 @dataclass(frozen=True)
@@ -169,12 +173,7 @@ def plot_optimization_history(info: HistoryInfo, objectives: Sequence[Objective]
     ax.grid(alpha=0.3)
     if len(objectives) == 1 and len(info.numbers):
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 @dataclass(frozen=True)
@@ -249,12 +248,7 @@ def plot_parallel_coordinate(info: ParallelInfo, path: str | Path) -> Path:
         fig.colorbar(sm, ax=ax, label=info.color_label)
     ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("scaled value")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_study(study: Any, out_dir: str | Path) -> list[Path]:
