@@ -1,0 +1,163 @@
+"""Architecture specs: a memory hierarchy with spatial fanouts, as the cost model sees it.
+
+Every accelerator model (:mod:`accelerators.systolic`, :mod:`accelerators.spatial`) lowers
+to an :class:`ArchSpec`: storage levels from the innermost (per-PE registers) to the
+backing store (DRAM), each with the operands it can hold, its capacity, how many
+instances exist, how many children each instance feeds (an ``X x Y`` mesh), per-word
+access energies and bandwidth. This is the Timeloop/ZigZag split: the spec is data; the
+counting and costing live in :mod:`evaluators.loopnest`.
+
+Conventions:
+
+* ``levels[0]`` is the innermost level; its children are MAC units. The last level is
+  the backing store: unbounded, holds every operand, one instance, no fanout.
+* ``instances[l - 1] == instances[l] * fanout_x[l] * fanout_y[l]`` and the number of
+  MAC units is ``instances[0] * fanout_x[0] * fanout_y[0]``.
+* Capacities and traffic are in words of ``word_bits``; energies in pJ per word;
+  bandwidths in words per cycle per instance (reads + writes), ``None`` = unlimited.
+* ``noc_energy_pj`` is the energy of delivering one word from an instance to one child
+  across that level's fanout (network-on-chip hop/bus); multicast delivers to several
+  children with one read of the parent but one NoC delivery each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+OPERANDS = ("W", "I", "O")
+
+
+def _per_operand(value: Any, what: str, level: str) -> dict[str, float]:
+    if isinstance(value, Mapping):
+        unknown = set(value) - set(OPERANDS)
+        if unknown:
+            raise ValueError(f"level {level!r}: {what} names unknown operands {sorted(unknown)}")
+        return {k: float(v) for k, v in value.items()}
+    return dict.fromkeys(OPERANDS, float(value))
+
+
+@dataclass(frozen=True)
+class MemoryLevel:
+    """One storage level of the hierarchy (see module docstring for units).
+
+    Args:
+        name: e.g. ``"RF"``, ``"GLB"``, ``"DRAM"``.
+        tensors: operands this level can hold; the others always bypass it.
+        capacity_words: ``None`` (unbounded), an ``int`` shared by the operands, or a
+            mapping operand -> words for partitioned buffers (e.g. Eyeriss's RF).
+        instances: physical copies of the level.
+        fanout_x, fanout_y: children of each instance, as a mesh.
+        read_energy_pj, write_energy_pj: per word, a number or per operand.
+        bandwidth_words_per_cycle: per instance (reads + writes); ``None`` unlimited.
+        multicast: one read can feed several children that need the same word.
+        noc_energy_pj: per word delivered to one child across this level's fanout.
+    """
+
+    name: str
+    tensors: frozenset[str] = frozenset(OPERANDS)
+    capacity_words: int | Mapping[str, int] | None = None
+    instances: int = 1
+    fanout_x: int = 1
+    fanout_y: int = 1
+    read_energy_pj: float | Mapping[str, float] = 0.0
+    write_energy_pj: float | Mapping[str, float] = 0.0
+    bandwidth_words_per_cycle: float | None = None
+    multicast: bool = True
+    noc_energy_pj: float = 0.0
+    area_mm2: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tensors", frozenset(self.tensors))
+        bad = set(self.tensors) - set(OPERANDS)
+        if bad:
+            raise ValueError(f"level {self.name!r}: unknown operands {sorted(bad)}")
+        for f in ("instances", "fanout_x", "fanout_y"):
+            v = getattr(self, f)
+            if not isinstance(v, int) or v < 1:
+                raise ValueError(f"level {self.name!r}: {f} must be a positive integer, got {v!r}")
+        cap = self.capacity_words
+        if isinstance(cap, Mapping):
+            for k, v in cap.items():
+                if k not in OPERANDS or v < 0:
+                    raise ValueError(f"level {self.name!r}: bad capacity {k}={v}")
+            object.__setattr__(self, "capacity_words", dict(cap))
+        elif cap is not None and (not isinstance(cap, int | float) or cap < 0):
+            raise ValueError(f"level {self.name!r}: capacity_words must be >= 0, got {cap!r}")
+        bw = self.bandwidth_words_per_cycle
+        if bw is not None and bw <= 0:
+            raise ValueError(f"level {self.name!r}: bandwidth_words_per_cycle must be > 0, got {bw!r}")
+        object.__setattr__(self, "read_energy_pj", _per_operand(self.read_energy_pj, "read_energy_pj", self.name))
+        object.__setattr__(self, "write_energy_pj", _per_operand(self.write_energy_pj, "write_energy_pj", self.name))
+
+    @property
+    def fanout(self) -> int:
+        return self.fanout_x * self.fanout_y
+
+    def capacity_of(self, operand: str) -> float:
+        """Words available to one operand (``inf`` if unbounded; shared capacity counts
+        as available to each, and the joint check is done on the sum)."""
+        cap = self.capacity_words
+        if cap is None:
+            return math.inf
+        if isinstance(cap, Mapping):
+            return float(cap.get(operand, 0))
+        return float(cap)
+
+    @property
+    def shared(self) -> bool:
+        return self.capacity_words is not None and not isinstance(self.capacity_words, Mapping)
+
+
+@dataclass(frozen=True)
+class ArchSpec:
+    """A whole accelerator as the loop-nest cost model sees it."""
+
+    name: str
+    levels: tuple[MemoryLevel, ...]
+    mac_energy_pj: float
+    word_bits: int = 16
+    clock_mhz: float = 1000.0
+    area_mm2: float = 0.0
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        lv = tuple(self.levels)
+        object.__setattr__(self, "levels", lv)
+        if len(lv) < 2:
+            raise ValueError(f"arch {self.name!r}: needs at least one on-chip level and a backing store")
+        last = lv[-1]
+        if last.capacity_words is not None or last.tensors != frozenset(OPERANDS) or last.instances != 1 or last.fanout != 1:
+            raise ValueError(
+                f"arch {self.name!r}: the last level ({last.name!r}) must be an unbounded backing store "
+                "holding every operand, with one instance and no fanout"
+            )
+        for i in range(1, len(lv)):
+            want = lv[i].instances * lv[i].fanout
+            if lv[i - 1].instances != want:
+                raise ValueError(
+                    f"arch {self.name!r}: level {lv[i - 1].name!r} has {lv[i - 1].instances} instances "
+                    f"but {lv[i].name!r} feeds {want} ({lv[i].instances} x {lv[i].fanout_x} x {lv[i].fanout_y})"
+                )
+        names = [level.name for level in lv]
+        if len(set(names)) != len(names):
+            raise ValueError(f"arch {self.name!r}: duplicate level names {names}")
+        if self.mac_energy_pj < 0 or self.clock_mhz <= 0 or self.word_bits < 1:
+            raise ValueError(f"arch {self.name!r}: bad mac_energy_pj / clock_mhz / word_bits")
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.levels)
+
+    @property
+    def n_macs(self) -> int:
+        """Number of MAC units (PEs)."""
+        return self.levels[0].instances * self.levels[0].fanout
+
+    def level_index(self, name: str) -> int:
+        for i, level in enumerate(self.levels):
+            if level.name == name:
+                return i
+        raise KeyError(f"arch {self.name!r} has no level {name!r} (levels: {[lv.name for lv in self.levels]})")

@@ -1,0 +1,290 @@
+"""A 2-D systolic array (TPU / SCALE-Sim style) and its lowering to an :class:`ArchSpec`.
+
+``rows x cols`` PEs, each a MAC with one operand register per operand (W, I, O), fed by
+three partitioned SRAMs (ifmap, filter, ofmap) that are backed by DRAM. Operands enter at
+the array edges and are forwarded PE to PE, so one SRAM read reaches a whole row or
+column: the SRAM level is lowered as a multicast level whose NoC energy is one
+neighbour-to-neighbour hop. The dataflow (output-, weight- or input-stationary) goes into
+``ArchSpec.attrs`` for the cost model's systolic timing.
+
+Area = PEs x (MAC datapath + 3 operand registers) + SRAM area; energies from a
+:class:`~accelerators.tech.TechModel` (default :data:`~accelerators.tech.HOROWITZ_45NM`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from accelerators import tech as _tech
+from accelerators.arch import ArchSpec, MemoryLevel
+from accelerators.tech import TechModel
+
+DATAFLOWS = ("OS", "WS", "IS")
+"""Output-, weight- and input-stationary."""
+
+WORD_BITS_CHOICES = (8, 16, 32)
+"""Datapath widths with an integer MAC in :mod:`accelerators.tech`."""
+
+DEFAULT_WORD_BITS = 16
+
+PE_REGISTER_WORDS = 3
+"""Operand registers per systolic PE: one word each for W, I and O."""
+
+
+# -- shared parameter handling (also used by :mod:`accelerators.spatial`) -----------------
+
+
+def _normalize_numbers(obj: Any, int_fields: tuple[str, ...], real_fields: tuple[str, ...]) -> None:
+    """Turn numpy scalars and integral floats into plain ``int``/``float`` in place (a
+    frozen dataclass), leaving anything else for ``validate()`` to reject by name."""
+    for name in int_fields:
+        v = getattr(obj, name)
+        if isinstance(v, np.integer) or (
+            isinstance(v, float | np.floating) and math.isfinite(v) and float(v).is_integer()
+        ):
+            object.__setattr__(obj, name, int(v))
+    for name in real_fields:
+        v = getattr(obj, name)
+        if isinstance(v, np.integer | np.floating):
+            object.__setattr__(obj, name, v.item())
+    if hasattr(obj, "tech") and isinstance(obj.tech, str) and obj.tech in _tech.TECH_MODELS:
+        object.__setattr__(obj, "tech", _tech.TECH_MODELS[obj.tech])
+
+
+def _check_positive_int(cls: str, name: str, v: Any) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{cls}.{name} must be a positive integer, got {v!r}")
+
+
+def _check_positive_real(cls: str, name: str, v: Any) -> None:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{cls}.{name} must be a positive finite number, got {v!r}")
+
+
+def _check_word_bits(cls: str, v: Any) -> None:
+    if isinstance(v, bool) or v not in WORD_BITS_CHOICES:
+        raise ValueError(f"{cls}.word_bits must be one of {list(WORD_BITS_CHOICES)}, got {v!r}")
+
+
+def _check_tech(cls: str, v: Any) -> None:
+    if not isinstance(v, TechModel):
+        raise ValueError(
+            f"{cls}.tech must be a TechModel or one of {sorted(_tech.TECH_MODELS)}, got {v!r}"
+        )
+
+
+def kib_to_words(kib: Any, word_bits: Any) -> Any:
+    """Whole ``word_bits``-bit words in ``kib`` KiB: ``floor(kib * 8192 / word_bits)``
+    (64 KiB at 16 bits = 32768 words). Vectorized."""
+    words = np.floor(np.asarray(kib, dtype=float) * 8192.0 / np.asarray(word_bits, dtype=float))
+    return int(words) if words.ndim == 0 else words.astype(np.int64)
+
+
+def _check_sram_kib(cls: str, name: str, kib: Any, word_bits: int) -> None:
+    _check_positive_real(cls, name, kib)
+    if kib_to_words(kib, word_bits) < 1:
+        raise ValueError(
+            f"{cls}.{name} must hold at least one {word_bits}-bit word, got {kib!r} KiB"
+        )
+
+
+def _from_point(cls: type, point: Mapping[str, Any]) -> Any:
+    known = [f.name for f in fields(cls)]
+    unknown = sorted(set(point) - set(known))
+    if unknown:
+        raise ValueError(f"{cls.__name__}.from_point: unknown keys {unknown}; known keys: {known}")
+    return cls(**point)
+
+
+def _column(p: Mapping[str, Any], key: str, cls: str) -> np.ndarray:
+    try:
+        value = p[key]
+    except KeyError:
+        raise KeyError(f"{cls}.area_mm2_of needs a {key!r} column (got: {sorted(p)})") from None
+    return np.asarray(value, dtype=float)
+
+
+def _word_bits_column(p: Mapping[str, Any]) -> Any:
+    return np.asarray(p["word_bits"], dtype=float) if "word_bits" in p else float(DEFAULT_WORD_BITS)
+
+
+# -- the accelerator ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystolicArray:
+    """A ``rows x cols`` systolic array with three partitioned SRAMs.
+
+    Defaults are an arbitrary mid-size design (not a reference); see
+    :func:`accelerators.reference.tpu_v1_like` for a published one.
+
+    Attributes:
+        rows, cols: PE array shape (``rows x cols`` MACs).
+        dataflow: ``"OS"``, ``"WS"`` or ``"IS"``.
+        ifmap_sram_kib, filter_sram_kib, ofmap_sram_kib: SRAM partition sizes (KiB).
+        dram_bw_words_per_cycle: DRAM bandwidth, reads + writes, in words per cycle.
+        clock_mhz: core clock.
+        word_bits: datapath and storage word width (8, 16 or 32; integer MACs).
+        tech: energy table, a :class:`~accelerators.tech.TechModel` or a built-in name.
+    """
+
+    rows: int = 16
+    cols: int = 16
+    dataflow: str = "WS"
+    ifmap_sram_kib: float = 64.0
+    filter_sram_kib: float = 64.0
+    ofmap_sram_kib: float = 64.0
+    dram_bw_words_per_cycle: float = 8.0
+    clock_mhz: float = 1000.0
+    word_bits: int = DEFAULT_WORD_BITS
+    tech: TechModel | str = _tech.HOROWITZ_45NM
+
+    _INT_FIELDS = ("rows", "cols", "word_bits")
+    _REAL_FIELDS = (
+        "ifmap_sram_kib",
+        "filter_sram_kib",
+        "ofmap_sram_kib",
+        "dram_bw_words_per_cycle",
+        "clock_mhz",
+    )
+
+    def __post_init__(self) -> None:
+        _normalize_numbers(self, self._INT_FIELDS, self._REAL_FIELDS)
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the first bad parameter and its value."""
+        c = type(self).__name__
+        _check_positive_int(c, "rows", self.rows)
+        _check_positive_int(c, "cols", self.cols)
+        if self.dataflow not in DATAFLOWS:
+            raise ValueError(
+                f"{c}.dataflow must be one of {list(DATAFLOWS)}, got {self.dataflow!r}"
+            )
+        _check_word_bits(c, self.word_bits)
+        for name in ("ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib"):
+            _check_sram_kib(c, name, getattr(self, name), self.word_bits)
+        _check_positive_real(c, "dram_bw_words_per_cycle", self.dram_bw_words_per_cycle)
+        _check_positive_real(c, "clock_mhz", self.clock_mhz)
+        _check_tech(c, self.tech)
+
+    @classmethod
+    def from_point(cls, point: Mapping[str, Any]) -> SystolicArray:
+        """Build from a design point: keys are field names (unknown keys raise a
+        ``ValueError`` naming them; missing keys take the defaults; ``tech`` may be a
+        built-in table name)."""
+        return _from_point(cls, point)
+
+    @property
+    def n_pes(self) -> int:
+        return self.rows * self.cols
+
+    @property
+    def precision(self) -> str:
+        return _tech.int_precision(self.word_bits)
+
+    # -- area ----------------------------------------------------------------------------
+
+    @staticmethod
+    def area_mm2_of(p: Mapping[str, Any]) -> np.ndarray:
+        """Area (mm^2) of every design in a batch of columns, vectorized.
+
+        ``p`` maps ``rows``, ``cols``, ``ifmap_sram_kib``, ``filter_sram_kib``,
+        ``ofmap_sram_kib`` (and optionally ``word_bits``, default 16) to arrays (or
+        scalars); other keys are ignored. Formula::
+
+            rows * cols * (MAC(word_bits) + 3 * word_bits * DFF_BIT_UM2) * 1e-6
+              + (ifmap + filter + ofmap KiB) * SRAM_AREA_PER_KIB_MM2
+
+        Usable as a known constraint:
+        ``Constraint("area", lambda p: SystolicArray.area_mm2_of(p) <= 10)``.
+        """
+        c = "SystolicArray"
+        rows, cols = _column(p, "rows", c), _column(p, "cols", c)
+        kib = sum(_column(p, k, c) for k in ("ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib"))
+        bits = _word_bits_column(p)
+        pe_um2 = np.asarray(_tech.int_mac_area_um2(bits)) + np.asarray(
+            _tech.register_area_um2(PE_REGISTER_WORDS, bits)
+        )
+        return np.asarray(rows * cols * pe_um2 * 1e-6 + np.asarray(_tech.sram_area_mm2(kib)))
+
+    @property
+    def area_mm2(self) -> float:
+        """Total area (mm^2): :meth:`area_mm2_of` of this design."""
+        return float(self.area_mm2_of(self._area_columns()))
+
+    def _area_columns(self) -> dict[str, Any]:
+        keys = ("rows", "cols", "ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib", "word_bits")
+        return {k: getattr(self, k) for k in keys}
+
+    # -- lowering ------------------------------------------------------------------------
+
+    def to_arch(self) -> ArchSpec:
+        """Lower to ``PE -> SRAM -> DRAM`` (innermost first).
+
+        * ``PE``: ``rows*cols`` instances, 1 word each of W, I, O (operand registers),
+          register read/write energy, no fanout.
+        * ``SRAM``: 1 instance, partitioned capacity {I: ifmap, W: filter, O: ofmap} in
+          words, per-partition SRAM energy, ``fanout_x = cols``, ``fanout_y = rows``,
+          multicast (forwarding along rows/columns), ``noc_energy_pj`` = one
+          neighbour hop (:meth:`TechModel.hop_energy_pj`); unlimited bandwidth (the
+          systolic timing in the cost model bounds edge feeding).
+        * ``DRAM``: unbounded, ``dram_bw_words_per_cycle``, DRAM energy.
+
+        ``attrs`` carries ``dataflow``, ``rows``, ``cols`` (plus ``kind`` and ``tech``).
+        Level ``area_mm2`` is the storage area of all instances of the level; the
+        ArchSpec's ``area_mm2`` is the whole design's (MACs included).
+        """
+        t = self.tech
+        assert isinstance(t, TechModel)
+        prec, bits = self.precision, self.word_bits
+        reg_pj = t.register_energy_pj(1, prec)
+        pe = MemoryLevel(
+            name="PE",
+            capacity_words=dict.fromkeys(("W", "I", "O"), 1),
+            instances=self.n_pes,
+            read_energy_pj=reg_pj,
+            write_energy_pj=reg_pj,
+            area_mm2=self.n_pes * float(_tech.register_area_um2(PE_REGISTER_WORDS, bits)) * 1e-6,
+        )
+        kib = {"I": self.ifmap_sram_kib, "W": self.filter_sram_kib, "O": self.ofmap_sram_kib}
+        sram_pj = {op: float(t.sram_energy_pj(k, prec)) for op, k in kib.items()}
+        sram = MemoryLevel(
+            name="SRAM",
+            capacity_words={op: kib_to_words(k, bits) for op, k in kib.items()},
+            instances=1,
+            fanout_x=self.cols,
+            fanout_y=self.rows,
+            read_energy_pj=sram_pj,
+            write_energy_pj=sram_pj,
+            multicast=True,
+            noc_energy_pj=t.hop_energy_pj(prec),
+            area_mm2=float(_tech.sram_area_mm2(sum(kib.values()))),
+        )
+        dram_pj = t.dram_energy_pj(prec)
+        dram = MemoryLevel(
+            name="DRAM",
+            read_energy_pj=dram_pj,
+            write_energy_pj=dram_pj,
+            bandwidth_words_per_cycle=self.dram_bw_words_per_cycle,
+        )
+        return ArchSpec(
+            name=f"systolic_{self.rows}x{self.cols}_{self.dataflow}",
+            levels=(pe, sram, dram),
+            mac_energy_pj=t.mac_energy_pj(prec),
+            word_bits=bits,
+            clock_mhz=self.clock_mhz,
+            area_mm2=self.area_mm2,
+            attrs={
+                "kind": "systolic",
+                "dataflow": self.dataflow,
+                "rows": self.rows,
+                "cols": self.cols,
+                "tech": t.name,
+            },
+        )

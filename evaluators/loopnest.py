@@ -1,0 +1,518 @@
+"""Vectorized, exact access counting and energy/latency for loop-nest mappings.
+
+Given a :class:`~mappers.workloads.Layer`, an :class:`~accelerators.arch.ArchSpec` and a
+:class:`~mappers.mapping.MappingBatch` of ``B`` mappings, :func:`evaluate_batch` returns
+per-mapping access counts for every level and operand, energy (pJ), latency (cycles),
+EDP, utilization and validity, with array operations over the whole batch (no Python
+loop over mappings). The same core runs on numpy and on ``jax.numpy`` (pass ``xp``).
+
+Semantics (what is counted; :mod:`evaluators.reference` implements these rules by
+literally walking the loop nest and must agree exactly):
+
+* **Loop nest.** Outermost first: for each level from the backing store down to level 0,
+  its temporal loops in the mapping's order, then its X and Y spatial loops; the MAC is
+  innermost. Dimensions are padded to the product of their factors (see
+  :mod:`mappers.mapping`).
+* **Tiles.** An instance of level ``l`` holds, for every operand it keeps, the bounding
+  box (in the operand's index space) of the elements touched by the loops inside it:
+  its own temporal and spatial loops and all loops of lower levels.
+* **Fills (temporal reuse).** Whenever the loops above level ``l`` move to a new
+  iteration, each instance's tile moves; the instance fetches from its parent (the next
+  level above that keeps the operand) the words of the new tile that were not in the
+  old one. Sliding-window overlap (``stride*P + R``) is therefore reused, and a tile that
+  does not move (the loops that changed are irrelevant to the operand) costs nothing.
+* **Multicast (spatial reuse).** Children of a parent instance that need identical tiles
+  at the same time (they differ only in dimensions irrelevant to the operand, or their
+  offsets coincide, as on Eyeriss's diagonals) are served by one parent read; partially
+  overlapping tiles of different children are served separately. Every child still
+  receives its words over the network (NoC deliveries).
+* **MAC operands.** A MAC unit stores nothing: every iteration it reads ``W`` and ``I``
+  from the innermost level that keeps them (multicast as above) and updates ``O`` there.
+* **Outputs.** A child evicts every word of its old tile that leaves it to the parent
+  (the final tile included), so writebacks equal fills. A word is fetched back from the
+  parent only if it already holds a partial sum (it was touched before); a first touch
+  starts from zero. Children that reduce into the same words (reduction dimensions
+  unrolled spatially) are summed on the way up: the parent receives one update per
+  group, and one child per group receives the old partial sum.
+* **Energy** = sum over levels and operands of reads x read energy + writes x write
+  energy, + NoC deliveries x the energy of each fanout crossed, + executed MACs (padded
+  iterations included) x MAC energy.
+* **Latency** = max(compute cycles, every level's bandwidth cycles), where compute cycles
+  are the temporal iterations (one MAC per PE per cycle) plus, for systolic arrays,
+  fill/drain per fold (:mod:`evaluators.systolic`), and bandwidth cycles are a level's
+  reads + writes per active instance divided by its bandwidth (words/cycle).
+* **Validity**: every tile fits its level's capacity (per partition, or summed for a
+  shared buffer), spatial factors fit the fanouts, and factors cover every dimension.
+
+Per-word counts are exact integers for divisor and padded factorizations alike; the
+formulas (with ``N_j`` transitions of loop ``j`` and the box-overlap of the shifted tile)
+are derived in the comments below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from accelerators.arch import OPERANDS, ArchSpec
+from mappers.mapping import Mapping, MappingBatch
+from mappers.workloads import Layer
+
+__all__ = ["LoopNestResult", "evaluate", "evaluate_batch", "layer_constants"]
+
+
+@dataclass(frozen=True)
+class LayerConstants:
+    """Layer data the vectorized core needs, as arrays."""
+
+    dims: tuple[str, ...]
+    sizes: np.ndarray                 # (D,)
+    coef: tuple[np.ndarray, ...]      # per operand: (A_t, D) axis coefficients
+    relevant: np.ndarray              # (3, D) bool
+
+
+def layer_constants(layer: Layer) -> LayerConstants:
+    dims = layer.dim_names
+    coefs = []
+    rel = np.zeros((3, len(dims)), dtype=bool)
+    for k, op in enumerate(OPERANDS):
+        t = layer.tensor(op)
+        c = np.zeros((len(t.axes), len(dims)), dtype=np.int64)
+        for a, axis in enumerate(t.axes):
+            for d, coef in axis:
+                c[a, dims.index(d)] = coef
+                rel[k, dims.index(d)] = True
+        if (np.count_nonzero(c, axis=0) > 1).any():
+            raise ValueError(f"layer {layer.name!r}: a dimension appears in two axes of {op}")
+        coefs.append(c)
+    return LayerConstants(dims, np.array([layer.dims[d] for d in dims]), tuple(coefs), rel)
+
+
+@dataclass
+class LoopNestResult:
+    """Per-mapping results (arrays of length ``B`` unless noted).
+
+    ``reads`` / ``writes``: ``(B, L, 3)`` words per level and operand (W, I, O), over all
+    instances. ``noc_words``: ``(B, L)`` words delivered across each level's fanout.
+    ``bandwidth_cycles``: ``(B, L)``. ``level_energy_pj``: ``(B, L)``.
+    """
+
+    energy_pj: Any
+    latency_cycles: Any
+    compute_cycles: Any
+    edp: Any                          # pJ * cycles
+    utilization: Any
+    macs_executed: Any
+    valid: Any
+    reads: Any
+    writes: Any
+    noc_words: Any
+    bandwidth_cycles: Any
+    level_energy_pj: Any
+    mac_energy_pj: Any
+    tile_words: Any                   # (B, L, 3) per-instance tile words
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def row(self, i: int) -> dict[str, Any]:
+        """Scalar metrics of mapping ``i`` (for evaluators returning dicts)."""
+        return {
+            "energy_pj": float(self.energy_pj[i]),
+            "latency_cycles": float(self.latency_cycles[i]),
+            "compute_cycles": float(self.compute_cycles[i]),
+            "edp": float(self.edp[i]),
+            "utilization": float(self.utilization[i]),
+        }
+
+
+def _excl_cumprod(xp: Any, x: Any, axis: int) -> Any:
+    """Exclusive cumulative product along ``axis`` (first entry 1)."""
+    c = xp.cumprod(x, axis=axis)
+    ones = xp.ones_like(xp.take(x, xp.arange(1), axis=axis))
+    return xp.concatenate([ones, xp.take(c, xp.arange(x.shape[axis] - 1), axis=axis)], axis=axis)
+
+
+def _distinct_two_aps(xp: Any, a: Any, m: Any, b: Any, n: Any, integer: bool) -> Any:
+    """``|{a*i + b*j : i < m, j < n}|`` for positive steps ``a``, ``b``.
+
+    Pairs ``(i, j)`` and ``(i + b', j - a')`` (``a' = a/g``, ``b' = b/g``) give the same
+    value, so ``m*n - max(0, m - b') * max(0, n - a')`` values are distinct.
+    """
+    if integer:
+        g = xp.gcd(a, b)
+        ap, bp = a // g, b // g
+    else:  # continuous relaxation: treat steps as coprime
+        ap, bp = a, b
+    return m * n - xp.maximum(0, m - bp) * xp.maximum(0, n - ap)
+
+
+@dataclass(frozen=True)
+class _Static:
+    """Everything about (layer, arch) the core needs that is not per mapping."""
+
+    L: int
+    D: int
+    coef: tuple[np.ndarray, ...]          # per operand (A, D)
+    relevant: np.ndarray                  # (3, D)
+    holds: np.ndarray                     # (L, 3) level can hold operand
+    fanout_x: np.ndarray                  # (L,)
+    fanout_y: np.ndarray
+    multicast: np.ndarray                 # (L,) bool
+    e_read: np.ndarray                    # (L, 3)
+    e_write: np.ndarray                   # (L, 3)
+    e_noc: np.ndarray                     # (L,)
+    bandwidth: np.ndarray                 # (L,) words/cycle, inf if unlimited
+    cap: np.ndarray                       # (L, 3) per-operand capacity (inf unbounded)
+    shared: np.ndarray                    # (L,) bool shared capacity
+    cap_shared: np.ndarray                # (L,)
+    mac_energy: float
+    n_macs: int
+    macs: int
+    sizes: np.ndarray                     # (D,)
+    pe_level: int                         # level whose fanout is the PE array (systolic)
+
+
+def _static(layer: Layer, arch: ArchSpec, k: LayerConstants) -> _Static:
+    lv = arch.levels
+    return _Static(
+        L=arch.n_levels, D=len(k.dims), coef=k.coef, relevant=k.relevant,
+        holds=np.array([[op in x.tensors for op in OPERANDS] for x in lv]),
+        fanout_x=np.array([x.fanout_x for x in lv]), fanout_y=np.array([x.fanout_y for x in lv]),
+        multicast=np.array([x.multicast for x in lv]),
+        e_read=np.array([[x.read_energy_pj.get(op, 0.0) for op in OPERANDS] for x in lv]),
+        e_write=np.array([[x.write_energy_pj.get(op, 0.0) for op in OPERANDS] for x in lv]),
+        e_noc=np.array([x.noc_energy_pj for x in lv]),
+        bandwidth=np.array([x.bandwidth_words_per_cycle or np.inf for x in lv]),
+        cap=np.array([[x.capacity_of(op) for op in OPERANDS] for x in lv]),
+        shared=np.array([x.shared for x in lv]),
+        cap_shared=np.array([x.capacity_of("W") if x.shared else np.inf for x in lv]),
+        mac_energy=arch.mac_energy_pj, n_macs=arch.n_macs, macs=layer.macs, sizes=k.sizes,
+        pe_level=int(np.argmax([x.fanout for x in lv])),
+    )
+
+
+def _cumsum0(xp: Any, x: Any) -> Any:
+    """Inclusive prefix sum along axis 0 (numpy: a row loop, ~8x faster than np.cumsum
+    on short axes)."""
+    if xp is not np:
+        return xp.cumsum(x, axis=0)
+    out = np.empty_like(x)
+    out[0] = x[0]
+    for j in range(1, x.shape[0]):
+        np.add(out[j - 1], x[j], out=out[j])
+    return out
+
+
+def _mul(rows: list[Any]) -> Any:
+    out = rows[0]
+    for r in rows[1:]:
+        out = out * r
+    return out
+
+
+def _core(xp: Any, st: _Static, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
+          integer: bool) -> dict[str, Any]:
+    """The model on one block of mappings, batch-last: every array is ``(..., B)``.
+
+    Branch-free in the data, so ``jax.jit`` can trace it (numpy additionally skips work
+    no mapping of the block needs). Counts are float64: every quantity is an integer
+    below 2**53, so float arithmetic is exact here, and it vectorizes better than int64.
+    Inputs: ``T``, ``SX``, ``SY``, ``order`` of shape ``(L, D, B)``, ``keep`` ``(L, 3, B)``.
+    """
+    L, D = st.L, st.D
+    B = T.shape[-1]
+    is_np = xp is np
+    SP = SX * SY                                              # (L, D, B)
+    TSP = T * SP
+    E_rows = [TSP[0]]
+    for li in range(1, L):
+        E_rows.append(E_rows[-1] * TSP[li])
+    E = xp.stack(E_rows)                                      # tile extents e_d(l)
+    ones_d = xp.ones((D, B))
+    E_below = xp.stack([ones_d, *E_rows[:-1]])                # e_d(l-1)
+    # a temporal loop of level l over d strides over everything nested inside it: the
+    # lower levels' loops of d and the spatial loops of level l itself
+    step_ld = E_below * SP
+
+    # ---- temporal loops in nest order: levels L-1 .. 0, each in the mapping's order
+    # (order[l, r] = the dimension at position r of level l).
+
+    def nest(x: Any) -> Any:
+        """``(L, D, B)`` -> ``(L*D, B)`` rows in nest order (outermost first)."""
+        return xp.concatenate([xp.take_along_axis(x[li], order[li], axis=0) for li in range(L - 1, -1, -1)])
+
+    f = nest(T)                                               # (S, B)
+    s_step = nest(step_ld)
+    s_dim = xp.concatenate([order[li] for li in range(L - 1, -1, -1)])   # (S, B) dim of slot
+    prefix_rows = [xp.ones(B)]
+    for j in range(L * D - 1):
+        prefix_rows.append(prefix_rows[-1] * f[j])
+    n_trans = xp.stack(prefix_rows) * (f - 1)                 # N_j: increments of loop j
+    iters = prefix_rows[-1] * f[-1]
+    span = (f - 1) * s_step
+
+    sp_tot = xp.stack([_mul([SP[li, d] for d in range(D)]) for li in range(L)])   # (L, B)
+    inst_rows = [ones_d[0]]
+    for li in range(L - 1, 0, -1):
+        inst_rows.append(inst_rows[-1] * sp_tot[li])
+    inst = xp.stack(inst_rows[::-1])                          # (L, B) active instances
+    inst_mac = inst[0] * sp_tot[0]
+    T_above_rows = [ones_d]
+    for li in range(L - 1, 0, -1):
+        T_above_rows.append(T_above_rows[-1] * T[li])
+    T_above = xp.stack(T_above_rows[::-1])                    # (L, D, B) prod over levels > l
+    T_all = T_above[0] * T[0]                                 # (D, B)
+    fan = (st.fanout_x * st.fanout_y) > 1                     # (L,) static
+
+    seg_cache: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+    def segment(c: int, p: int) -> tuple[Any, Any, Any]:
+        """Spatial loops at levels c < q <= p separate a parent's children: per dim their
+        total factor m_d and the stride st_d of the dim's progression (e_d(q-1) at the
+        level unrolling it); nlev counts such levels."""
+        if (c, p) not in seg_cache:
+            lv = range(c + 1, p + 1)
+            m_d = _mul([SP[q] for q in lv])
+            st_d = _mul([xp.where(SP[q] > 1, E_below[q], 1) for q in lv])
+            nlev = sum((SP[q] > 1) * 1 for q in lv)
+            seg_cache[(c, p)] = (m_d, st_d, nlev)
+        return seg_cache[(c, p)]
+
+    def distinct(t: int, c: int, p: int) -> Any:
+        """Distinct child tiles among one parent's children (multicast / reduction
+        groups): the child offsets in the operand's index space, counted per axis."""
+        m_d, st_d, nlev = segment(c, p)
+        C = st.coef[t]
+        nd = ones_d[0]
+        for a in range(C.shape[0]):
+            ds = [d for d in range(D) if C[a, d] != 0]
+            if len(ds) == 1:
+                nd = nd * m_d[ds[0]]
+            elif len(ds) == 2:
+                d1, d2 = ds
+                m1, m2 = m_d[d1], m_d[d2]
+                both = (m1 > 1) & (m2 > 1)
+                if is_np and not both.any():
+                    nd = nd * m1 * m2
+                    continue
+                a1 = xp.maximum(C[a, d1] * st_d[d1], 1)
+                a2 = xp.maximum(C[a, d2] * st_d[d2], 1)
+                if is_np and integer:
+                    # only the mappings unrolling both dimensions need the gcd
+                    idx = np.flatnonzero(both)
+                    two = m1 * m2
+                    two[idx] = _distinct_two_aps(np, a1[idx].astype(np.int64), m1[idx].astype(np.int64),
+                                                 a2[idx].astype(np.int64), m2[idx].astype(np.int64), True)
+                else:
+                    two = _distinct_two_aps(xp, a1, m1, a2, m2, integer)
+                nd = nd * xp.where(both, two, m1 * m2)
+                if is_np:
+                    # a dimension unrolled at several fanout levels of one segment is
+                    # no single progression: count those (rare) rows by enumeration
+                    multi = both & ((nlev[d1] > 1) | (nlev[d2] > 1))
+                    if multi.any():
+                        nd = _fix_multi(nd, multi, two, C[a], (d1, d2), c, p, SX, SY, E_below)
+            elif len(ds) > 2:  # pragma: no cover - no layer has this
+                raise NotImplementedError("more than two dimensions on one tensor axis")
+        return nd
+
+    zero = xp.zeros(B)
+    reads = [[zero] * 3 for _ in range(L)]
+    writes = [[zero] * 3 for _ in range(L)]
+    noc = [zero] * L
+    tiles = []
+    for t in range(3):
+        C = st.coef[t]                                        # (A, D) numpy, static
+        A = C.shape[0]
+        axes = [[(d, float(C[a, d])) for d in range(D) if C[a, d]] for a in range(A)]
+        ext = [1 + sum(cf * (E[:, d] - 1) for d, cf in ax) for ax in axes]   # A x (L, B)
+        words = _mul(ext)                                     # (L, B)
+        tiles.append(words)
+        # per nest slot: the tile shift along each axis when the slot's loop increments
+        # (base) and the span the loop covers before it wraps (G = prefix sums of span)
+        base, G = [], []
+        for ax in axes:
+            cs = sum(cf * (s_dim == d) for d, cf in ax)        # coefficient of each slot's dim
+            base.append(cs * s_step)
+            G.append(_cumsum0(xp, cs * span))
+        kp = keep[:, t]                                       # (L, B)
+        rel = [d for d in range(D) if st.relevant[t, d]]
+        for c in range(-1, L - 1):
+            if c >= 0 and not st.holds[c, t]:
+                continue
+            act = xp.ones(B, dtype=bool) if c < 0 else kp[c]
+            if is_np and not act.any():
+                continue
+            if c < 0:
+                F = iters                                     # a MAC stores nothing
+                inst_c = inst_mac
+                U = _mul([T_all[d] for d in rel]) if rel else ones_d[0]
+            else:
+                # fills: the first tile, then for every increment of a loop above c the
+                # words of the shifted tile outside the old one (box overlap per axis).
+                # The loops above c are the first s_c nest slots (static).
+                s_c = (L - 1 - c) * D
+                ov = None
+                for a in range(A):
+                    delta = base[a][:s_c] - (G[a][s_c - 1][None, :] - G[a][:s_c])
+                    o = xp.maximum(0, ext[a][c][None, :] - xp.abs(delta))
+                    ov = o if ov is None else ov * o
+                w_c = words[c]
+                F = w_c + xp.sum(n_trans[:s_c] * (w_c[None, :] - ov), axis=0)
+                inst_c = inst[c]
+                U = _mul([E[c, d] * T_above[c, d] for d in rel]) if rel else ones_d[0]
+            child_total = F * inst_c
+            # the parent is the next level above c that keeps the operand
+            p_of = c + 1 + xp.argmax(kp[c + 1:], axis=0)
+            for p in range(c + 1, L):
+                at = act & (p_of == p)
+                if is_np and not at.any():
+                    continue
+                atf = xp.where(at, 1.0, 0.0)
+                groups = distinct(t, c, p) * inst[p]
+                if t == 2:   # O: reduced in the network, one update per group
+                    refill = (F - U) * groups
+                    writes[p][t] = writes[p][t] + atf * F * groups
+                    reads[p][t] = reads[p][t] + atf * refill
+                    if c >= 0:
+                        reads[c][t] = reads[c][t] + atf * child_total          # evictions
+                        writes[c][t] = writes[c][t] + atf * refill
+                    deliveries = child_total + refill
+                else:
+                    mc = all(st.multicast[q] for q in range(c + 1, p + 1))
+                    reads[p][t] = reads[p][t] + atf * F * (groups if mc else inst_c)
+                    if c >= 0:
+                        writes[c][t] = writes[c][t] + atf * child_total
+                    deliveries = child_total
+                for q in range(c + 1, p + 1):
+                    if fan[q]:
+                        noc[q] = noc[q] + atf * deliveries
+    R = xp.stack([xp.stack(reads[li]) for li in range(L)])    # (L, 3, B)
+    Wr = xp.stack([xp.stack(writes[li]) for li in range(L)])
+    NOC = xp.stack(noc)                                       # (L, B)
+    TW = xp.stack(tiles, axis=1)                              # (L, 3, B)
+    e_r = xp.asarray(st.e_read)[:, :, None]
+    e_w = xp.asarray(st.e_write)[:, :, None]
+    level_energy = xp.sum(R * e_r + Wr * e_w, axis=1) + NOC * xp.asarray(st.e_noc)[:, None]
+    macs_exec = iters * inst_mac
+    energy = xp.sum(level_energy, axis=0) + macs_exec * st.mac_energy
+    acc = xp.sum(R + Wr, axis=1) / xp.maximum(inst, 1)
+    BW = acc / xp.asarray(st.bandwidth)[:, None]
+    return dict(R=R, Wr=Wr, noc=NOC, TW=TW, level_energy=level_energy, macs_exec=macs_exec,
+                energy=energy, iters=iters, BW=BW, padded=E[L - 1], SX=SX, SY=SY, T=T, keep=keep)
+
+
+def evaluate_batch(
+    layer: Layer,
+    arch: ArchSpec,
+    batch: MappingBatch,
+    *,
+    xp: Any = np,
+    integer: bool = True,
+    consts: LayerConstants | None = None,
+    fold_cycles: Any = None,
+    block: int = 4096,
+) -> LoopNestResult:
+    """Score ``batch`` (see module docstring).
+
+    Args:
+        xp: array namespace, ``numpy`` (default) or ``jax.numpy``.
+        integer: exact integer arithmetic; ``False`` for a continuous relaxation
+            (float factors, differentiable almost everywhere).
+        fold_cycles: ``f(rows_used, cols_used, t)`` giving one fold's cycles; by default
+            :func:`evaluators.systolic.fold_cycles` when ``arch.attrs`` names a dataflow.
+        block: mappings per internal block (numpy): keeps temporaries in cache.
+    """
+    k = consts or layer_constants(layer)
+    st = _static(layer, arch, k)
+    B = len(batch)
+    if xp is np and B > block:
+        return _concat([_evaluate_block(xp, st, arch, batch.take(np.arange(i, min(i + block, B))),
+                                        integer, fold_cycles) for i in range(0, B, block)])
+    return _evaluate_block(xp, st, arch, batch, integer, fold_cycles)
+
+
+def _evaluate_block(xp: Any, st: _Static, arch: ArchSpec, batch: MappingBatch, integer: bool,
+                    fold_cycles: Any) -> LoopNestResult:
+    def cast(a: Any, dtype: Any = float) -> Any:
+        moved = np.moveaxis(np.asarray(a), 0, -1)             # (B, ...) -> (..., B)
+        return xp.asarray(np.ascontiguousarray(moved), dtype=dtype)
+
+    out = _core(xp, st, cast(batch.temporal), cast(batch.spatial_x), cast(batch.spatial_y),
+                cast(batch.order, np.int64), cast(batch.keep, bool), integer)
+    return _finish(xp, st, arch, out, integer, fold_cycles)
+
+
+def _finish(xp: Any, st: _Static, arch: ArchSpec, out: dict[str, Any], integer: bool,
+            fold_cycles: Any) -> LoopNestResult:
+    """Latency, validity and the (B, ...) result layout from the batch-last core output."""
+    iters = out["iters"]
+    compute = iters
+    df = arch.attrs.get("dataflow") if arch.attrs else None
+    if fold_cycles is None and df is not None:
+        from evaluators.systolic import fold_cycles as _fc
+
+        rows, cols = arch.attrs["rows"], arch.attrs["cols"]
+
+        def fold_cycles(r: Any, c_: Any, tt: Any) -> Any:
+            return _fc(r, c_, tt, df, rows, cols)
+
+    if fold_cycles is not None:
+        fl = st.pe_level
+        rows_used = _mul(list(out["SY"][fl]))
+        cols_used = _mul(list(out["SX"][fl]))
+        stream = _mul([_mul(list(out["T"][li])) for li in range(fl)]) if fl else xp.ones_like(iters)
+        folds = xp.round(iters / stream) if integer else iters / stream
+        compute = folds * fold_cycles(rows_used, cols_used, stream)
+    BW = out["BW"]                                            # (L, B)
+    latency = xp.maximum(compute, xp.max(BW, axis=0))
+    # ---- validity (discrete; numpy)
+    SX, SY = np.asarray(out["SX"]), np.asarray(out["SY"])
+    TW, kp = np.asarray(out["TW"]), np.asarray(out["keep"])
+    valid = (np.asarray(out["padded"]) >= st.sizes[:, None]).all(axis=0)
+    valid &= (SX.prod(axis=1) <= st.fanout_x[:, None]).all(axis=0)
+    valid &= (SY.prod(axis=1) <= st.fanout_y[:, None]).all(axis=0)
+    held = np.where(kp, TW, 0)                                # (L, 3, B)
+    valid &= (held <= st.cap[:, :, None]).all(axis=(0, 1))
+    valid &= (held.sum(axis=1) <= st.cap_shared[:, None]).all(axis=0)
+    energy = out["energy"]
+    util = st.macs / (compute * st.n_macs)
+
+    def bl(a: Any) -> Any:   # (..., B) -> (B, ...)
+        return xp.moveaxis(a, -1, 0)
+
+    return LoopNestResult(
+        energy_pj=energy, latency_cycles=latency, compute_cycles=compute, edp=energy * latency,
+        utilization=util, macs_executed=out["macs_exec"], valid=valid, reads=bl(out["R"]),
+        writes=bl(out["Wr"]), noc_words=bl(out["noc"]), bandwidth_cycles=bl(BW),
+        level_energy_pj=bl(out["level_energy"]), mac_energy_pj=out["macs_exec"] * st.mac_energy,
+        tile_words=bl(out["TW"]),
+    )
+
+
+def _concat(parts: list[LoopNestResult]) -> LoopNestResult:
+    names = [f for f in LoopNestResult.__dataclass_fields__ if f != "extra"]
+    return LoopNestResult(**{n: np.concatenate([np.asarray(getattr(p, n)) for p in parts]) for n in names})
+
+
+def _fix_multi(nd: Any, multi: np.ndarray, two: Any, coef: np.ndarray, ds: tuple[int, int],
+               c: int, p: int, SX: Any, SY: Any, E_below: Any) -> np.ndarray:
+    """Replace the two-progression count of one axis by exact enumeration of the child
+    offsets, for the mappings ``multi`` where a dimension is unrolled at several levels
+    (batch-last arrays ``(L, D, B)``)."""
+    nd = np.array(nd)
+    for i in np.flatnonzero(multi):
+        offs = {0}
+        for d in ds:
+            for q in range(c + 1, p + 1):
+                sx, sy, e = int(SX[q, d, i]), int(SY[q, d, i]), int(E_below[q, d, i])
+                offs = {o + int(coef[d]) * e * (kx * sy + ky)
+                        for o in offs for kx in range(sx) for ky in range(sy)}
+        nd[i] = nd[i] // int(two[i]) * len(offs)
+    return nd
+
+
+def evaluate(layer: Layer, arch: ArchSpec, mapping: Mapping) -> LoopNestResult:
+    """Score one mapping (a batch of one)."""
+    return evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [mapping]))

@@ -1,0 +1,203 @@
+"""A slow, literal loop-nest simulator: the ground truth for :mod:`evaluators.loopnest`.
+
+It walks every temporal iteration of the mapped loop nest in order, keeps for every
+storage level, instance and operand the *set* of elements it currently holds (the
+bounding box of what its inner loops touch), and on every change counts, with Python
+set arithmetic: the words fetched (new minus old), the words a parent must read to
+serve its children (children holding an identical set are served once -- multicast),
+the words evicted and written back for outputs, which output words are fetched back
+because they already hold a partial sum (a record, per level and parent instance, of
+every word ever held)
+and the words delivered over the network. MAC units hold nothing: every iteration they
+read their operands and update their output word.
+
+It shares no counting code with the vectorized model; only the rules (see the
+:mod:`evaluators.loopnest` docstring) are the same. Use it on tiny layers only: its cost
+grows with iterations x instances x tile size.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from accelerators.arch import OPERANDS, ArchSpec
+from mappers.mapping import Mapping
+from mappers.workloads import Layer
+
+
+@dataclass
+class Counts:
+    reads: np.ndarray      # (L, 3)
+    writes: np.ndarray     # (L, 3)
+    noc_words: np.ndarray  # (L,)
+    iterations: int
+    mac_instances: int
+
+
+def _loops(layer: Layer, arch: ArchSpec, m: Mapping) -> list[tuple[str, int, str, int]]:
+    """The loop nest, outermost first: (kind 'T'/'X'/'Y', level, dim, factor)."""
+    dims = layer.dim_names
+    out = []
+    for lv in range(arch.n_levels - 1, -1, -1):
+        for d in m.full_order(lv, dims):
+            out.append(("T", lv, d, m.temporal[lv].get(d, 1)))
+        for d in dims:
+            if m.spatial_x[lv].get(d, 1) > 1:
+                out.append(("X", lv, d, m.spatial_x[lv][d]))
+        for d in dims:
+            if m.spatial_y[lv].get(d, 1) > 1:
+                out.append(("Y", lv, d, m.spatial_y[lv][d]))
+    return out
+
+
+def simulate(layer: Layer, arch: ArchSpec, m: Mapping) -> Counts:
+    loops = _loops(layer, arch, m)
+    n = len(loops)
+    step = [1] * n
+    for i in range(n):
+        for j in range(i + 1, n):
+            if loops[j][2] == loops[i][2]:
+                step[i] *= loops[j][3]
+    L = arch.n_levels
+    tensors = [layer.tensor(op) for op in OPERANDS]
+    t_idx = [i for i, lp in enumerate(loops) if lp[0] == "T"]
+
+    def coords(index: dict[int, int]) -> dict[str, int]:
+        c = dict.fromkeys(layer.dim_names, 0)
+        for i, v in index.items():
+            c[loops[i][2]] += v * step[i]
+        return c
+
+    def element(t: int, c: dict[str, int]) -> tuple[int, ...]:
+        return tuple(sum(coef * c[d] for d, coef in axis) for axis in tensors[t].axes)
+
+    def tile(t: int, level: int, fixed: dict[int, int]) -> frozenset:
+        """Bounding box of the elements touched by loops at levels <= ``level`` with the
+        other loops fixed at ``fixed``."""
+        inner = [i for i in range(n) if loops[i][1] <= level]
+        lo = hi = None
+        for combo in itertools.product(*(range(loops[i][3]) for i in inner)):
+            idx = dict(fixed)
+            idx.update(zip(inner, combo))
+            e = element(t, coords(idx))
+            lo = e if lo is None else tuple(map(min, lo, e))
+            hi = e if hi is None else tuple(map(max, hi, e))
+        return frozenset(itertools.product(*(range(a, b + 1) for a, b in zip(lo, hi))))
+
+    def instances(level: int) -> list[dict[int, int]]:
+        """Spatial index assignments of the loops above ``level`` (one per instance)."""
+        sp = [i for i in range(n) if loops[i][0] != "T" and loops[i][1] > level]
+        return [dict(zip(sp, combo)) for combo in itertools.product(*(range(loops[i][3]) for i in sp))]
+
+    def parent_key(inst: dict[int, int], parent: int) -> tuple:
+        return tuple(sorted((i, v) for i, v in inst.items() if loops[i][1] > parent))
+
+    def parent_of(level: int, t: int) -> int:
+        for q in range(level + 1, L):
+            if m.keeps(arch, q, OPERANDS[t]):
+                return q
+        raise AssertionError
+
+    reads = np.zeros((L, 3), dtype=np.int64)
+    writes = np.zeros((L, 3), dtype=np.int64)
+    noc = np.zeros(L, dtype=np.int64)
+
+    def crossed(child: int, parent: int) -> list[int]:
+        return [q for q in range(child + 1, parent + 1) if arch.levels[q].fanout > 1]
+
+    def multicast(child: int, parent: int) -> bool:
+        return all(arch.levels[q].multicast for q in range(child + 1, parent + 1))
+
+    held: dict[tuple, frozenset] = {}                  # (level, t, instance key) -> set
+    # output words that already hold a partial sum, per (level, parent instance): partial
+    # sums live in one parent instance's subtree; sibling subtrees reducing other slices
+    # of the reduction start from zero
+    ever: dict[tuple, set] = defaultdict(set)
+    mac_seen: dict[tuple, set] = defaultdict(set)
+    inst_cache = {lv: instances(lv) for lv in range(-1, L)}
+    prev_outer: dict[int, tuple] = {}
+
+    def transition(level: int, t: int, fixed_time: dict[int, int], final: bool = False) -> None:
+        p = parent_of(level, t)
+        groups: dict[tuple, dict[frozenset, list]] = defaultdict(dict)
+        for inst in inst_cache[level]:
+            key = (level, t, tuple(sorted(inst.items())))
+            old = held.get(key, frozenset())
+            new = frozenset() if final else tile(t, level, {**fixed_time, **inst})
+            held[key] = new
+            g = groups[parent_key(inst, p)]
+            # children moving from identical sets to identical sets form one group
+            share = (old, new) if (multicast(level, p) or OPERANDS[t] == "O") else (old, new, key)
+            g.setdefault(share, []).append((old, new))
+        for pk, by_tile in groups.items():
+            for members in by_tile.values():
+                old, new = members[0]
+                fetched = new - old
+                evicted = old - new
+                if OPERANDS[t] == "O":
+                    seen = ever[(level, t, pk)]
+                    back = [w for w in fetched if w in seen]
+                    seen.update(fetched)
+                    writes[p, t] += len(evicted)           # one reduced update per group
+                    reads[p, t] += len(back)               # old partial sums fetched back
+                    writes[level, t] += len(back)          # into one child of the group
+                    for q in crossed(level, p):
+                        noc[q] += len(back)
+                    for o, nw in members:
+                        reads[level, t] += len(o - nw)     # every child evicts its partial
+                        for q in crossed(level, p):
+                            noc[q] += len(o - nw)
+                else:
+                    reads[p, t] += len(fetched)
+                    for o, nw in members:
+                        writes[level, t] += len(nw - o)
+                        for q in crossed(level, p):
+                            noc[q] += len(nw - o)
+
+    def mac_step(fixed_time: dict[int, int]) -> None:
+        for t in range(3):
+            p = parent_of(-1, t)
+            groups: dict[tuple, set] = defaultdict(set)
+            count_all: dict[tuple, int] = defaultdict(int)
+            for inst in inst_cache[-1]:
+                e = element(t, coords({**fixed_time, **inst}))
+                pk = parent_key(inst, p)
+                share = e if (multicast(-1, p) or OPERANDS[t] == "O") else (e, tuple(sorted(inst.items())))
+                groups[pk].add(share)
+                count_all[pk] += 1
+            for pk, elems in groups.items():
+                if OPERANDS[t] == "O":
+                    back = [w for w in elems if w in mac_seen[pk]]
+                    mac_seen[pk].update(elems)
+                    writes[p, t] += len(elems)
+                    reads[p, t] += len(back)
+                    for q in crossed(-1, p):
+                        noc[q] += count_all[pk] + len(back)
+                else:
+                    reads[p, t] += len(elems)
+                    for q in crossed(-1, p):
+                        noc[q] += count_all[pk]
+
+    iterations = 0
+    for combo in itertools.product(*(range(loops[i][3]) for i in t_idx)):
+        fixed_time = dict(zip(t_idx, combo))
+        for level in range(L - 2, -1, -1):
+            outer = tuple(v for i, v in fixed_time.items() if loops[i][1] > level)
+            if prev_outer.get(level) == outer:
+                continue
+            prev_outer[level] = outer
+            now = {i: v for i, v in fixed_time.items() if loops[i][1] > level}
+            for t in range(3):
+                if m.keeps(arch, level, OPERANDS[t]):
+                    transition(level, t, now)
+        mac_step(fixed_time)
+        iterations += 1
+    for level in range(L - 1):
+        for t in range(3):
+            if OPERANDS[t] == "O" and m.keeps(arch, level, "O"):
+                transition(level, t, {}, final=True)
+    return Counts(reads, writes, noc, iterations, len(inst_cache[-1]))

@@ -1,0 +1,217 @@
+"""Reference networks as exact layer lists (the MAC layers only, with repeat counts).
+
+Every function returns a ``list[Layer]`` of *unique* shapes in network order of first
+occurrence; ``repeat`` says how many times that shape occurs in the network (the name is
+the one of the first occurrence). Two layers count as the same shape when
+:func:`shape_key` says so: same kind, dimensions, operand projections (strides,
+dilation) and constructor attributes (input size, padding ...). Non-MAC operators
+(pooling, normalisation, activations, softmax, element-wise adds, embedding lookups) are
+not modelled. Convolutions are built with :func:`~mappers.workloads.conv2d_from_input`
+(input size + padding, as ``torch.nn.Conv2d``), so the lists compare exactly with what
+:func:`mappers.from_torch.from_torch` extracts from the equivalent PyTorch modules.
+
+``NETWORKS`` maps a name to its builder and :func:`get` builds one by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from itertools import pairwise
+from typing import Any
+
+from mappers.workloads import Layer, conv2d_from_input, conv_output_size, gemm
+
+__all__ = [
+    "NETWORKS",
+    "bert_base_block",
+    "dqn",
+    "get",
+    "merge_repeats",
+    "mlp_dlrm",
+    "resnet50",
+    "shape_key",
+]
+
+
+def shape_key(layer: Layer) -> Hashable:
+    """What makes two layers "the same shape" (everything but ``name`` and ``repeat``)."""
+    attrs = repr(sorted(layer.attrs.items()))
+    return (layer.kind, tuple(layer.dims.items()), layer.tensors, attrs)
+
+
+def merge_repeats(layers: Iterable[Layer]) -> list[Layer]:
+    """Merge layers of identical shape (:func:`shape_key`) into one, summing ``repeat``.
+
+    The merged layer keeps the position and the name of the first occurrence.
+    """
+    merged: dict[Hashable, Layer] = {}
+    for layer in layers:
+        key = shape_key(layer)
+        first = merged.get(key)
+        merged[key] = layer if first is None else first.with_repeat(first.repeat + layer.repeat)
+    return list(merged.values())
+
+
+def _positive(network: str, **vals: int) -> None:
+    for k, v in vals.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{network}: {k} must be a positive integer, got {v!r}")
+
+
+# --------------------------------------------------------------------------- ResNet-50
+
+RESNET50_MACS_224 = 4_089_184_256
+"""Total MACs of :func:`resnet50` at batch 1, 224x224 (53 convolutions + the fc)."""
+
+
+def resnet50(batch: int = 1, image: int = 224) -> list[Layer]:
+    """ResNet-50 v1.5 (torchvision ``resnet50``): every convolution and the final fc.
+
+    Stem: ``conv1`` 7x7/2 (padding 3, 3 -> 64 channels), then a 3x3/2 max-pool (padding 1;
+    not a MAC layer). Four stages of bottlenecks ``[3, 4, 6, 3]`` with widths
+    ``64, 128, 256, 512`` and expansion 4: ``conv1`` 1x1, ``conv2`` 3x3 (padding 1),
+    ``conv3`` 1x1; the first block of each stage has a ``downsample.0`` 1x1 projection
+    convolution. v1.5: in stages 2-4 the stride 2 sits on the 3x3 ``conv2`` (and on the
+    downsample convolution), not on ``conv1``. Global average pool, then ``fc``
+    2048 -> 1000 as a GEMM with ``M = batch``. Batch norm / ReLU / adds are not modelled.
+
+    That is 53 convolutions (49 in the main path + 4 downsample) and one GEMM; at
+    ``batch=1, image=224`` the total is exactly ``4_089_184_256`` MACs
+    (:data:`RESNET50_MACS_224`; the well-known "4.1 GMACs" figure): 4,087,136,256 in the
+    convolutions plus 2,048,000 in the fc. Layers are named as in torchvision
+    (``"conv1"``, ``"layer1.0.conv2"``, ``"layer2.0.downsample.0"``, ``"fc"``).
+    """
+    _positive("resnet50", batch=batch, image=image)
+    layers: list[Layer] = []
+
+    def conv(name: str, c: int, hw: int, k: int, r: int, stride: int = 1, pad: int = 0) -> int:
+        layers.append(conv2d_from_input(name, N=batch, C=c, H=hw, W=hw, K=k, R=r,
+                                        stride=stride, padding=pad))
+        return conv_output_size(hw, r, stride, pad)
+
+    hw = conv("conv1", 3, image, 64, 7, stride=2, pad=3)
+    hw = conv_output_size(hw, 3, 2, 1)  # max-pool 3x3/2, padding 1
+    if hw < 1:
+        raise ValueError(f"resnet50: image={image} is too small")
+    channels = 64
+    for stage, (blocks, width) in enumerate(zip((3, 4, 6, 3), (64, 128, 256, 512)), start=1):
+        for b in range(blocks):
+            prefix = f"layer{stage}.{b}"
+            stride = 2 if stage > 1 and b == 0 else 1
+            conv(f"{prefix}.conv1", channels, hw, width, 1)
+            out_hw = conv(f"{prefix}.conv2", width, hw, width, 3, stride=stride, pad=1)
+            conv(f"{prefix}.conv3", width, out_hw, 4 * width, 1)
+            if b == 0:  # projection shortcut (channels change in every first block)
+                conv(f"{prefix}.downsample.0", channels, hw, 4 * width, 1, stride=stride)
+            channels, hw = 4 * width, out_hw
+    layers.append(gemm("fc", M=batch, K=channels, N=1000))
+    return merge_repeats(layers)
+
+
+# --------------------------------------------------------------------------------- DQN
+
+def dqn(batch: int = 1, n_actions: int = 18) -> list[Layer]:
+    """Nature DQN (Mnih et al., "Human-level control through deep RL", Nature 2015).
+
+    Input ``4 x 84 x 84`` (four stacked grey frames): ``conv1`` 8x8/4 -> 32 x 20 x 20,
+    ``conv2`` 4x4/2 -> 64 x 9 x 9, ``conv3`` 3x3/1 -> 64 x 7 x 7 (no padding anywhere),
+    ``fc1`` 3136 -> 512, ``fc2`` 512 -> ``n_actions`` (18 = full Atari action set). At
+    batch 1: 3,276,800 + 2,654,208 + 1,806,336 + 1,605,632 + 512 * n_actions MACs.
+    """
+    _positive("dqn", batch=batch, n_actions=n_actions)
+    return merge_repeats([
+        conv2d_from_input("conv1", N=batch, C=4, H=84, W=84, K=32, R=8, stride=4),
+        conv2d_from_input("conv2", N=batch, C=32, H=20, W=20, K=64, R=4, stride=2),
+        conv2d_from_input("conv3", N=batch, C=64, H=9, W=9, K=64, R=3, stride=1),
+        gemm("fc1", M=batch, K=64 * 7 * 7, N=512),
+        gemm("fc2", M=batch, K=512, N=n_actions),
+    ])
+
+
+# -------------------------------------------------------------------------------- DLRM
+
+DLRM_BOTTOM_MLP = (13, 512, 256, 128)
+DLRM_TOP_MLP = (479, 1024, 1024, 512, 256, 1)
+
+
+def mlp_dlrm(batch: int = 128) -> list[Layer]:
+    """The MLPs of DLRM in the MLPerf Training configuration (Criteo Terabyte).
+
+    Source: the MLPerf Training DLRM reference (mlcommons/training
+    ``recommendation/dlrm``, i.e. facebookresearch/dlrm ``bench/run_and_time.sh`` with
+    ``--data-set=terabyte``): ``--arch-mlp-bot=13-512-256-128``,
+    ``--arch-mlp-top=1024-1024-512-256-1``, ``--arch-sparse-feature-size=128``, 26
+    categorical features. The top MLP's input is the bottom MLP output (128) concatenated
+    with the 27*26/2 = 351 pairwise dot products of the 27 feature vectors: 479.
+
+    Bottom MLP ``13-512-256-128`` (``bot.0`` .. ``bot.2``) and top MLP
+    ``479-1024-1024-512-256-1`` (``top.0`` .. ``top.4``) as GEMMs with ``M = batch``,
+    ``K`` = input width, ``N`` = output width. ``top.3`` (512 -> 256) has the shape of
+    ``bot.1`` and is merged into it (``repeat=2``), so the list has 7 entries for the 8
+    fully connected layers. The embedding-table lookups (gathers) and
+    the pairwise dot-product feature interaction are not MAC layers of this model and are
+    omitted (as are the activations).
+    """
+    _positive("mlp_dlrm", batch=batch)
+    layers = []
+    for prefix, widths in (("bot", DLRM_BOTTOM_MLP), ("top", DLRM_TOP_MLP)):
+        for i, (k, n) in enumerate(pairwise(widths)):
+            layers.append(gemm(f"{prefix}.{i}", M=batch, K=k, N=n))
+    return merge_repeats(layers)
+
+
+# -------------------------------------------------------------------------------- BERT
+
+def bert_base_block(
+    seq: int = 512, batch: int = 1, hidden: int = 768, heads: int = 12, ffn: int = 3072,
+) -> list[Layer]:
+    """One BERT-base encoder block (post-LN transformer layer) as GEMMs.
+
+    With ``T = batch * seq`` tokens, ``h = hidden``, ``d = hidden / heads``:
+
+    * ``attn.q_proj`` -- the Q, K, V projections and the output projection: all four are
+      GEMMs ``M=T, K=h, N=h`` of identical shape, hence one layer with ``repeat=4``
+      (Q, K, V, then the output projection after the attention);
+    * ``attn.qk`` -- ``Q K^T`` per head: batched matmul ``B=batch*heads, M=seq, K=d,
+      N=seq``;
+    * ``attn.av`` -- attention weights x ``V``: ``B=batch*heads, M=seq, K=seq, N=d``;
+    * ``ffn.up`` -- ``M=T, K=h, N=ffn``; ``ffn.down`` -- ``M=T, K=ffn, N=h``.
+
+    Total MACs: ``4*T*h*h + 2*batch*seq*seq*h + 2*T*h*ffn`` (4,026,531,840 at the
+    defaults). Softmax, the scaling, LayerNorm, GELU and residual adds are not MAC layers
+    and are omitted.
+    """
+    _positive("bert_base_block", seq=seq, batch=batch, hidden=hidden, heads=heads, ffn=ffn)
+    if hidden % heads:
+        raise ValueError(f"bert_base_block: heads={heads} must divide hidden={hidden}")
+    tokens, d = batch * seq, hidden // heads
+    return merge_repeats([
+        gemm("attn.q_proj", M=tokens, K=hidden, N=hidden),
+        gemm("attn.k_proj", M=tokens, K=hidden, N=hidden),
+        gemm("attn.v_proj", M=tokens, K=hidden, N=hidden),
+        gemm("attn.qk", B=batch * heads, M=seq, K=d, N=seq),
+        gemm("attn.av", B=batch * heads, M=seq, K=seq, N=d),
+        gemm("attn.out_proj", M=tokens, K=hidden, N=hidden),
+        gemm("ffn.up", M=tokens, K=hidden, N=ffn),
+        gemm("ffn.down", M=tokens, K=ffn, N=hidden),
+    ])
+
+
+# ---------------------------------------------------------------------------- registry
+
+NETWORKS: dict[str, Callable[..., list[Layer]]] = {
+    "resnet50": resnet50,
+    "dqn": dqn,
+    "mlp_dlrm": mlp_dlrm,
+    "bert_base_block": bert_base_block,
+}
+
+
+def get(name: str, **kw: Any) -> list[Layer]:
+    """Build the network ``name`` of :data:`NETWORKS` with keyword arguments ``kw``."""
+    try:
+        builder = NETWORKS[name]
+    except KeyError:
+        known = ", ".join(sorted(NETWORKS))
+        raise KeyError(f"unknown network {name!r}; known networks: {known}") from None
+    return builder(**kw)
