@@ -2,14 +2,20 @@
 #   make demo   -> .venv + install + a real co-design sweep (SQLite study, Pareto CSV/PNG)
 #   make test   -> .venv + install + ruff + the default test suite
 # Both are idempotent: the venv is reused and only reinstalled when pyproject/constraints change.
+#   make validate-env -> .venv-scalesim with SCALE-Sim 3.0.0 (numpy<2.4), for the model checks
+#   make zigzag-env   -> .venv-zigzag with ZigZag 3.9.1, for the cost-model throughput comparison
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?= -n 2
 DEMO_CONFIG ?= experiments/configs/demo.yaml
+SCALESIM_VENV := .venv-scalesim
+SCALESIM_STAMP := $(SCALESIM_VENV)/.installed
+ZIGZAG_VENV := .venv-zigzag
+ZIGZAG_STAMP := $(ZIGZAG_VENV)/.installed
 
-.PHONY: venv demo test test-slow lint clean
+.PHONY: venv demo test test-slow lint clean validate-env zigzag-env
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,3 +43,35 @@ test-slow: $(STAMP)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
+
+# SCALE-Sim 3.0.0 needs numpy<2.4, coexplore pins numpy 2.4: it gets its own venv, used by
+# experiments/benchmarks/scalesim_compare.py and tests/evaluators/test_scalesim_agreement.py.
+# The venv ignores itself in git (a '*' .gitignore inside it, as Python 3.13's venv does).
+$(SCALESIM_VENV)/bin/python:
+	$(PYTHON) -m venv $(SCALESIM_VENV)
+	echo '*' > $(SCALESIM_VENV)/.gitignore
+	$(SCALESIM_VENV)/bin/python -m pip install --quiet --upgrade pip
+
+$(SCALESIM_STAMP): $(SCALESIM_VENV)/bin/python constraints-scalesim.txt
+	$(SCALESIM_VENV)/bin/python -m pip install --quiet -c constraints-scalesim.txt "scalesim==3.0.0" "numpy<2.4"
+	touch $(SCALESIM_STAMP)
+
+validate-env: $(SCALESIM_STAMP)
+
+# ZigZag 3.9.1 (zigzag-dse, plus six that its YAML validator imports but does not declare),
+# the reference cost model for the throughput benchmark: experiments/benchmarks/
+# zigzag_costmodel.py runs inside this venv, experiments/benchmarks/zigzag_compare.py calls it
+# from .venv. Its own venv keeps ZigZag's dependency tree (onnx, sympy, seaborn, ...) away from
+# coexplore's pins; exact versions in constraints-zigzag.txt. Ignores itself in git like
+# .venv-scalesim.
+$(ZIGZAG_VENV)/bin/python:
+	$(PYTHON) -m venv $(ZIGZAG_VENV)
+	echo '*' > $(ZIGZAG_VENV)/.gitignore
+	$(ZIGZAG_VENV)/bin/python -m pip install --quiet --upgrade pip
+
+$(ZIGZAG_STAMP): $(ZIGZAG_VENV)/bin/python constraints-zigzag.txt
+	$(ZIGZAG_VENV)/bin/python -m pip install --quiet -c constraints-zigzag.txt "zigzag-dse==3.9.1" six
+	$(ZIGZAG_VENV)/bin/python -c "import six, zigzag.api, zigzag.cost_model.cost_model"
+	touch $(ZIGZAG_STAMP)
+
+zigzag-env: $(ZIGZAG_STAMP)

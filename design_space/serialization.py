@@ -57,6 +57,11 @@ def space_to_dict(space: DesignSpace | JointSpace) -> dict[str, Any]:
         if space.name:
             d["name"] = space.name
         return d
+    if space.proposal is not None:
+        raise SpaceDefinitionError(
+            f"space {space.name or ''!r} has a custom proposal function and cannot be saved; "
+            "save the function that builds it instead"
+        )
     d = {"parameters": [p.to_dict() for p in space.params]}
     if space.constraints:
         d["constraints"] = [c.to_dict() for c in space.constraints]

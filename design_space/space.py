@@ -143,6 +143,12 @@ class DesignSpace:
         constraints: :class:`~design_space.constraints.Constraint` objects, all of which a
             point must satisfy.
         name: optional label used in messages and exports.
+        proposal: optional ``proposal(n, rng) -> {name: array}`` drawing candidate
+            points from a smarter distribution than independent uniform draws (e.g. a
+            mapping space assigns prime factors to loops so that factor products divide
+            by construction). Candidates still pass every known constraint; the space
+            is the same set, only ``sample`` draws differently. Spaces with a proposal
+            cannot be saved to YAML.
 
     Raises:
         SpaceDefinitionError: duplicate names, unknown/illegal/cyclic conditions, a
@@ -154,6 +160,7 @@ class DesignSpace:
         *params: Parameter,
         constraints: Sequence[Constraint] = (),
         name: str | None = None,
+        proposal: Any = None,
     ) -> None:
         if len(params) == 1 and isinstance(params[0], list | tuple):
             params = tuple(params[0])
@@ -168,6 +175,7 @@ class DesignSpace:
             raise SpaceDefinitionError(f"DesignSpace: duplicate parameter names {dup}")
         self.params: tuple[Parameter, ...] = tuple(params)
         self.name = name
+        self.proposal = proposal
         self._by_name = {p.name: p for p in params}
         self._check_conditions()
         self._order = self._topological_order()
@@ -304,8 +312,13 @@ class DesignSpace:
     def _sample_table(self, rng: np.random.Generator, n: int) -> _Table:
         cols: dict[str, np.ndarray] = {}
         active: dict[str, np.ndarray] = {}
+        proposed = self.proposal(n, rng) if self.proposal is not None else {}
         for p in self._order:
-            vals = p.sample(rng, n)
+            if p.name in proposed:
+                v = proposed[p.name]
+                vals = v if isinstance(v, np.ndarray) else _column(p, list(v))
+            else:
+                vals = p.sample(rng, n)
             a = self._active_mask(p, cols, active, n)
             cols[p.name] = _merge(a, vals, p.fill(n)) if p.active_if else vals
             active[p.name] = a
@@ -469,6 +482,15 @@ class DesignSpace:
     def point_key(self, point: Mapping[str, Any]) -> str:
         """A canonical string identifying a point (for de-duplication)."""
         return json.dumps(self.normalize(point), sort_keys=True, default=str)
+
+    def columns(self, points: Sequence[Mapping[str, Any]], *, check: bool = True) -> dict[str, np.ndarray]:
+        """The column view of ``points`` (one array per parameter, inactive entries at
+        their defaults): what constraints see, for vectorized consumers."""
+        return dict(self._from_points(points, check=check).cols)
+
+    def sample_columns(self, n: int, seed: SeedLike = None) -> dict[str, np.ndarray]:
+        """:meth:`sample` without building ``n`` dicts (for very large batches)."""
+        return dict(self._sample_feasible(n, as_rng(seed), None).cols)
 
     # ---------------------------------------------------------------- codec
     def encode(self, points: Sequence[Mapping[str, Any]]) -> np.ndarray:

@@ -51,7 +51,7 @@ are derived in the comments below.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -304,8 +304,11 @@ def _core(xp: Any, st: _Static, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
                     two = m1 * m2
                     two[idx] = _distinct_two_aps(np, a1[idx].astype(np.int64), m1[idx].astype(np.int64),
                                                  a2[idx].astype(np.int64), m2[idx].astype(np.int64), True)
+                elif integer:
+                    i64 = [x.astype(np.int64) for x in (a1, m1, a2, m2)]
+                    two = _distinct_two_aps(xp, i64[0], i64[1], i64[2], i64[3], True).astype(float)
                 else:
-                    two = _distinct_two_aps(xp, a1, m1, a2, m2, integer)
+                    two = _distinct_two_aps(xp, a1, m1, a2, m2, False)
                 nd = nd * xp.where(both, two, m1 * m2)
                 if is_np:
                     # a dimension unrolled at several fanout levels of one segment is
@@ -317,6 +320,29 @@ def _core(xp: Any, st: _Static, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
                 raise NotImplementedError("more than two dimensions on one tensor axis")
         return nd
 
+    # ---- per dimension, shared by every operand: for nest slot j and the loops above
+    # level c (the first s_c slots), the shift of dimension d's offset when loop j
+    # increments: +step_j if j is a loop of d, minus the span of every loop of d between
+    # j and level c (they wrap to 0). |shift| is what the per-axis overlap needs.
+    onehot = [s_dim == d for d in range(D)]
+    step_d = [xp.where(onehot[d], s_step, 0.0) for d in range(D)]
+    G_d = [_cumsum0(xp, xp.where(onehot[d], span, 0.0)) for d in range(D)]
+    shift_cache: dict[tuple[int, int], Any] = {}
+
+    def shift(d: int, c: int) -> Any:
+        """(s_c, B) shift of dimension d's offset for level c's transitions."""
+        if (d, c) not in shift_cache:
+            s_c = (L - 1 - c) * D
+            shift_cache[(d, c)] = step_d[d][:s_c] - (G_d[d][s_c - 1][None, :] - G_d[d][:s_c])
+        return shift_cache[(d, c)]
+
+    abs_cache: dict[tuple[int, int], Any] = {}
+
+    def abs_shift(d: int, c: int) -> Any:
+        if (d, c) not in abs_cache:
+            abs_cache[(d, c)] = xp.abs(shift(d, c))
+        return abs_cache[(d, c)]
+
     zero = xp.zeros(B)
     reads = [[zero] * 3 for _ in range(L)]
     writes = [[zero] * 3 for _ in range(L)]
@@ -324,18 +350,11 @@ def _core(xp: Any, st: _Static, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
     tiles = []
     for t in range(3):
         C = st.coef[t]                                        # (A, D) numpy, static
-        A = C.shape[0]
-        axes = [[(d, float(C[a, d])) for d in range(D) if C[a, d]] for a in range(A)]
-        ext = [1 + sum(cf * (E[:, d] - 1) for d, cf in ax) for ax in axes]   # A x (L, B)
-        words = _mul(ext)                                     # (L, B)
+        axes = [[(d, float(C[a, d])) for d in range(D) if C[a, d]] for a in range(C.shape[0])]
+        axes = [ax for ax in axes if ax]                      # extent-1 axes change nothing
+        ext = [1 + sum((cf * (E[:, d] - 1) for d, cf in ax), xp.zeros((L, B))) for ax in axes]
+        words = _mul(ext) if ext else xp.ones((L, B))         # (L, B)
         tiles.append(words)
-        # per nest slot: the tile shift along each axis when the slot's loop increments
-        # (base) and the span the loop covers before it wraps (G = prefix sums of span)
-        base, G = [], []
-        for ax in axes:
-            cs = sum(cf * (s_dim == d) for d, cf in ax)        # coefficient of each slot's dim
-            base.append(cs * s_step)
-            G.append(_cumsum0(xp, cs * span))
         kp = keep[:, t]                                       # (L, B)
         rel = [d for d in range(D) if st.relevant[t, d]]
         for c in range(-1, L - 1):
@@ -354,12 +373,31 @@ def _core(xp: Any, st: _Static, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
                 # The loops above c are the first s_c nest slots (static).
                 s_c = (L - 1 - c) * D
                 ov = None
-                for a in range(A):
-                    delta = base[a][:s_c] - (G[a][s_c - 1][None, :] - G[a][:s_c])
-                    o = xp.maximum(0, ext[a][c][None, :] - xp.abs(delta))
-                    ov = o if ov is None else ov * o
+                for ax, e in zip(axes, ext):
+                    if len(ax) == 1:
+                        (d, cf), = ax
+                        a_shift = abs_shift(d, c) if cf == 1.0 else cf * abs_shift(d, c)
+                    else:
+                        a_shift = xp.abs(sum(cf * shift(d, c) for d, cf in ax))
+                    if is_np:  # same arithmetic, fewer temporaries
+                        o = np.subtract(e[c][None, :], a_shift)
+                        np.maximum(o, 0.0, out=o)
+                        if ov is None:
+                            ov = o
+                        else:
+                            ov *= o
+                    else:
+                        o = xp.maximum(0, e[c][None, :] - a_shift)
+                        ov = o if ov is None else ov * o
                 w_c = words[c]
-                F = w_c + xp.sum(n_trans[:s_c] * (w_c[None, :] - ov), axis=0)
+                if ov is None:
+                    F = w_c
+                elif is_np:
+                    np.subtract(w_c[None, :], ov, out=ov)         # words of the tile that moved
+                    ov *= n_trans[:s_c]
+                    F = w_c + ov.sum(axis=0)
+                else:
+                    F = w_c + xp.sum(n_trans[:s_c] * (w_c[None, :] - ov), axis=0)
                 inst_c = inst[c]
                 U = _mul([E[c, d] * T_above[c, d] for d in rel]) if rel else ones_d[0]
             child_total = F * inst_c
@@ -412,7 +450,7 @@ def evaluate_batch(
     integer: bool = True,
     consts: LayerConstants | None = None,
     fold_cycles: Any = None,
-    block: int = 4096,
+    block: int = 16384,
 ) -> LoopNestResult:
     """Score ``batch`` (see module docstring).
 
@@ -428,7 +466,7 @@ def evaluate_batch(
     st = _static(layer, arch, k)
     B = len(batch)
     if xp is np and B > block:
-        return _concat([_evaluate_block(xp, st, arch, batch.take(np.arange(i, min(i + block, B))),
+        return _concat([_evaluate_block(xp, st, arch, _rows(batch, i, min(i + block, B)),
                                         integer, fold_cycles) for i in range(0, B, block)])
     return _evaluate_block(xp, st, arch, batch, integer, fold_cycles)
 
@@ -439,6 +477,22 @@ def _evaluate_block(xp: Any, st: _Static, arch: ArchSpec, batch: MappingBatch, i
         moved = np.moveaxis(np.asarray(a), 0, -1)             # (B, ...) -> (..., B)
         return xp.asarray(np.ascontiguousarray(moved), dtype=dtype)
 
+    if xp is np:
+        # dimensions of size 1 that no mapping of the block unrolls or tiles contribute
+        # nothing to any count: drop them (batch-size-1 layers lose N)
+        unit = (st.sizes == 1) & ~((batch.temporal > 1) | (batch.spatial_x > 1)
+                                   | (batch.spatial_y > 1)).any(axis=(0, 1))
+        if unit.any() and not unit.all():
+            live = np.flatnonzero(~unit)
+            remap = np.full(st.D, -1)
+            remap[live] = np.arange(len(live))
+            order = batch.order
+            kept = order[~unit[order]].reshape(order.shape[0], order.shape[1], len(live))
+            batch = MappingBatch(tuple(batch.dims[i] for i in live), batch.temporal[:, :, live],
+                                 batch.spatial_x[:, :, live], batch.spatial_y[:, :, live],
+                                 remap[kept], batch.keep)
+            st = replace(st, D=len(live), coef=tuple(c[:, live] for c in st.coef),
+                         relevant=st.relevant[:, live], sizes=st.sizes[live])
     out = _core(xp, st, cast(batch.temporal), cast(batch.spatial_x), cast(batch.spatial_y),
                 cast(batch.order, np.int64), cast(batch.keep, bool), integer)
     return _finish(xp, st, arch, out, integer, fold_cycles)
@@ -489,6 +543,12 @@ def _finish(xp: Any, st: _Static, arch: ArchSpec, out: dict[str, Any], integer: 
         level_energy_pj=bl(out["level_energy"]), mac_energy_pj=out["macs_exec"] * st.mac_energy,
         tile_words=bl(out["TW"]),
     )
+
+
+def _rows(batch: MappingBatch, i: int, j: int) -> MappingBatch:
+    """Rows ``i:j`` of a batch as views (no copy)."""
+    return MappingBatch(batch.dims, batch.temporal[i:j], batch.spatial_x[i:j], batch.spatial_y[i:j],
+                        batch.order[i:j], batch.keep[i:j])
 
 
 def _concat(parts: list[LoopNestResult]) -> LoopNestResult:

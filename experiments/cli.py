@@ -120,7 +120,7 @@ def run(
             cfg.optimizer.name, optimizer_options=cfg.optimizer.options,
             evaluator_options=cfg.evaluator.options, storage=st,
             seed=cfg.seed if seed is None else seed,
-            extra_config={"config_file": str(config)},
+            extra_config={"config_file": str(config), "pareto": cfg.pareto},
         )
     except _user_errors() as e:
         _fail(str(e))
@@ -143,6 +143,11 @@ def run(
     label = "best trials" if len(s.objectives) == 1 else "Pareto front (feasible)"
     typer.echo(f"{label}:")
     _print_table(s.best_trials(), s.objectives)
+    if s.report_objectives != s.objectives:
+        names = ", ".join(o.name for o in s.report_objectives)
+        typer.echo(f"Pareto front of {names} (feasible):")
+        front = s.pareto_front(objectives={o.name: o.direction for o in s.report_objectives})
+        _print_table(front, s.report_objectives)
     out = output or loaded.output_dir
     front_csv = s.export(out / "pareto_front.csv", pareto=True)
     trials_csv = s.export(out / "trials.csv")
@@ -187,13 +192,21 @@ def export(
     pareto: Annotated[bool, typer.Option("--pareto", help="only the Pareto front")] = False,
     format: Annotated[str | None, typer.Option("--format", help="csv | json | parquet (default: from suffix)")] = None,
     include_infeasible: Annotated[bool, typer.Option("--include-infeasible", help="front over trials violating outcome constraints too")] = False,
+    pareto_of: Annotated[str | None, typer.Option("--pareto-of", help="metrics of the front, e.g. 'energy_uj:min,latency_ms:min' (default: the study's)")] = None,
 ) -> None:
     """Write the trials (or the Pareto front) of a study to CSV, JSON or Parquet."""
     from experiments.study import Study
 
     try:
         s = Study.load(study, _open_existing(storage))
-        path = s.export(output, pareto=pareto, format=format, feasible_only=not include_infeasible)
+        objs = None
+        if pareto_of:
+            objs = {}
+            for item in pareto_of.split(","):
+                name, _, direction = item.strip().partition(":")
+                objs[name] = direction or "min"
+        path = s.export(output, pareto=pareto or bool(pareto_of), format=format,
+                        feasible_only=not include_infeasible, objectives=objs)
     except _user_errors() as e:
         _fail(str(e))
     typer.echo(str(path))

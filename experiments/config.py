@@ -13,6 +13,7 @@ and the budget::
       function: experiments.examples.gemm_roofline:evaluate
       options: {}
     objectives: {energy_uj: min, latency_ms: min}
+    pareto: {energy_uj: min, area_mm2: min}  # optional: the front to export/plot
     optimizer: {name: random, options: {}}   # or just `optimizer: random`
     budget: {n_trials: 200, workers: 2, timeout_s: 60}
 """
@@ -73,6 +74,8 @@ class StudyConfig(_Model):
     space: dict[str, Any] | str
     evaluator: EvaluatorConfig
     objectives: dict[str, Literal["min", "max"]] = Field(min_length=1)
+    pareto: dict[str, Literal["min", "max"]] | None = Field(
+        None, description="metrics of the exported Pareto front/plots (default: the objectives)")
     optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     seed: int = 0

@@ -252,12 +252,14 @@ def plot_parallel_coordinate(info: ParallelInfo, path: str | Path) -> Path:
 
 
 def plot_study(study: Any, out_dir: str | Path) -> list[Path]:
-    """Write ``pareto_front.png``, ``history.png`` and ``parallel_coordinate.png``."""
+    """Write ``pareto_front.png`` (over the study's report objectives), ``history.png``
+    (best-so-far of the objective, or hypervolume) and ``parallel_coordinate.png``."""
     out = Path(out_dir)
     df = study.trials_dataframe()
     objs = study.objectives
+    front_objs = getattr(study, "report_objectives", objs)
     return [
-        plot_pareto_front(pareto_front_info(df, objs), out / "pareto_front.png",
+        plot_pareto_front(pareto_front_info(df, front_objs), out / "pareto_front.png",
                           title=f"{study.name}: Pareto front"),
         plot_optimization_history(history_info(df, objs), objs, out / "history.png"),
         plot_parallel_coordinate(parallel_coordinate_info(df, objs), out / "parallel_coordinate.png"),

@@ -480,11 +480,19 @@ class Study:
     def trials_dataframe(self) -> pd.DataFrame:
         return trials_dataframe(self.trials, self.objectives)
 
-    def pareto_front(self, feasible_only: bool = True) -> pd.DataFrame:
-        """Non-dominated COMPLETE trials over all objectives (see
-        :func:`experiments.export.pareto_dataframe`)."""
-        return pareto_dataframe(self.trials_dataframe(), self.objectives,
-                                feasible_only=feasible_only)
+    @property
+    def report_objectives(self) -> tuple[Objective, ...]:
+        """The metrics of the exported Pareto front and plots: the config's ``pareto``
+        entry if it has one, else the objectives."""
+        rep = self._record.config.get("pareto")
+        return parse_objectives(rep) if rep else self.objectives
+
+    def pareto_front(self, feasible_only: bool = True,
+                     objectives: Mapping[str, str] | Sequence[str] | None = None) -> pd.DataFrame:
+        """Non-dominated COMPLETE trials (see :func:`experiments.export.pareto_dataframe`)
+        over ``objectives`` (default: the study's objectives)."""
+        objs = parse_objectives(objectives) if objectives else self.objectives
+        return pareto_dataframe(self.trials_dataframe(), objs, feasible_only=feasible_only)
 
     def best_trials(self, k: int = 5) -> pd.DataFrame:
         """Single objective: the ``k`` best feasible trials; several: the Pareto front."""
@@ -497,8 +505,15 @@ class Study:
         return df.sort_values(f"metrics_{o.name}", ascending=o.direction == "min").head(k)
 
     def export(self, path: str | Path, *, pareto: bool = False, format: str | None = None,
-               feasible_only: bool = True) -> Path:
-        df = self.pareto_front(feasible_only) if pareto else self.trials_dataframe()
+               feasible_only: bool = True,
+               objectives: Mapping[str, str] | Sequence[str] | None = None) -> Path:
+        """Write all trials, or (``pareto=True``) the front over ``objectives`` (default:
+        :attr:`report_objectives`)."""
+        if pareto:
+            df = self.pareto_front(feasible_only, objectives or [
+                f"{'+' if o.direction == 'max' else '-'}{o.name}" for o in self.report_objectives])
+        else:
+            df = self.trials_dataframe()
         return write_table(df, path, format)
 
     def plot(self, out_dir: str | Path) -> list[Path]:

@@ -117,11 +117,37 @@ def test_config_errors_name_key_and_line(tmp_path, text, key, fragment):
         assert e.value.line is not None
 
 
-def test_shipped_demo_config_validates():
-    loaded = load_config(ROOT / "experiments" / "configs" / "demo.yaml")
-    assert loaded.space.cardinality() > 100
+def test_shipped_configs_validate():
+    demo = load_config(ROOT / "experiments" / "configs" / "demo.yaml")
+    assert demo.config.objectives == {"edp_uj_ms": "min"}
+    assert demo.config.pareto == {"energy_uj": "min", "latency_ms": "min"}
+    # the area budget prunes the raw product of the hardware parameters
+    raw = demo.space.cardinality(constrained=False)
+    assert 0 < demo.space.cardinality() < raw == 5 * 5 * 3 * 7 * 7 * 7 * 4
     r = runner.invoke(app, ["validate", str(ROOT / "experiments" / "configs" / "demo.yaml")])
-    assert r.exit_code == 0 and "ok: study 'demo-gemm-roofline'" in r.output
+    assert r.exit_code == 0 and "ok: study 'systolic-resnet50'" in r.output
+    for cfg in (ROOT / "experiments" / "configs").glob("*.yaml"):
+        r = runner.invoke(app, ["validate", str(cfg)])
+        assert r.exit_code == 0, (cfg, r.output)
+
+
+def test_pareto_view_of_other_metrics(tmp_path):
+    text = GOOD.format(db=tmp_path / "p.db", out=tmp_path / "out").replace(
+        "objectives: {{f1: min, f2: min}}".format(), "objectives: {f1: min}\npareto: {f1: min, size_mm2: min}")
+    cfg = write(tmp_path, text)
+    r = runner.invoke(app, ["run", str(cfg), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert "Pareto front of f1, size_mm2 (feasible):" in r.output
+    front = pd.read_csv(tmp_path / "out" / "pareto_front.csv")
+    pts = front[["metrics_f1", "metrics_size_mm2"]].to_numpy()
+    for i in range(len(pts)):  # mutually non-dominated over the report metrics
+        assert not any((pts[j] <= pts[i]).all() and (pts[j] < pts[i]).any() for j in range(len(pts)))
+    out = tmp_path / "f2.csv"
+    r = runner.invoke(app, ["export", str(tmp_path / "p.db"), "--pareto-of", "f2:max", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    best = pd.read_csv(out)
+    trials = pd.read_csv(tmp_path / "out" / "trials.csv")
+    assert best["metrics_f2"].max() == trials["metrics_f2"].max()
 
 
 def test_console_script_is_installed():

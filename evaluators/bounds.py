@@ -1,0 +1,65 @@
+"""Lower bounds no mapping can beat (used to check the model and to prune searches).
+
+* **Energy**: every MAC of the layer is executed once (``macs x E_mac``), every word of
+  ``W`` and ``I`` that some MAC touches is read from the backing store at least once,
+  and every output word is written there at least once (compulsory traffic, perfect
+  reuse, no on-chip energy).
+* **Latency**: all PEs busy every cycle (``ceil(macs / PEs)``), and the compulsory
+  backing-store traffic at its bandwidth.
+* **EDP**: their product.
+
+"Touched" words are distinct elements, not bounding boxes: a 1x1 convolution with
+stride 2 touches only every other input row (:func:`touched_words`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from accelerators.arch import OPERANDS, ArchSpec
+from mappers.workloads import Layer
+
+
+def _distinct_sums(c1: int, n1: int, c2: int, n2: int) -> int:
+    """``|{c1*i + c2*j : i < n1, j < n2}|`` (see evaluators.loopnest._distinct_two_aps)."""
+    if n1 == 1 or c1 == 0:
+        return n2 if c2 else 1
+    if n2 == 1 or c2 == 0:
+        return n1
+    g = math.gcd(c1, c2)
+    a, b = c1 // g, c2 // g
+    return n1 * n2 - max(0, n1 - b) * max(0, n2 - a)
+
+
+def touched_words(layer: Layer, operand: str) -> int:
+    """Distinct elements of ``operand`` that the layer's MACs touch."""
+    out = 1
+    for axis in layer.tensor(operand).axes:
+        if len(axis) == 1:
+            out *= layer.dims[axis[0][0]]
+        elif len(axis) == 2:
+            (d1, c1), (d2, c2) = axis
+            out *= _distinct_sums(c1, layer.dims[d1], c2, layer.dims[d2])
+        else:  # pragma: no cover - no layer has this
+            raise NotImplementedError("more than two dimensions on one axis")
+    return out
+
+
+def energy_lower_bound_pj(layer: Layer, arch: ArchSpec) -> float:
+    dram = arch.levels[-1]
+    e = layer.macs * arch.mac_energy_pj
+    e += touched_words(layer, "W") * dram.read_energy_pj["W"]
+    e += touched_words(layer, "I") * dram.read_energy_pj["I"]
+    e += touched_words(layer, "O") * dram.write_energy_pj["O"]
+    return e
+
+
+def latency_lower_bound_cycles(layer: Layer, arch: ArchSpec) -> float:
+    compute = math.ceil(layer.macs / arch.n_macs)
+    bw = arch.levels[-1].bandwidth_words_per_cycle
+    traffic = sum(touched_words(layer, op) for op in OPERANDS)
+    return float(max(compute, traffic / bw if bw else 0.0))
+
+
+def edp_lower_bound(layer: Layer, arch: ArchSpec) -> float:
+    return energy_lower_bound_pj(layer, arch) * latency_lower_bound_cycles(layer, arch)
