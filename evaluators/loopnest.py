@@ -524,12 +524,23 @@ def _finish(xp: Any, st: _Static, arch: ArchSpec, out: dict[str, Any], integer: 
     # ---- validity (discrete; numpy)
     SX, SY = np.asarray(out["SX"]), np.asarray(out["SY"])
     TW, kp = np.asarray(out["TW"]), np.asarray(out["keep"])
-    valid = (np.asarray(out["padded"]) >= st.sizes[:, None]).all(axis=0)
-    valid &= (SX.prod(axis=1) <= st.fanout_x[:, None]).all(axis=0)
-    valid &= (SY.prod(axis=1) <= st.fanout_y[:, None]).all(axis=0)
-    held = np.where(kp, TW, 0)                                # (L, 3, B)
-    valid &= (held <= st.cap[:, :, None]).all(axis=(0, 1))
-    valid &= (held.sum(axis=1) <= st.cap_shared[:, None]).all(axis=0)
+    padded = np.asarray(out["padded"])
+    valid = np.ones(padded.shape[-1], dtype=bool)
+    for d in range(len(st.sizes)):                            # row loops: short axes are slow
+        valid &= padded[d] >= st.sizes[d]
+    for li in range(st.L):
+        if st.fanout_x[li] > 1 or SX[li].max() > 1:
+            valid &= _mul(list(SX[li])) <= st.fanout_x[li]
+        if st.fanout_y[li] > 1 or SY[li].max() > 1:
+            valid &= _mul(list(SY[li])) <= st.fanout_y[li]
+        tot = 0.0
+        for t in range(3):
+            held = np.where(kp[li, t], TW[li, t], 0)
+            tot = tot + held
+            if np.isfinite(st.cap[li, t]):
+                valid &= held <= st.cap[li, t]
+        if np.isfinite(st.cap_shared[li]):
+            valid &= tot <= st.cap_shared[li]
     energy = out["energy"]
     util = st.macs / (compute * st.n_macs)
 
