@@ -111,6 +111,13 @@ class MemoryLevel:
         return self.capacity_words is not None and not isinstance(self.capacity_words, Mapping)
 
 
+def backing_store(energy_pj: float, bandwidth_words_per_cycle: float | None,
+                  name: str = "DRAM") -> MemoryLevel:
+    """The outermost level: unbounded, every operand, symmetric per-word energy."""
+    return MemoryLevel(name=name, read_energy_pj=energy_pj, write_energy_pj=energy_pj,
+                       bandwidth_words_per_cycle=bandwidth_words_per_cycle)
+
+
 @dataclass(frozen=True)
 class ArchSpec:
     """A whole accelerator as the loop-nest cost model sees it."""

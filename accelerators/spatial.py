@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from accelerators import tech as _tech
-from accelerators.arch import ArchSpec, MemoryLevel
+from accelerators.arch import ArchSpec, MemoryLevel, backing_store
 from accelerators.systolic import (
     DEFAULT_WORD_BITS,
     _check_positive_int,
@@ -187,13 +187,7 @@ class SpatialArray:
             noc_energy_pj=t.noc_energy_pj(prec),
             area_mm2=float(_tech.sram_area_mm2(self.glb_kib)),
         )
-        dram_pj = t.dram_energy_pj(prec)
-        dram = MemoryLevel(
-            name="DRAM",
-            read_energy_pj=dram_pj,
-            write_energy_pj=dram_pj,
-            bandwidth_words_per_cycle=self.dram_bw_words_per_cycle,
-        )
+        dram = backing_store(t.dram_energy_pj(prec), self.dram_bw_words_per_cycle)
         return ArchSpec(
             name=f"spatial_{self.pe_y}x{self.pe_x}",
             levels=(rf, glb, dram),

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from accelerators import tech as _tech
-from accelerators.arch import ArchSpec, MemoryLevel
+from accelerators.arch import ArchSpec, MemoryLevel, backing_store
 from accelerators.tech import TechModel
 
 DATAFLOWS = ("OS", "WS", "IS")
@@ -266,13 +266,7 @@ class SystolicArray:
             noc_energy_pj=t.hop_energy_pj(prec),
             area_mm2=float(_tech.sram_area_mm2(sum(kib.values()))),
         )
-        dram_pj = t.dram_energy_pj(prec)
-        dram = MemoryLevel(
-            name="DRAM",
-            read_energy_pj=dram_pj,
-            write_energy_pj=dram_pj,
-            bandwidth_words_per_cycle=self.dram_bw_words_per_cycle,
-        )
+        dram = backing_store(t.dram_energy_pj(prec), self.dram_bw_words_per_cycle)
         return ArchSpec(
             name=f"systolic_{self.rows}x{self.cols}_{self.dataflow}",
             levels=(pe, sram, dram),
