@@ -185,13 +185,13 @@ class JointSpace:
         return self.hardware.to_jsonable(point)
 
     # ---------------------------------------------------------------- codec
-    def encode(self, points: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    def encode(self, points: Sequence[Mapping[str, Any]], *, check: bool = True) -> np.ndarray:
         parts = [self.split(p) for p in points]
-        xh = self.hardware.encode([h for h, _ in parts])
+        xh = self.hardware.encode([h for h, _ in parts], check=check)
         xs = np.zeros((len(points), self.dim - self.hardware.dim))
         for idx in self._groups([h for h, _ in parts]).values():
             s = self.software_space(parts[idx[0]][0])
-            xs[idx] = s.encode([parts[i][1] for i in idx])
+            xs[idx] = s.encode([parts[i][1] for i in idx], check=check)
         return np.hstack([xh, xs])
 
     def decode(self, x: Any) -> list[Point]:

@@ -493,12 +493,14 @@ class DesignSpace:
         return dict(self._sample_feasible(n, as_rng(seed), None).cols)
 
     # ---------------------------------------------------------------- codec
-    def encode(self, points: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    def encode(self, points: Sequence[Mapping[str, Any]], *, check: bool = True) -> np.ndarray:
         """``(n, dim)`` float64 array in ``[0, 1]`` (use ``torch.from_numpy`` for BoTorch).
 
-        Raises ``ValueError`` naming the point and parameter if a point is not in the space.
+        Raises ``ValueError`` naming the point and parameter if a point is not in the space
+        (``check=False`` skips that for points the space itself produced, e.g. samples and
+        neighbours, which is several times faster).
         """
-        return self._encode_table(self._from_points(points))
+        return self._encode_table(self._from_points(points, check=check))
 
     def _encode_table(self, t: _Table) -> np.ndarray:
         out = np.zeros((t.n, self._dim))
@@ -643,6 +645,28 @@ class DesignSpace:
                 seen.add(key)
                 out.append(c)
         return out
+
+    @property
+    def dependency_order(self) -> tuple[Parameter, ...]:
+        """The parameters ordered so that every ``active_if`` parent comes before its
+        children (declaration order otherwise): the order in which to choose values when a
+        point is built one parameter at a time (see :meth:`is_active`)."""
+        return self._order
+
+    def is_active(self, param: str | Parameter, partial_point: Mapping[str, Any]) -> bool:
+        """Whether ``param`` exists in a point that starts like ``partial_point``.
+
+        Only ``param``'s ``active_if`` parents are looked at: each must be present in
+        ``partial_point`` with one of the allowed values (type-aware, ``1 != True``). So
+        ``partial_point`` may hold just the values chosen so far, in
+        :attr:`dependency_order`. Unconditional parameters are always active.
+        """
+        p = self[param] if isinstance(param, str) else param
+        return all(
+            parent in partial_point
+            and _value_in(self._by_name[parent], partial_point[parent], allowed)
+            for parent, allowed in p.active_if
+        )
 
     def _repair_activity(self, point: Point) -> Point:
         """Drop parameters made inactive, add defaults for those made active."""

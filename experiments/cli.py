@@ -246,6 +246,21 @@ def validate(config: Annotated[Path, typer.Argument(help="study config (YAML)")]
                f"encoded dim {space.dim}, {card} feasible points")
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def reproduce(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="which reproduction (shi2020, ...)")],
+) -> None:
+    """Run a paper reproduction; extra options (e.g. --quick) go to it (NAME --help)."""
+    import importlib
+
+    from experiments.reproduce import REPRODUCTIONS
+
+    if name not in REPRODUCTIONS:
+        _fail(f"unknown reproduction {name!r} (available: {list(REPRODUCTIONS)})")
+    importlib.import_module(f"experiments.reproduce.{name}").main(list(ctx.args))
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     app()

@@ -1,0 +1,6 @@
+"""Reproductions of the seed systems, one module each, runnable as
+``coexplore reproduce NAME [--quick]``: ``shi2020`` (constrained-BO co-design of neural
+accelerators). Each writes a table (paper value, ours, command), JSON results and plots
+under ``runs/reproduce/NAME/``."""
+
+REPRODUCTIONS = ("shi2020",)
