@@ -393,17 +393,26 @@ class Real(Parameter):
             )
         return rng.uniform(self.low, self.high, size=n)
 
+    def _span(self) -> tuple[float, float] | None:
+        """The transformed ``(lo, hi)``, or None when the range collapses in float64
+        (``low == high``, or a log range so narrow that ``log low == log high``)."""
+        lo, hi = float(self._t(self.low)), float(self._t(self.high))
+        return (lo, hi) if hi > lo else None
+
     def encode(self, values: np.ndarray) -> np.ndarray:
-        if self.low == self.high:
+        span = self._span()
+        if span is None:
             return np.zeros((len(values), 1))
-        lo, hi = self._t(self.low), self._t(self.high)
-        return ((self._t(np.asarray(values, dtype=np.float64)) - lo) / (hi - lo))[:, None]
+        lo, hi = span
+        u = (self._t(np.asarray(values, dtype=np.float64)) - lo) / (hi - lo)
+        return np.clip(u, 0.0, 1.0)[:, None]
 
     def decode(self, x: np.ndarray) -> np.ndarray:
         x = _clip01(np.asarray(x)[:, 0], self.name)
-        if self.low == self.high:
+        span = self._span()
+        if span is None:
             return np.full(len(x), self.low)
-        lo, hi = self._t(self.low), self._t(self.high)
+        lo, hi = span
         t = lo + x * (hi - lo)
         return np.clip(np.exp(t) if self.log else t, self.low, self.high)
 

@@ -217,3 +217,11 @@ def test_check_messages():
     # type-aware: True is not the choice 1
     assert Categorical("x", [1, 2]).check(True) is not None
     assert Categorical("x", [1, True]).normalize(True) is True
+
+
+def test_log_real_range_narrower_than_float_resolution_encodes_in_unit_box():
+    # log(low) == log(high) in float64 although low < high: must not divide by zero
+    p = Real("p", 67979.43686397932, 67979.43686397934, log=True)
+    x = p.encode(np.array([67979.43686397932, 67979.43686397934]))
+    assert np.all((x >= 0) & (x <= 1))
+    assert p.decode(x).tolist() == pytest.approx([67979.43686397932] * 2, rel=1e-15)
