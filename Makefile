@@ -22,7 +22,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,baselines]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,baselines,dask,postgres]"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -95,8 +95,10 @@ def run(
     workers: Annotated[int | None, typer.Option(help="parallel worker processes")] = None,
     seed: Annotated[int | None, typer.Option(help="study seed (overrides the config)")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="per-trial timeout in seconds")] = None,
-    executor: Annotated[str | None, typer.Option(help="process | inline | auto")] = None,
+    executor: Annotated[str | None, typer.Option(help="process | inline | auto | dask")] = None,
+    cluster: Annotated[str | None, typer.Option("--cluster", help="run trials on an existing Dask scheduler, e.g. tcp://host:8786")] = None,
     study: Annotated[str | None, typer.Option("--study", help="study name (overrides the config)")] = None,
+    optimizer: Annotated[str | None, typer.Option("--optimizer", help="optimizer name (overrides the config's, without its options)")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="directory for the Pareto CSV/PNG")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="require the study to exist already")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
@@ -115,9 +117,11 @@ def run(
         if resume and st.find_study(name) is None:
             _fail(f"--resume: no study {name!r} in {st.url} "
                   f"(studies: {[s.name for s in st.list_studies()]})")
+        opt_name = optimizer or cfg.optimizer.name
+        opt_options = cfg.optimizer.options if optimizer is None or optimizer == cfg.optimizer.name else {}
         s = Study.create(
             name, loaded.space, cfg.objectives, cfg.evaluator.function,
-            cfg.optimizer.name, optimizer_options=cfg.optimizer.options,
+            opt_name, optimizer_options=opt_options,
             evaluator_options=cfg.evaluator.options, storage=st,
             seed=cfg.seed if seed is None else seed,
             extra_config={"config_file": str(config), "pareto": cfg.pareto},
@@ -132,6 +136,7 @@ def run(
         s.optimize(
             n, workers=workers or budget.workers, executor=executor or budget.executor,
             timeout_s=timeout if timeout is not None else budget.timeout_s, progress=progress,
+            cluster=cluster or budget.cluster,
         )
     except KeyboardInterrupt:
         typer.echo("interrupted; run the same command again to resume", err=True)

@@ -66,7 +66,8 @@ class BudgetConfig(_Model):
     n_trials: int = Field(100, gt=0)
     workers: int = Field(1, ge=1)
     timeout_s: float | None = Field(None, gt=0)
-    executor: Literal["auto", "inline", "process"] = "process"
+    executor: Literal["auto", "inline", "process", "dask"] = "process"
+    cluster: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786")
 
 
 class StudyConfig(_Model):

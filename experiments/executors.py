@@ -133,7 +133,7 @@ WORKER_THREADS_ENV = "COEXPLORE_WORKER_THREADS"
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 _START_METHODS = ("forkserver", "spawn", "fork")
-_EXECUTOR_KINDS = ("inline", "process", "auto")
+_EXECUTOR_KINDS = ("dask", "inline", "process", "auto")
 
 # A worker that has not loaded the evaluator this long (plus the trial timeout) after it
 # was started is treated as hung.
@@ -999,14 +999,21 @@ def make_executor(
     evaluator: Evaluator,
     workers: int = 1,
     timeout_s: float | None = None,
+    cluster: str | None = None,
 ) -> Executor:
     """Build an executor by name.
 
     ``"inline"`` -> :class:`InlineExecutor` (``workers`` must be 1); ``"process"`` ->
     :class:`ProcessExecutor` with ``workers`` workers; ``"auto"`` -> inline when
     ``workers == 1`` and there is no timeout, a process pool otherwise (a timeout is only
-    reliably enforced in a separate process).
+    reliably enforced in a separate process); ``"dask"`` ->
+    :class:`~experiments.dask_executor.DaskExecutor` on the scheduler at ``cluster``, or
+    on a new ``LocalCluster`` of ``workers`` processes.
     """
+    if kind == "dask" or cluster is not None:
+        from experiments.dask_executor import DaskExecutor
+
+        return DaskExecutor(evaluator, workers=workers, timeout_s=timeout_s, address=cluster)
     if kind not in _EXECUTOR_KINDS:
         raise ValueError(f"unknown executor kind {kind!r}; choose one of {list(_EXECUTOR_KINDS)}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:

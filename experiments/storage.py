@@ -41,7 +41,9 @@ Details:
 * **Owners.** An owner token (:func:`make_owner_token`) identifies the driver process that
   holds a RUNNING trial: ``host|pid|process start time|random``. :func:`owner_is_alive`
   checks it on the same host (pid exists and has the same start time, so a reused pid
-  does not count); owners on other hosts are assumed alive until heartbeats exist.
+  does not count); owners on other hosts are alive while they keep heartbeating
+  (:meth:`Storage.heartbeat` refreshes ``heartbeat_at`` of an owner's RUNNING trials;
+  :meth:`Storage.requeue_stale` with ``stale_after_s`` re-queues silent ones).
 * Timestamps are float unix seconds (:func:`time.time`).
 """
 
@@ -191,6 +193,7 @@ trials_table = sa.Table(
     sa.Column("created_at", sa.Double, nullable=False),
     sa.Column("started_at", sa.Double, nullable=True),
     sa.Column("finished_at", sa.Double, nullable=True),
+    sa.Column("heartbeat_at", sa.Double, nullable=True),
     sa.UniqueConstraint("study_id", "number", name="uq_trials_study_number"),
     sa.Index("ix_trials_study_status", "study_id", "status"),
 )
@@ -467,6 +470,14 @@ def _dispose_after_fork(ref: weakref.ReferenceType[Storage]) -> None:
 
 
 # -- storage -----------------------------------------------------------------------------
+def _migrate(conn: Connection) -> None:
+    """Add columns that stores created by an earlier version lack (additive only)."""
+    have = {c["name"] for c in sa.inspect(conn).get_columns("trials")}
+    if "heartbeat_at" not in have:
+        kind = "DOUBLE PRECISION" if conn.dialect.name == "postgresql" else "REAL"
+        conn.exec_driver_sql(f"ALTER TABLE trials ADD COLUMN heartbeat_at {kind}")
+
+
 class Storage:
     """Studies and their trials in one database (see the module docstring)."""
 
@@ -482,6 +493,7 @@ class Storage:
         try:
             with self._write() as conn:
                 _metadata.create_all(conn)
+                _migrate(conn)
         except BaseException:
             engine.dispose()
             self._engine = None
@@ -699,6 +711,7 @@ class Storage:
                     "created_at": now,
                     "started_at": now if running else None,
                     "finished_at": None,
+                    "heartbeat_at": now if running else None,
                 }
                 for i, (text, seed) in enumerate(zip(params_text, seed_values, strict=True))
             ]
@@ -737,6 +750,7 @@ class Storage:
                         attempts=t.attempts + 1,
                         started_at=now,
                         finished_at=None,
+                        heartbeat_at=now,
                     )
                 )
                 rows.extend(conn.execute(sa.select(trials_table).where(t.id.in_(chunk))))
@@ -790,38 +804,54 @@ class Storage:
             )
             return result.rowcount == 1
 
-    def requeue_stale(self, study_id: int, is_alive: Callable[[str], bool]) -> list[int]:
-        """Re-queue (as WAITING, owner and started_at cleared) RUNNING trials of dead owners.
-
-        A trial is stale when its owner is None or ``is_alive(owner)`` is false
-        (``is_alive`` is called once per distinct owner). Returns the re-queued numbers.
-        """
+    def heartbeat(self, study_id: int, owner: str) -> int:
+        """Mark every RUNNING trial of ``owner`` alive now; returns how many."""
         t = trials_table.c
         with self._write() as conn:
-            q = sa.select(t.id, t.number, t.owner).where(
+            res = conn.execute(
+                trials_table.update()
+                .where(t.study_id == study_id, t.status == TrialStatus.RUNNING.value, t.owner == _owner(owner))
+                .values(heartbeat_at=time.time())
+            )
+        return int(res.rowcount or 0)
+
+    def requeue_stale(self, study_id: int, is_alive: Callable[[str], bool],
+                      stale_after_s: float | None = None) -> list[int]:
+        """Re-queue (as WAITING, owner and started_at cleared) RUNNING trials of dead owners.
+
+        A trial is stale when its owner is None, ``is_alive(owner)`` is false
+        (``is_alive`` is called once per distinct owner), or -- with ``stale_after_s`` --
+        its last heartbeat is older than that (the way a driver on another host, whose
+        process cannot be checked, is found dead). Returns the re-queued numbers.
+        """
+        t = trials_table.c
+        now = time.time()
+        with self._write() as conn:
+            q = sa.select(t.id, t.number, t.owner, t.heartbeat_at, t.started_at).where(
                 t.study_id == study_id, t.status == TrialStatus.RUNNING.value
             )
             if self._is_pg:
                 q = q.with_for_update()
             alive: dict[str, bool] = {}
-            stale: dict[str | None, list[int]] = {}
+            stale: list[int] = []
             numbers: list[int] = []
             for row in conn.execute(q).all():
-                if row.owner is not None:
+                beat = row.heartbeat_at if row.heartbeat_at is not None else row.started_at
+                expired = stale_after_s is not None and (beat is None or now - float(beat) > stale_after_s)
+                if row.owner is not None and not expired:
                     if row.owner not in alive:
                         alive[row.owner] = bool(is_alive(row.owner))
                     if alive[row.owner]:
                         continue
-                stale.setdefault(row.owner, []).append(row.id)
+                stale.append(row.id)
                 numbers.append(int(row.number))
-            for owner, ids in stale.items():
-                same_owner = t.owner.is_(None) if owner is None else t.owner == owner
-                for chunk in _chunks(ids):
-                    conn.execute(
-                        trials_table.update()
-                        .where(t.id.in_(chunk), t.status == TrialStatus.RUNNING.value, same_owner)
-                        .values(status=TrialStatus.WAITING.value, owner=None, started_at=None)
-                    )
+            for chunk in _chunks(stale):
+                conn.execute(
+                    trials_table.update()
+                    .where(t.id.in_(chunk), t.status == TrialStatus.RUNNING.value)
+                    .values(status=TrialStatus.WAITING.value, owner=None, started_at=None,
+                            heartbeat_at=None)
+                )
         return sorted(numbers)
 
     # -- trials: reads -------------------------------------------------------------------

@@ -360,6 +360,9 @@ class Study:
         timeout_s: float | None = None,
         progress: bool = True,
         batch_size: int = 1,
+        cluster: str | None = None,
+        heartbeat_s: float = 30.0,
+        stale_after_s: float = 300.0,
     ) -> None:
         """Run until ``n_trials`` trials of this study are finished (total, see module
         docstring).
@@ -372,6 +375,13 @@ class Study:
             progress: show a progress bar with the best value so far.
             batch_size: points asked from the optimizer at once when several slots are
                 free (1 = one at a time, with the in-flight points pending).
+            cluster: address of an existing Dask scheduler (``tcp://host:8786``); implies
+                ``executor="dask"``. ``executor="dask"`` without it starts a
+                ``LocalCluster`` of ``workers`` worker processes.
+            heartbeat_s: how often this driver marks its RUNNING trials alive.
+            stale_after_s: RUNNING trials whose driver has not heartbeaten for this long
+                (on any host) are re-queued; a driver on this host whose process is gone
+                is detected at once.
         """
         if not isinstance(n_trials, int) or n_trials < 0:
             raise ValueError(f"n_trials must be a non-negative integer, got {n_trials!r}")
@@ -381,7 +391,7 @@ class Study:
             raise ValueError(f"study {self.name!r}: no evaluator given")
         sid = self._record.id
         owner = make_owner_token()
-        requeued = self.storage.requeue_stale(sid, owner_is_alive)
+        requeued = self.storage.requeue_stale(sid, owner_is_alive, stale_after_s)
         if requeued:
             logger.warning("re-queued %d trial(s) left RUNNING by a dead process: %s",
                            len(requeued), requeued)
@@ -394,10 +404,16 @@ class Study:
         bar = _Progress(n_trials, finished, self.objectives, enabled=progress)
         for r in self.storage.trials(sid, [TrialStatus.COMPLETE]):
             bar.observe(r.metrics)
-        ex = make_executor(executor, self.evaluator, workers=workers, timeout_s=timeout)
+        if cluster is not None:
+            executor = "dask"
+        ex = make_executor(executor, self.evaluator, workers=workers, timeout_s=timeout, cluster=cluster)
         exhausted = False
+        last_beat = time.monotonic()
         try:
             while True:
+                if time.monotonic() - last_beat > heartbeat_s:
+                    self.storage.heartbeat(sid, owner)
+                    last_beat = time.monotonic()
                 while (not exhausted and ex.n_running < ex.capacity
                        and finished + ex.n_running < n_trials):
                     room = min(ex.capacity - ex.n_running, n_trials - finished - ex.n_running)

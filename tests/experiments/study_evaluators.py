@@ -45,3 +45,15 @@ def noisy(p, seed):
     import numpy as np
 
     return {"edp": float(np.random.default_rng(seed).normal()) + p["x"]}
+
+
+def slow_pid(p, seed=None):
+    """Sleeps ``p['sleep_s']`` (default 0.6 s) and appends its pid to ``p['pidfile']``."""
+    import os
+
+    path = p.get("pidfile")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{os.getpid()}\n")
+    time.sleep(p.get("sleep_s", 0.6))
+    return {"edp": float(p["x"]) + 1.0, "pid": float(os.getpid())}

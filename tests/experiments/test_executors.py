@@ -539,7 +539,7 @@ def test_make_executor():
     with make_executor("process", ev.quadratic) as executor:
         assert isinstance(executor, ProcessExecutor)
 
-    with pytest.raises(ValueError, match=r"'threads'.*'inline', 'process', 'auto'"):
+    with pytest.raises(ValueError, match=r"'threads'.*'dask', 'inline', 'process', 'auto'"):
         make_executor("threads", ev.quadratic)
     with pytest.raises(ValueError, match="workers"):
         make_executor("process", ev.quadratic, workers=0)

@@ -1,0 +1,172 @@
+"""Trials on a Dask distributed cluster: an existing one, or a local one we start.
+
+``DaskExecutor(evaluator, address="tcp://scheduler:8786")`` submits each trial as one task
+to an existing cluster; without an address it starts a ``LocalCluster`` of ``workers``
+worker processes (one thread each, so CPU-bound evaluators do not share the GIL).
+Only the driver talks to storage: workers just evaluate and return a
+:class:`~experiments.executors.Result`.
+
+* **Evaluator shipping**: the evaluator is serialized once with cloudpickle and scattered
+  to every worker (``broadcast=True``); each worker process unpickles it once and caches it.
+* **Timeouts on the workers**: Dask cannot kill a running task, so with ``timeout_s`` each
+  worker evaluates through a one-slot :class:`~experiments.executors.ProcessExecutor`
+  (created lazily and kept for the worker's life) that kills and replaces its child on
+  timeout -- the trial becomes FAILED "timed out after ... s" and the worker stays usable.
+  That needs non-daemonic workers: the local cluster is started so; for an existing
+  cluster start workers with ``DASK_DISTRIBUTED__WORKER__DAEMON=False`` (otherwise the
+  trial runs without a timeout and its ``info`` says so).
+* **Dead workers**: when a worker process dies mid-trial, the scheduler re-runs its tasks on
+  other workers (the nanny restarts the dead one); the driver sees one result per trial,
+  never two. A task that has killed ``distributed.scheduler.allowed-failures`` workers
+  (default 3) fails with ``KilledWorker``, recorded as a FAILED trial.
+* **Asynchronous**: the study asks the optimizer for a new point whenever a task finishes,
+  with every in-flight trial pending, so no worker waits for a batch. Consequently the
+  order in which results arrive -- and what an adaptive optimizer has seen when it
+  proposes -- depends on timing; the *set* of points of seed-driven optimizers (random,
+  grid) does not.
+
+Requires the ``dask`` extra (``dask[distributed]``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from typing import Any
+
+from evaluators.base import EvalStatus
+from experiments.executors import Executor, ProcessExecutor, Result, Task, run_evaluation
+
+logger = logging.getLogger(__name__)
+
+_CACHE: dict[Any, Any] = {}   # per worker process: evaluator / timeout executor by payload hash
+
+
+def _remote_evaluate(payload: bytes, task: Task, timeout_s: float | None) -> Result:
+    """Runs on a Dask worker."""
+    import cloudpickle
+
+    key = hashlib.sha256(payload).hexdigest()
+    ev = _CACHE.get(key)
+    if ev is None:
+        ev = _CACHE[key] = cloudpickle.loads(payload)
+    if timeout_s is None:
+        return run_evaluation(ev, task)
+    import multiprocessing
+
+    if multiprocessing.current_process().daemon:
+        # a daemonic worker may not start the child that enforces the timeout
+        r = run_evaluation(ev, task)
+        note = ("timeout not enforced: daemonic Dask worker (start workers with "
+                "DASK_DISTRIBUTED__WORKER__DAEMON=False)")
+        return Result(r.number, r.status, r.metrics, r.constraints, r.reason, r.traceback,
+                      r.wall_time_s, {**r.info, "executor_note": note})
+    pkey = (key, "timeout", timeout_s)
+    pex = _CACHE.get(pkey)
+    if pex is None:
+        pex = _CACHE[pkey] = ProcessExecutor(ev, workers=1, timeout_s=timeout_s)
+    pex.submit(task)
+    while True:
+        out = pex.wait(timeout=None)
+        if out:
+            return out[0]
+
+
+class DaskExecutor(Executor):
+    """See the module docstring. ``capacity`` = the cluster's total worker threads."""
+
+    def __init__(self, evaluator: Any, workers: int = 2, timeout_s: float | None = None,
+                 address: str | None = None) -> None:
+        try:
+            import cloudpickle
+            from distributed import Client, LocalCluster
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("the Dask executor needs the 'dask' extra: pip install 'coexplore[dask]'") from e
+        if timeout_s is not None and timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s!r}")
+        self.timeout_s = timeout_s
+        self._cluster = None
+        if address:
+            try:
+                self.client = Client(address, timeout="30s")
+            except OSError as e:
+                raise ValueError(f"cannot connect to the Dask scheduler at {address!r}: {e}") from None
+        else:
+            if workers < 1:
+                raise ValueError(f"workers must be >= 1, got {workers!r}")
+            import dask
+
+            # non-daemonic workers may start the child process that enforces timeouts
+            with dask.config.set({"distributed.worker.daemon": False}):
+                self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                             dashboard_address=None, silence_logs=logging.WARNING)
+            self.client = Client(self._cluster)
+        self.client.wait_for_workers(1, timeout=60)
+        try:
+            payload = cloudpickle.dumps(evaluator)
+        except Exception as e:
+            self.shutdown()
+            raise TypeError(f"cannot serialize evaluator {evaluator!r} for Dask workers: {e}") from None
+        self._payload = self.client.scatter(payload, broadcast=True)
+        self._futures: dict[Any, Task] = {}
+        self._started: dict[Any, float] = {}
+
+    @property
+    def capacity(self) -> int:  # type: ignore[override]
+        return max(sum(self.client.nthreads().values()), 1)
+
+    @property
+    def n_running(self) -> int:
+        return len(self._futures)
+
+    def worker_pids(self) -> dict[str, int]:
+        import os
+
+        return self.client.run(os.getpid)
+
+    def submit(self, task: Task) -> None:
+        if self.n_running >= self.capacity:
+            raise RuntimeError(f"DaskExecutor is at capacity ({self.capacity} tasks in flight)")
+        fut = self.client.submit(_remote_evaluate, self._payload, task, self.timeout_s, pure=False,
+                                 key=f"trial-{task.number}-{uuid.uuid4().hex[:8]}")
+        self._futures[fut] = task
+        self._started[fut] = time.monotonic()
+
+    def wait(self, timeout: float | None = None) -> list[Result]:
+        if not self._futures:
+            return []
+        from distributed import wait as dwait
+
+        try:
+            done, _ = dwait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return []
+        out = []
+        for fut in done:
+            task = self._futures.pop(fut)
+            t0 = self._started.pop(fut)
+            try:
+                out.append(fut.result())
+            except Exception as e:  # KilledWorker, cancelled, ...
+                out.append(Result(task.number, EvalStatus.FAILED, {}, {},
+                                  f"Dask task failed: {type(e).__name__}: {e}", None,
+                                  time.monotonic() - t0, {}))
+        return out
+
+    def shutdown(self) -> None:
+        futs = list(getattr(self, "_futures", {}))
+        if futs:
+            try:
+                self.client.cancel(futs)
+            except Exception:
+                pass
+            self._futures.clear()
+        for closer in (getattr(self, "client", None), self._cluster):
+            if closer is not None:
+                try:
+                    closer.close()
+                except Exception:
+                    pass
+        self._cluster = None
