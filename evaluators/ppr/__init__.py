@@ -26,6 +26,7 @@ from evaluators.ppr.diffusion import (
     precision_at_k_pprpy,
 )
 from evaluators.ppr.graph import (
+    GRAPH_DIR_ENV,
     PLANETOID_COUNTS,
     SYNTHETIC_LIKE,
     Graph,
@@ -33,8 +34,10 @@ from evaluators.ppr.graph import (
     edge_count,
     from_networkx,
     from_scipy,
+    graph_dir,
     induced,
     load_edgelist,
+    load_graph,
     shared_graph_path,
     synthetic_like,
     synthetic_powerlaw,
@@ -42,6 +45,7 @@ from evaluators.ppr.graph import (
 
 __all__ = [
     "ALPHA",
+    "GRAPH_DIR_ENV",
     "PLANETOID_COUNTS",
     "SYNTHETIC_LIKE",
     "Graph",
@@ -53,8 +57,10 @@ __all__ = [
     "forward_push",
     "from_networkx",
     "from_scipy",
+    "graph_dir",
     "induced",
     "load_edgelist",
+    "load_graph",
     "local_ppr",
     "meloppr",
     "power_iteration_ppr",

@@ -242,6 +242,7 @@ def diffuse(
     steps: int,
     alpha: float = ALPHA,
     deg: np.ndarray | None = None,
+    quantum: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``steps`` iterations of graph diffusion on a (sub)graph; returns ``(S, R)``.
 
@@ -251,9 +252,18 @@ def diffuse(
     whole-graph ``W`` restricted to the sub-graph (what :func:`local_ppr` and
     :func:`meloppr` do); ``None`` uses ``adj_sub``'s own row sums. See the module
     docstring for why both are exact on a BFS ball of depth ``>= steps``.
+
+    ``quantum`` emulates MeLoPPR's integer datapath (notes §1.5: 32-bit integer scores,
+    the division by the degree done in logic): scores are integer multiples of
+    ``quantum`` (the seed's unit mass is ``1 / quantum`` integer units), and each
+    per-node share ``S / deg`` and each ``alpha``-scaled sum is rounded *down* to a
+    multiple of ``quantum``, as integer division and a shift-based ``alpha`` multiply
+    truncate. ``None`` (default) is exact floating point.
     """
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
+    if quantum is not None and not (quantum > 0 and math.isfinite(quantum)):
+        raise ValueError(f"quantum must be a positive number or None, got {quantum!r}")
     s0 = np.asarray(s0, dtype=np.float64)
     if deg is None:
         deg = np.asarray(adj_sub.sum(axis=1)).ravel()
@@ -261,9 +271,19 @@ def diffuse(
     S = s0.copy()
     R = s0.copy()
     teleport = (1.0 - alpha) * s0
+    if quantum is None:
+        for _ in range(steps):
+            S = teleport + alpha * (adj_sub @ (S * inv))
+            R = adj_sub @ (R * inv)
+        return S, R
+
+    def q(x: np.ndarray) -> np.ndarray:
+        return np.floor(x / quantum) * quantum
+
+    S, R, teleport = q(S), q(R), q(teleport)
     for _ in range(steps):
-        S = teleport + alpha * (adj_sub @ (S * inv))
-        R = adj_sub @ (R * inv)
+        S = teleport + q(alpha * (adj_sub @ q(S * inv)))
+        R = adj_sub @ q(R * inv)
     return S, R
 
 
@@ -387,6 +407,8 @@ def meloppr(
     next_stage: int | float | None = None,
     c: int | None = 10,
     trace_memory: bool = False,
+    quantum: float | None = None,
+    record_subgraphs: bool = False,
 ) -> PPRResult:
     """MeLoPPR two-stage local PPR approximating ``GD^(l1+l2)(e_source)``.
 
@@ -399,6 +421,11 @@ def meloppr(
     table of at most ``c * k`` entries (``c=None``: unbounded); see the module docstring
     for the admission policy. ``k`` only sizes the table. With ``next_stage=None`` and
     ``c=None`` the result equals :func:`local_ppr` with ``L = l1 + l2``.
+
+    ``quantum`` runs every diffusion in emulated integer arithmetic (see :func:`diffuse`).
+    ``record_subgraphs=True`` keeps, in ``stats.extra``, ``"subgraph_degrees"`` (the
+    in-sub-graph degree of every node of every diffused sub-graph, in BFS order -- what
+    an FPGA engine model needs) and ``"next_stage_nodes"``.
     """
     if l1 < 1 or l2 < 0:
         raise ValueError(f"need l1 >= 1 and l2 >= 0, got l1={l1}, l2={l2}")
@@ -415,8 +442,9 @@ def meloppr(
         deg = g.deg[ball]
         t1 = time.perf_counter()
         s0 = _onehot(ball.size, 0)
-        S, R = diffuse(a, s0, l1, alpha, deg=deg)
+        S, R = diffuse(a, s0, l1, alpha, deg=deg, quantum=quantum)
         t2 = time.perf_counter()
+        degrees = [np.diff(a.indptr)] if record_subgraphs else None
         bfs_s += t1 - t0
         diff_s += t2 - t1
         e = edge_count(a)
@@ -425,7 +453,10 @@ def meloppr(
         stats.nodes_touched += int(ball.size)
         stats.edges_touched += e
         table = _ScoreTable(cap)
-        table.offer(ball, S - decay * R, order_key=S)
+        carried = decay * R
+        if quantum is not None:
+            carried = np.floor(carried / quantum) * quantum
+        table.offer(ball, S - carried, order_key=S)
         parts_peak = {
             "subgraph_csr": _csr_bytes(a),
             "node_ids": _nbytes(ball),
@@ -443,8 +474,12 @@ def meloppr(
             deg2 = g.deg[ball2]
             t2 = time.perf_counter()
             s0 = _onehot(ball2.size, 0, rv)
-            S2, R2 = diffuse(a2, s0, l2, alpha, deg=deg2)
+            S2, R2 = diffuse(a2, s0, l2, alpha, deg=deg2, quantum=quantum)
             contrib = decay * S2
+            if quantum is not None:
+                contrib = np.floor(contrib / quantum) * quantum
+            if degrees is not None:
+                degrees.append(np.diff(a2.indptr))
             table.offer(ball2, contrib, order_key=contrib)
             t3 = time.perf_counter()
             bfs_s += t2 - t1
@@ -476,6 +511,9 @@ def meloppr(
         "table_capacity": cap,
         "refused": int(table.refused),
     }
+    if record_subgraphs:
+        stats.extra["subgraph_degrees"] = degrees
+        stats.extra["next_stage_nodes"] = ns_nodes
     return PPRResult(table.keys, table.vals, stats)
 
 

@@ -21,6 +21,7 @@ allocate an ``O(n)`` array, so their cost and memory scale with the ball, not th
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "GRAPH_DIR_ENV",
     "PLANETOID_COUNTS",
     "SYNTHETIC_LIKE",
     "Graph",
@@ -35,8 +37,10 @@ __all__ = [
     "edge_count",
     "from_networkx",
     "from_scipy",
+    "graph_dir",
     "induced",
     "load_edgelist",
+    "load_graph",
     "shared_graph_path",
     "synthetic_like",
     "synthetic_powerlaw",
@@ -59,14 +63,62 @@ SYNTHETIC_LIKE: dict[str, tuple[int, int]] = {
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
+#: Environment variable naming the directory of the ``{name}_adj.txt`` edge lists.
+GRAPH_DIR_ENV = "COEXPLORE_GRAPH_DIR"
 
-def shared_graph_path(name: str) -> Path:
-    """``../shared/data/graphs/{name}_adj.txt`` relative to the repository root.
 
-    The Planetoid edge lists live outside the repository (they must not be committed);
-    callers check ``.exists()`` and skip when absent.
+def graph_dir(directory: str | Path | None = None) -> Path:
+    """Where the named edge lists live: ``directory`` if given, else ``$COEXPLORE_GRAPH_DIR``,
+    else ``../shared/data/graphs/`` next to the repository (never inside it: the Planetoid
+    files must not be committed)."""
+    if directory is not None and str(directory) != "":
+        return Path(directory)
+    env = os.environ.get(GRAPH_DIR_ENV)
+    if env:
+        return Path(env)
+    return _REPO_ROOT.parent / "shared" / "data" / "graphs"
+
+
+def shared_graph_path(name: str, directory: str | Path | None = None) -> Path:
+    """``<graph_dir(directory)>/{name}_adj.txt`` (see :func:`graph_dir`).
+
+    Callers check ``.exists()`` and skip when absent; :func:`load_graph` raises instead.
     """
-    return _REPO_ROOT.parent / "shared" / "data" / "graphs" / f"{name}_adj.txt"
+    return graph_dir(directory) / f"{name}_adj.txt"
+
+
+def load_graph(spec: str, directory: str | Path | None = None, seed: int = 0) -> Graph:
+    """A graph by name or path, for configs and command lines.
+
+    * ``"citeseer"``, ``"cora"``, ``"pubmed"`` (or any ``NAME`` with a ``NAME_adj.txt`` in
+      :func:`graph_dir`): that edge list;
+    * ``"synthetic-amazon"`` / ``-dblp`` / ``-youtube``, optionally ``"...@0.05"`` for a
+      scaled copy: :func:`synthetic_like` with ``seed`` (labelled synthetic);
+    * anything else containing a path separator or ending in ``.txt``: :func:`load_edgelist`.
+
+    A missing file raises ``FileNotFoundError`` naming the path, ``graph`` and how to
+    point at the directory (``graph_dir`` / ``$COEXPLORE_GRAPH_DIR``). Nothing is downloaded.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"graph must be a non-empty string, got {spec!r}")
+    if spec.startswith("synthetic-"):
+        base, _, scale = spec.partition("@")
+        try:
+            sc = float(scale) if scale else 1.0
+        except ValueError:
+            raise ValueError(f"graph {spec!r}: scale after '@' must be a number") from None
+        return synthetic_like(base, seed=seed, scale=sc)
+    if "/" in spec or os.sep in spec or spec.endswith(".txt"):
+        path = Path(spec)
+    else:
+        path = shared_graph_path(spec, directory)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"graph {spec!r}: edge list {path} not found (set graph_dir or "
+            f"${GRAPH_DIR_ENV} to the directory holding {{name}}_adj.txt; nothing is "
+            "downloaded)"
+        )
+    return load_edgelist(path)
 
 
 @dataclass(frozen=True, eq=False)

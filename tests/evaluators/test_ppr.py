@@ -300,3 +300,64 @@ def test_stats_fields(karate):
     assert base.stats.tracemalloc_peak_bytes is None and base.stats.model_peak_bytes > 0
     top = base.top(5)
     assert top[0] == 0 and np.all(np.diff(base.dense(karate.n)[top]) <= 0)
+
+
+# ---------------------------------------------------------------- graph lookup, integer
+# emulation and sub-graph recording (used by the FPGA co-design evaluator)
+
+
+def test_graph_dir_argument_env_and_missing_file(tmp_path, monkeypatch):
+    from evaluators.ppr import GRAPH_DIR_ENV, graph_dir, load_graph
+
+    (tmp_path / "toy_adj.txt").write_text("1 2\n2 3\n")
+    monkeypatch.delenv(GRAPH_DIR_ENV, raising=False)
+    assert graph_dir(tmp_path) == tmp_path
+    assert shared_graph_path("toy", tmp_path) == tmp_path / "toy_adj.txt"
+    assert load_graph("toy", tmp_path).m == 2
+    monkeypatch.setenv(GRAPH_DIR_ENV, str(tmp_path))
+    assert graph_dir() == tmp_path and load_graph("toy").n == 3
+    assert load_graph(str(tmp_path / "toy_adj.txt")).name == "toy"
+    with pytest.raises(FileNotFoundError, match=r"'nope'.*COEXPLORE_GRAPH_DIR"):
+        load_graph("nope")
+    g = load_graph("synthetic-amazon@0.002")
+    assert g.synthetic and g.name == "synthetic-amazon-x0.002"
+    with pytest.raises(ValueError, match="scale"):
+        load_graph("synthetic-amazon@big")
+
+
+def test_quantized_diffusion_truncates_like_integer_division(karate):
+    g = karate
+    ball = bfs_ball(g, 0, 3)
+    a = induced(g, ball)
+    e = np.zeros(ball.size)
+    e[0] = 1.0
+    S, R = diffuse(a, e, 3, ALPHA, deg=g.deg[ball])
+    Sq, _ = diffuse(a, e, 3, ALPHA, deg=g.deg[ball], quantum=2.0**-30)
+    np.testing.assert_allclose(Sq, S, atol=1e-8)  # fine grid: floating point to 1e-8
+    q = 1 / 64
+    Sc, Rc = diffuse(a, e, 3, ALPHA, deg=g.deg[ball], quantum=q)
+    assert np.all(Sc <= S + 1e-12) and np.all(Rc <= R + 1e-12)  # floor only loses mass
+    assert Sc.sum() < S.sum() - q
+    np.testing.assert_allclose(Sc / q, np.round(Sc / q), atol=1e-9)  # integer units
+    # by hand, one step from the source: share = floor(64 / deg(0)) units per neighbour
+    S1, _ = diffuse(a, e, 1, ALPHA, deg=g.deg[ball], quantum=q)
+    share = math.floor(64 / g.deg[0])
+    nbr = ball[1]
+    want = math.floor(ALPHA * share)  # alpha * (A @ share) rounded down, in units
+    assert S1[np.flatnonzero(ball == nbr)[0]] * 64 == want
+    with pytest.raises(ValueError, match="quantum"):
+        diffuse(a, e, 1, quantum=0.0)
+
+
+def test_meloppr_records_subgraphs_and_quantum(karate):
+    r = meloppr(karate, 0, next_stage=4, record_subgraphs=True)
+    degs = r.stats.extra["subgraph_degrees"]
+    assert [int(d.sum()) for d in degs] == r.stats.stage_nnz
+    assert [d.size for d in degs] == [v for v, _ in r.stats.stage_sizes]
+    assert r.stats.extra["next_stage_nodes"].size == 4
+    assert "subgraph_degrees" not in meloppr(karate, 0, next_stage=4).stats.extra
+    fine = meloppr(karate, 0, next_stage=None, c=None, quantum=2.0**-40)
+    exact = local_ppr(karate, 0)
+    assert np.abs(fine.dense(karate.n) - exact.dense(karate.n)).max() < 1e-8
+    coarse = meloppr(karate, 0, next_stage=None, c=None, quantum=2.0**-8)
+    assert coarse.values.sum() < exact.values.sum() - 2.0**-8
