@@ -23,7 +23,9 @@ the independent sanity check in ``shared/notes/meloppr.md``.
 Everything is measured in the same run; both methods use the same scipy CSR code, so the
 speedups and reductions compare algorithms, not the paper's NetworkX implementation.
 
-Run: ``python -m experiments.benchmarks.ppr_memory_latency [--quick] [--synthetic]``.
+Run: ``python -m experiments.benchmarks.ppr_memory_latency [--quick] [--synthetic]
+[--graph-dir DIR] [--json FILE]`` (``DIR`` defaults to ``$COEXPLORE_GRAPH_DIR``, else
+``../shared/data/graphs``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 
+from accelerators.ppr_fpga import subgraph_fpga_bytes  # noqa: E402
 from evaluators.ppr import (  # noqa: E402
     SYNTHETIC_LIKE,
     load_edgelist,
@@ -79,9 +82,11 @@ NOTES_CHECK = {
 }
 
 
-def bram_bytes(stage_sizes) -> int:
-    """The notes' FPGA memory model for the largest sub-graph: 4 (2V + 2E + 2V + V)."""
-    return max(4 * (5 * v + 2 * e) for v, e in stage_sizes)
+def bram_bytes(stats) -> int:
+    """The notes' FPGA memory model for the largest sub-graph, 4 (2V + 2E + 2V + V) with
+    2E = the adjacency entries (:func:`accelerators.ppr_fpga.subgraph_fpga_bytes`)."""
+    return int(max(subgraph_fpga_bytes(v, nnz, 32)
+                   for (v, _), nnz in zip(stats.stage_sizes, stats.stage_nnz)))
 
 
 def run_graph(g, key: str, seeds: int, next_stage: list[int], k: int, rng_seed: int) -> dict:
@@ -109,7 +114,7 @@ def run_graph(g, key: str, seeds: int, next_stage: list[int], k: int, rng_seed: 
             r["lat"].append(est.stats.wall_s)
             r["mem"].append(mem.stats.tracemalloc_peak_bytes)
             r["model"].append(est.stats.model_peak_bytes)
-            r["bram"].append(bram_bytes(est.stats.stage_sizes))
+            r["bram"].append(bram_bytes(est.stats))
             top = est.top(k)
             r["prec"].append(precision_at_k(top, truth_top, k))
             r["prec_cap"].append(
@@ -193,6 +198,9 @@ def main(argv: list[str] | None = None) -> dict:
                     help="|V| and |E| of the synthetic graphs relative to the SNAP ones")
     ap.add_argument("--quick", action="store_true",
                     help="20 sources, next-stage 1 5 13, synthetic scale 0.01")
+    ap.add_argument("--graph-dir", type=str, default=None,
+                    help="directory of {name}_adj.txt (default: $COEXPLORE_GRAPH_DIR, else "
+                         "../shared/data/graphs)")
     ap.add_argument("--rng-seed", type=int, default=0)
     ap.add_argument("--json", type=str, default=None, help="write the summaries here")
     args = ap.parse_args(argv)
@@ -213,7 +221,7 @@ def main(argv: list[str] | None = None) -> dict:
           "sub-graph, paper = Table II FPGA")
     graphs = []
     for name in args.graphs:
-        path = shared_graph_path(name)
+        path = shared_graph_path(name, args.graph_dir)
         if not path.exists():
             print(f"# skipping {name}: {path} not found (shared Planetoid edge lists absent)")
             continue
