@@ -655,11 +655,17 @@ class Storage:
         seeds: Sequence[int],
         owner: str,
         status: TrialStatus = TrialStatus.RUNNING,
+        max_total: int | None = None,
     ) -> list[TrialRecord]:
         """Insert trials numbered ``max(number) + 1, + 2, ...`` (0 first) in one transaction.
 
         RUNNING trials get ``owner``, ``started_at = now`` and ``attempts = 1``; WAITING
         trials are queued with no owner, ``started_at = None`` and ``attempts = 0``.
+
+        ``max_total`` caps the study's trial count: only the first
+        ``max_total - (trials already in the study)`` entries are inserted (possibly none),
+        counted under the same study lock as the numbering, so that several drivers
+        sharing one study never overshoot its budget. Returns the inserted trials.
         """
         status = TrialStatus(status)
         if status not in (TrialStatus.RUNNING, TrialStatus.WAITING):
@@ -682,17 +688,24 @@ class Storage:
                     f"trial params (params_list[{i}]): key {e.path!r} -> {e.problem}"
                 ) from None
         seed_values = [_int64(s, f"seeds[{i}]") for i, s in enumerate(seeds)]
+        if max_total is not None and (not isinstance(max_total, int) or max_total < 0):
+            raise ValueError(f"create_trials: max_total must be a non-negative int, got {max_total!r}")
         if not params_list:
             return []
         running = status is TrialStatus.RUNNING
         with self._write() as conn:
             self._lock_study(conn, study_id)
             now = time.time()
-            top = conn.execute(
-                sa.select(sa.func.max(trials_table.c.number)).where(
+            top, n_rows = conn.execute(
+                sa.select(sa.func.max(trials_table.c.number), sa.func.count()).where(
                     trials_table.c.study_id == study_id
                 )
-            ).scalar()
+            ).one()
+            if max_total is not None:
+                keep = max(0, max_total - int(n_rows))
+                params_text, seed_values = params_text[:keep], seed_values[:keep]
+                if not params_text:
+                    return []
             first = 0 if top is None else int(top) + 1
             rows = [
                 {

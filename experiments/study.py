@@ -14,6 +14,13 @@ seed to a storage URL. :meth:`Study.optimize` runs the ask -> evaluate -> tell l
 so running the same call again after a kill resumes the study to the same total instead
 of adding more. A finished trial is never evaluated again and never lost.
 
+Several drivers (processes, or hosts sharing a PostgreSQL study) may run ``optimize`` on
+one study at once: new trials are only inserted while the study holds fewer than
+``n_trials`` trials, counted under the study lock (:meth:`Storage.create_trials`
+``max_total``), so together they finish exactly ``n_trials``; a driver whose own work is
+done waits for the others' RUNNING trials, re-queueing those of a driver that died
+(dead process on this host, or no heartbeat for ``stale_after_s``) and running them itself.
+
 Seeds: every random generator derives from the study seed with
 ``numpy.random.SeedSequence`` -- the optimizer's from ``(seed, 0)`` and trial ``i``'s
 evaluator seed from ``(seed, 1, i)``. A serial run (one worker) is exactly reproducible;
@@ -414,17 +421,22 @@ class Study:
                 if time.monotonic() - last_beat > heartbeat_s:
                     self.storage.heartbeat(sid, owner)
                     last_beat = time.monotonic()
-                while (not exhausted and ex.n_running < ex.capacity
-                       and finished + ex.n_running < n_trials):
-                    room = min(ex.capacity - ex.n_running, n_trials - finished - ex.n_running)
-                    tasks = self._next_tasks(opt, owner, min(room, max(batch_size, 1)))
+                while not exhausted and ex.n_running < ex.capacity:
+                    room = ex.capacity - ex.n_running
+                    tasks, exhausted = self._next_tasks(opt, owner, min(room, max(batch_size, 1)),
+                                                        n_trials)
                     if not tasks:
-                        exhausted = True
                         break
                     for t in tasks:
                         ex.submit(t)
                 if ex.n_running == 0:
-                    break
+                    if exhausted or self.n_finished() >= n_trials:
+                        break
+                    # The rest of the budget is RUNNING on other drivers sharing this
+                    # study: wait for them, or for them to be declared dead and re-queued.
+                    if not self.storage.requeue_stale(sid, owner_is_alive, stale_after_s):
+                        time.sleep(min(1.0, heartbeat_s))
+                    continue
                 for res in ex.wait(timeout=1.0):
                     status, reason = judge(res, self.objectives)
                     ok = self.storage.finish_trial(
@@ -454,17 +466,21 @@ class Study:
             ex.shutdown()
             bar.close()
 
-    def _next_tasks(self, opt: Optimizer, owner: str, n: int) -> list[Task]:
+    def _next_tasks(self, opt: Optimizer, owner: str, n: int,
+                    n_trials: int) -> tuple[list[Task], bool]:
+        """Up to ``n`` trials to run now: re-queued (WAITING) ones first, then new points
+        from the optimizer while the study holds fewer than ``n_trials`` trials (counted
+        across every driver). Returns them and whether the optimizer is exhausted."""
         sid = self._record.id
         claimed = self.storage.claim_waiting(sid, owner, n)
         tasks = [Task(r.number, r.params, r.seed) for r in claimed]
-        need = n - len(tasks)
+        need = min(n - len(tasks), n_trials - self.storage.count(sid, list(TrialStatus)))
         if need <= 0:
-            return tasks
+            return tasks, False
         expected = opt.next_number
         points = opt.ask(need)
         if not points:
-            return tasks
+            return tasks, True
         bad = []
         for p in points:
             v = self.space.validate(p)
@@ -473,11 +489,13 @@ class Study:
         numbers = list(range(expected, expected + len(points)))
         seeds = [derived_seed(self.seed, 1, i) for i in numbers]
         recs = self.storage.create_trials(
-            sid, [self.space.to_jsonable(p) for p in points], seeds, owner
+            sid, [self.space.to_jsonable(p) for p in points], seeds, owner, max_total=n_trials
         )
         if [r.number for r in recs] != numbers:
-            # another driver inserted trials meanwhile: resynchronise the optimizer
-            logger.warning("trial numbers moved (another driver?); resynchronising optimizer")
+            # Another driver inserted trials meanwhile (ours got other numbers, or the
+            # budget filled up): adopt the storage's view, pending trials included.
+            logger.info("trial numbers moved (another driver); resynchronising the optimizer")
+            opt.forget_pending()
             opt.tell([r.to_trial() for r in self.storage.trials(sid)])
         bad_keys = {json.dumps(self.space.to_jsonable(p), sort_keys=True, default=str): why
                     for p, why in bad}
@@ -490,7 +508,7 @@ class Study:
                 opt.tell([self.storage.trial(sid, r.number).to_trial()])
                 continue
             tasks.append(Task(r.number, self.space.normalize(r.params), r.seed))
-        return tasks
+        return tasks, False
 
     # ------------------------------------------------------------------ results
     def trials_dataframe(self) -> pd.DataFrame:

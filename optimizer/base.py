@@ -167,6 +167,20 @@ class Optimizer(ABC):
             self._next_number = max(self._next_number, t.number + 1)
         self._on_tell()
 
+    def forget_pending(self) -> list[int]:
+        """Drop every pending (not finished) trial and return their numbers.
+
+        A driver sharing its study with other drivers calls this when its asked points
+        were stored under other numbers (or not at all: the study's budget was reached
+        meanwhile), then re-tells the storage's trials, pending ones included.
+        """
+        gone = sorted(n for n, t in self._trials.items() if not t.status.finished)
+        for n in gone:
+            del self._trials[n]
+        self._next_number = max(self._trials, default=-1) + 1
+        self._on_tell()
+        return gone
+
     # -- for subclasses ----------------------------------------------------------------
     @abstractmethod
     def _propose(self, n: int, first_number: int) -> list[Point]:

@@ -38,6 +38,16 @@ def troublemaker(p):
         time.sleep(60)
     if mode == "badtype":
         return [1, 2]
+    if mode == "strval":
+        return {"edp": "fast"}
+    if mode == "boolval":
+        return {"edp": 1.0, "fits": True}
+    if mode == "arrayval":
+        import numpy as np
+
+        return {"edp": np.ones(3)}
+    if mode == "wrongname":
+        return {"EDP": 1.0}
     raise AssertionError(mode)
 
 
@@ -57,3 +67,18 @@ def slow_pid(p, seed=None):
             f.write(f"{os.getpid()}\n")
     time.sleep(p.get("sleep_s", 0.6))
     return {"edp": float(p["x"]) + 1.0, "pid": float(os.getpid())}
+
+
+class PidRecorder:
+    """Sleeps ``sleep_s`` and appends the worker's pid to ``pidfile`` (kill-a-worker tests)."""
+
+    def __init__(self, pidfile: str, sleep_s: float = 0.5) -> None:
+        self.pidfile, self.sleep_s = pidfile, float(sleep_s)
+
+    def __call__(self, p):
+        import os
+
+        with open(self.pidfile, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        time.sleep(self.sleep_s)
+        return {"f1": float(p["x"] - 20) ** 2 + float(p["y"]), "pid": float(os.getpid())}

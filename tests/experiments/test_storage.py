@@ -52,9 +52,22 @@ def db(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def storage(db: Path):
-    with Storage(db) as s:
+def storage(storage_url: str):
+    with Storage(storage_url) as s:
         yield s
+
+
+def _raw(storage: Storage, sql: str) -> list[tuple]:
+    """Run SQL on the storage's own database, bypassing the API (SQLite or PostgreSQL)."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(storage.url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.begin() as conn:
+            res = conn.execute(sa.text(sql))
+            return [tuple(r) for r in res] if res.returns_rows else []
+    finally:
+        engine.dispose()
 
 
 # -- studies ----------------------------------------------------------------------------
@@ -224,7 +237,7 @@ def test_finish_trial_ownership_and_single_completion(storage: Storage) -> None:
             storage.finish_trial(s.id, 1, OWNER, bad)
 
 
-def test_nonfinite_metrics_stored_as_null(storage: Storage, db: Path) -> None:
+def test_nonfinite_metrics_stored_as_null(storage: Storage) -> None:
     s = _study(storage)
     storage.create_trials(s.id, [{"x": 0}], [0], OWNER)
     assert storage.finish_trial(
@@ -246,10 +259,7 @@ def test_nonfinite_metrics_stored_as_null(storage: Storage, db: Path) -> None:
         storage.finish_trial(s.id, 0, OWNER, TrialStatus.COMPLETE, metrics={"bad": "abc"})
 
     # Strict JSON on disk: no NaN / Infinity tokens.
-    with sqlite3.connect(db) as raw:
-        metrics_text, constraints_text = raw.execute(
-            "SELECT metrics, constraints FROM trials"
-        ).fetchone()
+    ((metrics_text, constraints_text),) = _raw(storage, "SELECT metrics, constraints FROM trials")
 
     def no_constants(name: str) -> None:
         raise AssertionError(f"non-strict JSON constant {name}")
@@ -329,11 +339,10 @@ def test_requeue_stale_then_claim(storage: Storage) -> None:
     assert storage.claim_waiting(s.id, new, limit=0) == []
 
 
-def test_requeue_ownerless_running(storage: Storage, db: Path) -> None:
+def test_requeue_ownerless_running(storage: Storage) -> None:
     s = _study(storage)
     storage.create_trials(s.id, [{"i": 0}, {"i": 1}], [0, 1], OWNER)
-    with sqlite3.connect(db) as raw:
-        raw.execute("UPDATE trials SET owner = NULL WHERE number = 1")
+    _raw(storage, "UPDATE trials SET owner = NULL WHERE number = 1")
     assert storage.requeue_stale(s.id, lambda owner: True) == [1]
 
 
@@ -410,8 +419,8 @@ def test_in_memory_storage() -> None:
         assert s.count(rec.id, [TrialStatus.RUNNING]) == 2
 
 
-def test_visible_across_instances(db: Path) -> None:
-    with Storage(db) as a, Storage(str(db)) as b:
+def test_visible_across_instances(storage_url: str) -> None:
+    with Storage(storage_url) as a, Storage(storage_url) as b:
         rec = _study(a, "shared")
         assert b.get_study("shared") == rec
         b.create_trials(rec.id, [{"x": 1}], [1], OWNER)
@@ -458,14 +467,15 @@ def _writer(url: str, study_id: int, worker: int, n: int, start, errors) -> None
         raise
 
 
-def test_concurrent_writers_get_unique_numbers(db: Path) -> None:
-    with Storage(db) as s:
+def test_concurrent_writers_get_unique_numbers(storage_url: str) -> None:
+    with Storage(storage_url) as s:
         rec = _study(s)
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     ctx = mp.get_context(method)
     start, errors = ctx.Event(), ctx.Queue()
     procs = [
-        ctx.Process(target=_writer, args=(str(db), rec.id, w, 50, start, errors)) for w in range(2)
+        ctx.Process(target=_writer, args=(storage_url, rec.id, w, 50, start, errors))
+        for w in range(2)
     ]
     for p in procs:
         p.start()
@@ -478,7 +488,7 @@ def test_concurrent_writers_get_unique_numbers(db: Path) -> None:
     assert problems == []
     assert [p.exitcode for p in procs] == [0, 0]
 
-    with Storage(db) as s:
+    with Storage(storage_url) as s:
         rows = s.trials(rec.id)
     assert [t.number for t in rows] == list(range(100))
     for w in range(2):
@@ -496,3 +506,54 @@ def test_records_are_frozen(storage: Storage) -> None:
     with pytest.raises(AttributeError):
         rec.name = "other"  # type: ignore[misc]
     assert not math.isnan(t.created_at)
+
+
+def _capped_writer(url: str, study_id: int, worker: int, cap: int, start, errors) -> None:
+    try:
+        owner = make_owner_token()
+        with Storage(url) as s:
+            start.wait(10)
+            for i in range(cap):
+                s.create_trials(study_id, [{"worker": worker, "i": i}, {"worker": worker, "i": -i}],
+                                [i, i], owner, max_total=cap)
+    except BaseException as e:
+        errors.put(f"worker {worker}: {e!r}")
+        raise
+
+
+def test_max_total_caps_the_study_across_concurrent_writers(storage_url: str) -> None:
+    with Storage(storage_url) as s:
+        rec = _study(s)
+        assert len(s.create_trials(rec.id, [{"a": 1}, {"a": 2}, {"a": 3}], [1, 2, 3], OWNER,
+                                   max_total=2)) == 2
+        assert s.create_trials(rec.id, [{"a": 4}], [4], OWNER, max_total=2) == []
+        with pytest.raises(ValueError, match="max_total"):
+            s.create_trials(rec.id, [{"a": 4}], [4], OWNER, max_total=-1)
+        other = _study(s, "other")
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    ctx = mp.get_context(method)
+    start, errors = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_capped_writer, args=(storage_url, other.id, w, 37, start, errors))
+             for w in range(3)]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(60)
+    assert errors.empty() and [p.exitcode for p in procs] == [0, 0, 0]
+    with Storage(storage_url) as s:
+        assert [t.number for t in s.trials(other.id)] == list(range(37))
+
+
+def test_heartbeat_keeps_remote_owner_alive_until_silent(storage: Storage) -> None:
+    s = _study(storage)
+    storage.create_trials(s.id, [{"i": 0}], [0], OTHER)
+    storage.create_trials(s.id, [{"i": 1}], [1], OWNER)
+    always_alive = lambda owner: True  # noqa: E731 - a remote host's pid cannot be checked
+    assert storage.requeue_stale(s.id, always_alive, stale_after_s=60) == []
+    _raw(storage, "UPDATE trials SET heartbeat_at = heartbeat_at - 120")
+    assert storage.heartbeat(s.id, OWNER) == 1     # OWNER beats again, OTHER stays silent
+    assert storage.requeue_stale(s.id, always_alive, stale_after_s=60) == [0]
+    by_number = {t.number: t for t in storage.trials(s.id)}
+    assert by_number[0].status is TrialStatus.WAITING
+    assert by_number[1].status is TrialStatus.RUNNING and by_number[1].owner == OWNER

@@ -45,7 +45,8 @@ def test_serial_sweep_completes_exact_count_and_is_reproducible(tmp_path):
 
 
 def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(tmp_path):
-    modes = ["ok", "raise", "nan", "inf", "missing", "infeasible", "hang", "badtype"]
+    modes = ["ok", "raise", "nan", "inf", "missing", "infeasible", "hang", "badtype", "strval",
+             "boolval", "arrayval", "wrongname"]
     space = DesignSpace(Integer("x", 0, 1), Categorical("mode", modes))
     s = Study.create("t", space, {"edp": "min"}, ev.troublemaker, optimizer="grid",
                      storage=tmp_path / "t.db")
@@ -63,6 +64,11 @@ def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(tmp_path):
         "infeasible": (TrialStatus.INFEASIBLE, "mapping does not fit"),
         "hang": (TrialStatus.FAILED, "timed out after 2 s"),
         "badtype": (TrialStatus.FAILED, "evaluator returned list"),
+        "strval": (TrialStatus.FAILED, "metric 'edp' is not a number: 'fast'"),
+        "boolval": (TrialStatus.FAILED, "metric 'fits' is a bool (True)"),
+        "arrayval": (TrialStatus.FAILED, "metric 'edp' is not a number"),
+        "wrongname": (TrialStatus.FAILED, "objective 'edp' is missing from the evaluator's result "
+                                          "(metrics: ['EDP'])"),
     }
     for mode, (status, reason) in expect.items():
         for t in by_mode[mode]:
@@ -207,3 +213,41 @@ def test_only_complete_feasible_trials_on_front(tmp_path):
     assert counts[TrialStatus.COMPLETE] == 6 and counts[TrialStatus.INFEASIBLE] == 6
     assert counts[TrialStatus.FAILED] == 6
     assert list(itertools.chain(s.best_trials(k=2)["metrics_edp"])) == [0.0, 1.0]
+
+
+def _driver(url: str, n_trials: int, optimizer: str, start, errors) -> None:
+    try:
+        s = Study.create("shared", bowl_space(), {"f1": "min", "f2": "min"}, ev.slow_bowl,
+                         optimizer=optimizer, storage=url, seed=4)
+        start.wait(30)
+        s.optimize(n_trials, workers=1, executor="inline", progress=False)
+    except BaseException as e:
+        errors.put(repr(e))
+        raise
+
+
+@pytest.mark.parametrize("optimizer", ["random", "constrained-bo"])
+def test_concurrent_drivers_share_one_study_exactly(storage_url, optimizer):
+    """Three drivers on one study (as on three hosts sharing PostgreSQL) finish exactly
+    n_trials between them: no overshoot, no duplicate numbers, each trial run once."""
+    import multiprocessing as mp
+
+    n = 24 if optimizer == "random" else 14
+    Study.create("shared", bowl_space(), {"f1": "min", "f2": "min"}, ev.slow_bowl,
+                 optimizer=optimizer, storage=storage_url, seed=4)
+    ctx = mp.get_context("forkserver")
+    start, errors = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_driver, args=(storage_url, n, optimizer, start, errors))
+             for _ in range(3)]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(240)
+    assert errors.empty() and [p.exitcode for p in procs] == [0, 0, 0]
+    with Storage(storage_url) as st:
+        rec = st.find_study("shared")
+        trials = st.trials(rec.id)
+    assert [t.number for t in trials] == list(range(n))
+    assert all(t.status is TrialStatus.COMPLETE and t.attempts == 1 for t in trials)
+    assert len({t.owner for t in trials}) >= 2        # the work really was shared
