@@ -82,7 +82,7 @@ def _param_from_dict(item: Any, path: tuple, lm: LineMap, name_hint: str | None 
     if kind is None:
         raise lm.error(path, f"parameter {item['name']!r}: missing required key 'type' "
                              f"(one of {sorted(PARAMETER_KINDS)})")
-    if kind not in PARAMETER_KINDS:
+    if not isinstance(kind, str) or kind not in PARAMETER_KINDS:
         raise lm.error((*path, "type"), f"parameter {item['name']!r}: unknown type {kind!r} "
                                        f"(one of {sorted(PARAMETER_KINDS)})")
     fields = _FIELDS[kind]
