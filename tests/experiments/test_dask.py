@@ -55,18 +55,16 @@ def test_killing_a_worker_mid_trial_loses_nothing(tmp_path):
     pidfile = tmp_path / "pids"
     ex = DaskExecutor(sev.slow_pid, workers=2)
     try:
-        for i in range(6):
-            if ex.n_running == ex.capacity:
-                pass
-            ex.submit(Task(i, {"x": i, "sleep_s": 1.5, "pidfile": str(pidfile)}, 0)) if ex.n_running < ex.capacity else None
-        # two tasks run; kill the worker of the first one while it sleeps
+        for i in range(ex.capacity):  # one slow trial per worker
+            ex.submit(Task(i, {"x": i, "sleep_s": 1.5, "pidfile": str(pidfile)}, 0))
+        # kill the worker process of the first trial to start, while it sleeps
         t0 = time.monotonic()
         while not pidfile.exists() or not pidfile.read_text().strip():
             assert time.monotonic() - t0 < 30
             time.sleep(0.05)
         victim = int(pidfile.read_text().split()[0])
         os.kill(victim, signal.SIGKILL)
-        results, submitted = [], 2
+        results, submitted = [], ex.capacity
         t0 = time.monotonic()
         while len(results) < 6 and time.monotonic() - t0 < 120:
             results.extend(ex.wait(timeout=1.0))
@@ -113,3 +111,38 @@ def test_study_threads_do_not_leak():
     # a driver's executor threads end with shutdown (guards the fixture-based tests above)
     assert all(not t.name.startswith("Dask-") or not t.is_alive() or t.daemon
                for t in threading.enumerate())
+
+
+def test_async_bo_study_survives_a_killed_worker(tmp_path):
+    """A worker process SIGKILLed mid-trial during an asynchronous-BO study: the study still
+    ends with exactly its budget, all COMPLETE, the interrupted trial re-run elsewhere."""
+    pidfile = tmp_path / "pids"
+    space = DesignSpace(Integer("x", 0, 40), Integer("y", 0, 40))
+    s = Study.create("bo-kill", space, {"f1": "min"}, sev.PidRecorder, "constrained-bo",
+                     optimizer_options={"n_init": 4, "pool_size": 200},
+                     evaluator_options={"pidfile": str(pidfile), "sleep_s": 0.6},
+                     storage=tmp_path / "k.db", seed=0)
+    killed: list[int] = []
+
+    def killer():
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 60:
+            pids = pidfile.read_text().split() if pidfile.exists() else []
+            if len(pids) >= 3:            # mid-run: a few trials in
+                killed.append(int(pids[-1]))
+                os.kill(killed[0], signal.SIGKILL)
+                return
+            time.sleep(0.05)
+
+    th = threading.Thread(target=killer)
+    th.start()
+    s.optimize(12, workers=2, executor="dask", progress=False)
+    th.join()
+    assert killed, "the worker was never killed"
+    trials = s.trials
+    assert [t.number for t in trials] == list(range(12))
+    assert all(t.status is TrialStatus.COMPLETE for t in trials), [t.reason for t in trials]
+    starts = pidfile.read_text().split()
+    assert len(starts) > 12                  # the interrupted evaluation was started again ...
+    assert sum(int(t.metrics["pid"]) == killed[0] for t in trials) < starts.count(str(killed[0]))
+    # ... and the killed worker's last evaluation is not among the results
