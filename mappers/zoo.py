@@ -28,8 +28,10 @@ __all__ = [
     "get",
     "merge_repeats",
     "mlp_dlrm",
+    "mobilenet_v2",
     "resnet50",
     "shape_key",
+    "xception",
 ]
 
 
@@ -197,6 +199,129 @@ def bert_base_block(
     ])
 
 
+# ------------------------------------------------------------------------- MobileNetV2
+
+MOBILENET_V2_SETTINGS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                         (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
+"""The bottleneck stages ``(t, c, n, s)`` of Sandler et al., CVPR 2018, Table 2: expansion
+factor, output channels, repeats, stride of the first repeat."""
+
+
+def mobilenet_v2(batch: int = 1, image: int = 224, n_classes: int = 1000) -> list[Layer]:
+    """MobileNetV2 (Sandler, Howard, Zhu, Zhmoginov, Chen, "MobileNetV2: Inverted Residuals
+    and Linear Bottlenecks", CVPR 2018), width 1.0, as in its Table 2 and torchvision's
+    ``mobilenet_v2``.
+
+    ``features.0``: conv 3x3/2 (padding 1), 3 -> 32. Then the 17 inverted-residual blocks
+    of :data:`MOBILENET_V2_SETTINGS` (``features.1`` .. ``features.17``): a 1x1 expansion
+    to ``t * c_in`` channels (absent when ``t == 1``), a 3x3 depthwise convolution
+    (padding 1, the stage's stride on its first block), a 1x1 linear projection to ``c``.
+    ``features.18``: conv 1x1, 320 -> 1280; global average pool; ``classifier`` fc
+    1280 -> ``n_classes`` (a GEMM, ``M = batch``). Names: ``features.<i>.expand``,
+    ``features.<i>.dw``, ``features.<i>.project``.
+
+    At ``batch=1, image=224``: 300,774,272 MACs (the paper's Table 4 says "300M" MAdds)
+    -- 299,494,272 in convolutions (of which 20,716,416 depthwise) plus 1,280,000 in the
+    fc (:data:`MOBILENET_V2_MACS_224`). Its weights plus batch-norm scales/offsets and the
+    fc bias number 3,504,872 (torchvision's parameter count; the paper rounds to 3.4M).
+    """
+    _positive("mobilenet_v2", batch=batch, image=image, n_classes=n_classes)
+    layers: list[Layer] = []
+
+    def conv(name: str, c: int, hw: int, k: int, r: int, stride: int = 1, groups: int = 1) -> int:
+        pad = (r - 1) // 2
+        layers.append(conv2d_from_input(name, N=batch, C=c, H=hw, W=hw, K=k, R=r, stride=stride,
+                                        padding=pad, groups=groups))
+        return conv_output_size(hw, r, stride, pad)
+
+    hw = conv("features.0", 3, image, 32, 3, stride=2)
+    channels, block = 32, 1
+    for t, c, n, s in MOBILENET_V2_SETTINGS:
+        for i in range(n):
+            hidden = t * channels
+            if t != 1:
+                conv(f"features.{block}.expand", channels, hw, hidden, 1)
+            hw = conv(f"features.{block}.dw", hidden, hw, hidden, 3, stride=s if i == 0 else 1,
+                      groups=hidden)
+            conv(f"features.{block}.project", hidden, hw, c, 1)
+            channels, block = c, block + 1
+    conv(f"features.{block}", channels, hw, 1280, 1)
+    layers.append(gemm("classifier", M=batch, K=1280, N=n_classes))
+    return merge_repeats(layers)
+
+
+MOBILENET_V2_MACS_224 = 300_774_272
+"""Total MACs of :func:`mobilenet_v2` at batch 1, 224x224."""
+
+
+# ---------------------------------------------------------------------------- Xception
+
+def xception(batch: int = 1, image: int = 299, n_classes: int = 1000) -> list[Layer]:
+    """Xception (Chollet, "Xception: Deep Learning with Depthwise Separable Convolutions",
+    CVPR 2017, Figure 5; Keras ``applications.Xception``), default input 299x299.
+
+    Entry flow: ``block1.conv1`` 3x3/2 valid, 3 -> 32; ``block1.conv2`` 3x3 valid,
+    32 -> 64; then three blocks (``block2..block4``) of two separable convolutions
+    (128, 256, 728 channels) and a 3x3/2 max-pool ("same"), each with a 1x1/2
+    projection shortcut (``block<i>.shortcut``). Middle flow: 8 blocks (``block5`` ..
+    ``block12``) of three 728-channel separable convolutions, identity shortcuts. Exit
+    flow: ``block13`` separable convolutions 728 and 1024, max-pool, 1x1/2 shortcut to
+    1024; ``block14`` separable convolutions 1536 and 2048; global average pool; fc
+    2048 -> ``n_classes`` (``predictions``).
+
+    A separable convolution ``block<i>.sepconv<j>`` is a 3x3 depthwise convolution
+    ("same" padding, stride 1; ``..._dw``) followed by a 1x1 pointwise one
+    (``..._pw``). Spatial sizes at 299: 149, 147, 74, 37, 19 (middle flow), 10.
+
+    At ``batch=1, image=299``: 8,357,403,496 MACs (:data:`XCEPTION_MACS_299`; 132,190,344
+    of them depthwise, 2,048,000 in the fc). The paper reports parameters, not
+    operations: 22,855,952 (its Table 3), which these layers' weights plus the fc bias and
+    the batch-norm scales/offsets reproduce exactly. HASCO feeds its Keras models 224x224
+    inputs (``image=224``: 4,552,879,072 MACs).
+    """
+    _positive("xception", batch=batch, image=image, n_classes=n_classes)
+    if image < 71:
+        raise ValueError(f"xception: image must be >= 71 (Keras's minimum), got {image}")
+    layers: list[Layer] = []
+
+    def conv(name: str, c: int, hw: int, k: int, r: int, stride: int = 1, pad: int = 0,
+             groups: int = 1) -> int:
+        layers.append(conv2d_from_input(name, N=batch, C=c, H=hw, W=hw, K=k, R=r, stride=stride,
+                                        padding=pad, groups=groups))
+        return conv_output_size(hw, r, stride, pad)
+
+    def sep(name: str, c: int, hw: int, k: int) -> None:
+        conv(f"{name}_dw", c, hw, c, 3, pad=1, groups=c)
+        conv(f"{name}_pw", c, hw, k, 1)
+
+    def pool(hw: int) -> int:  # max-pool 3x3/2, "same": ceil(hw / 2)
+        return -(-hw // 2)
+
+    hw = conv("block1.conv1", 3, image, 32, 3, stride=2)
+    hw = conv("block1.conv2", 32, hw, 64, 3)
+    channels = 64
+    for i, width in zip((2, 3, 4), (128, 256, 728)):
+        sep(f"block{i}.sepconv1", channels, hw, width)
+        sep(f"block{i}.sepconv2", width, hw, width)
+        conv(f"block{i}.shortcut", channels, hw, width, 1, stride=2)
+        hw, channels = pool(hw), width
+    for i in range(5, 13):
+        for j in (1, 2, 3):
+            sep(f"block{i}.sepconv{j}", 728, hw, 728)
+    sep("block13.sepconv1", 728, hw, 728)
+    sep("block13.sepconv2", 728, hw, 1024)
+    conv("block13.shortcut", 728, hw, 1024, 1, stride=2)
+    hw = pool(hw)
+    sep("block14.sepconv1", 1024, hw, 1536)
+    sep("block14.sepconv2", 1536, hw, 2048)
+    layers.append(gemm("predictions", M=batch, K=2048, N=n_classes))
+    return merge_repeats(layers)
+
+
+XCEPTION_MACS_299 = 8_357_403_496
+"""Total MACs of :func:`xception` at batch 1, 299x299."""
+
+
 # ---------------------------------------------------------------------------- registry
 
 NETWORKS: dict[str, Callable[..., list[Layer]]] = {
@@ -204,6 +329,8 @@ NETWORKS: dict[str, Callable[..., list[Layer]]] = {
     "dqn": dqn,
     "mlp_dlrm": mlp_dlrm,
     "bert_base_block": bert_base_block,
+    "mobilenet_v2": mobilenet_v2,
+    "xception": xception,
 }
 
 

@@ -167,7 +167,7 @@ def test_every_layer_validates(name):
 
 def test_get_passes_kwargs_and_rejects_unknown():
     assert zoo.get("dqn", n_actions=4) == zoo.dqn(n_actions=4)
-    assert set(zoo.NETWORKS) == {"resnet50", "dqn", "mlp_dlrm", "bert_base_block"}
+    assert set(zoo.NETWORKS) == {"resnet50", "dqn", "mlp_dlrm", "bert_base_block", "mobilenet_v2", "xception"}
     with pytest.raises(KeyError, match=r"unknown network 'vgg16'.*bert_base_block.*resnet50"):
         zoo.get("vgg16")
 
