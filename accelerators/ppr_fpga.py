@@ -56,8 +56,9 @@ a higher-priority PE addresses the same score-table partition. With ``q`` the fr
 a PE's cycles that access the score table (2 per node + 2 per adjacency entry, over its
 cycle count) and targets spread uniformly over the ``P`` partitions, the lowest-priority
 PE stalls with probability ``1 - (1 - q/P)^(P-1)``, and the step waits for it
-[inferred]. For Planetoid sub-graphs this gives about 10 % at P = 2 and 20 % at P = 16,
-inside the paper's Fig. 5 bounds (< 20 % at P = 2, < 40 % for P > 2). Sub-graphs placed
+[inferred]. For the sub-graphs (>= 32 nodes) of 30 Planetoid queries with 13 next-stage
+nodes the median is 9-12 % at P = 2 and 16-20 % at P = 16 (95th percentile up to 17 % and
+29 %), inside the paper's Fig. 5 bounds (< 20 % at P = 2, < 40 % for P > 2). Sub-graphs placed
 whole on one PE (``round_robin`` / ``least_loaded``) touch only their own tables: no
 conflicts, but load imbalance.
 
@@ -520,6 +521,10 @@ class PPRFpgaEngine:
         end the ``result_entries`` (default ``score_table_entries``) id/score pairs of
         the global table come back. A sub-graph that does not fit even split over all
         PEs makes ``fits`` False (with a reason); its time is still counted.
+        Simplifications: the host issues each DMA itself (its transfers are serialized
+        with its BFS work); merges of PEs that finish together are not serialized on the
+        global table (optimistic); no speculative BFS of stage-2 balls before the
+        stage-1 residual is back.
         """
         if assignment not in ASSIGNMENTS:
             raise ValueError(f"assignment must be one of {list(ASSIGNMENTS)}, got {assignment!r}")
