@@ -21,18 +21,40 @@ import torch
 from optimizer.base import Point, objective_matrix
 from optimizer.bo.acquisition import log_nehvi
 from optimizer.bo.driver import BODriver
+from optimizer.bo.models import FeasibilityModel
 from optimizer.pareto import default_reference_point, hypervolume, pareto_mask
 
 logger = logging.getLogger(__name__)
 
 
 class MOBO(BODriver):
+    """Multi-objective BO (see the module docstring).
+
+    ``infeasible``: how points the evaluator reported INFEASIBLE/FAILED are handled --
+    ``"model"`` (default): the GP feasibility classifier weights the acquisition and
+    they enter the objective GPs at the worst observed values; ``"reject"``: HASCO's
+    reject-and-resample (``explorer.codesign`` marks the trial abandoned and asks again):
+    the models never see them, they are only excluded from being proposed again.
+    """
+
     name = "mobo"
 
-    def __init__(self, space: Any, objectives: Any = None, seed: int = 0, **kw: Any) -> None:
+    def __init__(self, space: Any, objectives: Any = None, seed: int = 0, *, infeasible: str = "model",
+                 **kw: Any) -> None:
+        if infeasible not in ("model", "reject"):
+            raise ValueError(f"MOBO: infeasible must be 'model' or 'reject', got {infeasible!r}")
+        if infeasible == "reject":
+            kw["impute_infeasible"] = False
         super().__init__(space, objectives, seed, **kw)
+        self.infeasible = infeasible
         if not 2 <= len(self.objectives) <= 4:
             raise ValueError(f"MOBO needs 2-4 objectives, got {len(self.objectives)}")
+
+    def _fit(self, history: Any, number: int) -> dict[str, Any]:
+        fitted = super()._fit(history, number)
+        if self.infeasible == "reject":  # no feasibility model: P(feasible) = 1 everywhere
+            fitted["feas"] = FeasibilityModel(np.zeros((0, 1)), np.zeros(0, dtype=bool))
+        return fitted
 
     def _acquisition(self, fitted: dict[str, Any], X_pending: torch.Tensor | None, seed: int) -> Any:
         m = fitted["models"]

@@ -1,0 +1,288 @@
+"""HASCO's co-design evaluator: a hardware point of an intrinsic accelerator -> the
+workload's latency, power and area, with the software (schedules) searched per layer.
+
+* **Workloads** (:func:`workload`): the networks ResNet-50, MobileNetV2 and Xception
+  (:mod:`mappers.zoo`, as :class:`~mappers.intrinsics.Computation` s; HASCO feeds its
+  Keras models 224x224 images, so Xception defaults to 224 here) and HASCO's kernel
+  benchmarks with the shapes of its testbenches (``testbench/sw_*_test.py`` of
+  github.com/pku-liang/HASCO): :data:`KERNELS`. For the CONV intrinsic a network's
+  fully connected layer is written as a 1x1 convolution (HASCO: "We treat GEMMs as 1x1
+  CONVs").
+* **Hardware spaces** (:func:`hardware_space`): :data:`accelerators.intrinsic.HASCO_SPACES`
+  as a :class:`~design_space.DesignSpace`, with the known constraint HASCO's code
+  comment says is missing (``local_kib <= sp_kib``).
+* **Evaluation** (:class:`HascoCoDesign`): build the accelerator; a point the hardware
+  generator cannot build raises :class:`~evaluators.base.Infeasible` -- here a memory
+  bank larger than :data:`MAX_BANK_KIB` (see there); then for every unique layer, the
+  best schedule found by :func:`mappers.schedule.schedule_cached` (every decomposition of
+  a computation with more than two inputs is tried, stage latencies add up; a layer
+  without any partition onto the intrinsic is infeasible). Network totals: latency =
+  sum of layer latencies x repeats (layers run one after another), energy likewise,
+  power = energy / latency (HASCO averages per-layer powers instead), area of the
+  accelerator. HASCO's +3 % uniform noise on every metric is not reproduced.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from accelerators.intrinsic import ACC_BANKS, HASCO_SPACES, IntrinsicAccelerator
+from design_space import Categorical, Constraint, DesignSpace, Integer, Ordinal
+from evaluators.base import Infeasible
+from mappers import intrinsics as ir
+from mappers import zoo
+from mappers.intrinsics import Computation, decompositions, intrinsic, match
+from mappers.schedule import ScheduleProblem, default_schedule, schedule_cached, search_schedule
+from mappers.workloads import Layer, conv2d
+
+__all__ = ["KERNELS", "MAX_BANK_KIB", "NETWORKS", "HascoCoDesign", "hardware_space", "workload"]
+
+MAX_BANK_KIB = 128.0
+"""[inferred] Largest SRAM bank the hardware generator can build (KiB): a stand-in for
+HASCO's generator failures (``generator.instantiate`` returning None), discovered only by
+trying to build the design. Memory compilers do have a largest macro; the value is an
+assumption. A scratchpad of ``sp_kib`` in ``sp_banks`` banks, or the accumulator in
+:data:`~accelerators.intrinsic.ACC_BANKS` banks, with a bank above it is infeasible. It is
+deliberately *not* a known constraint of :func:`hardware_space`: it is the unknown
+constraint that the MOBO's feasibility model (or HASCO's reject-and-resample) handles."""
+
+KERNELS: dict[str, list[Computation]] = {
+    "gemm": [ir.gemm(M=256, N=512, K=1024, name="mm_1"), ir.gemm(M=64, N=64, K=64, name="mm_2")],
+    "gemv": [ir.gemv(M=128, L=512, B=256, name="gemv_1")],
+    "conv2d": [ir.conv2d(N=1, K=32, C=128, P=30, Q=254, R=3, S=3, name="conv_1"),
+               ir.conv2d(N=1, K=256, C=256, P=64, Q=64, R=1, S=1, name="conv_2")],
+    "depthwise": [ir.depthwise(G=128, P=30, Q=254, R=3, S=3, name="dwconv_1"),
+                  ir.depthwise(G=64, P=222, Q=222, R=3, S=3, multiplier=2, name="dwconv_2")],
+    "mttkrp": [ir.mttkrp(M=128, N=256, K=512, L=1024, name="mttkrp_1"),
+               ir.mttkrp(M=64, N=64, K=64, L=64, name="mttkrp_2")],
+    "ttm": [ir.ttm(M=128, N=256, K=512, L=1024, name="ttm_1"), ir.ttm(M=64, N=64, K=64, L=64, name="ttm_2")],
+}
+"""HASCO's kernel benchmarks (``testbench/sw_{mm,gemv,conv,dwconv,mttkrp,ttm}_test.py``):
+``mm_compute(256, 512, 1024)`` and ``(64, 64, 64)``; ``gemv_compute(M=128, N=256, L=512)``
+(a batch of 256 GEMVs); ``conv2d_compute(N=1, C=128, Y=32, X=256, K=32, 3x3)`` and
+``(1, 256, 64x64, 256, 1x1)`` (no padding: outputs 30x254, 64x64); ``dwconv_compute(1, 128,
+32x256, multiplier 1, 3x3)`` and ``(1, 64, 224x224, multiplier 2, 3x3)``; ``mttkrp`` and
+``ttm`` ``(128, 256, 512, 1024)`` and ``(64, 64, 64, 64)``."""
+
+NETWORKS = {"resnet50": zoo.resnet50, "mobilenet_v2": zoo.mobilenet_v2, "xception": zoo.xception}
+
+PROXIES: dict[str, list[Computation]] = {
+    "GEMM": [ir.gemm(M=512, N=512, K=512, name="proxy_gemm")],
+    "GEMV": [ir.gemm(M=512, N=512, K=512, name="proxy_gemm")],
+    "CONV": [ir.conv2d(N=1, K=64, C=64, P=56, Q=56, R=3, S=3, name="proxy_conv")],
+    "DOT": [ir.depthwise(G=64, P=56, Q=56, R=3, S=3, name="proxy_dwconv")],
+}
+"""Generic workloads the *separate* flow designs hardware for (one per intrinsic): a
+square 512^3 GEMM for the matrix intrinsics, a 3x3 64->64 convolution at 56x56 (a
+ResNet stage-1 layer) for CONV, a 3x3 depthwise convolution at 56x56 for DOT."""
+
+
+def _gemm_as_conv(layer: Layer) -> Layer:
+    """``C[m, n] = A[m, k] B[k, n]`` as a 1x1 convolution (batch ``m``, ``n`` filters,
+    ``k`` channels): same MACs and operands, a shape the CONV intrinsic matches."""
+    a = layer.attrs
+    return conv2d(layer.name, N=a["M"], K=a["N"], C=a["K"], P=1, Q=1, R=1, S=1, repeat=layer.repeat)
+
+
+def workload(name: str | Sequence[Computation], intrinsic_kind: str, **kw: Any) -> list[Computation]:
+    """The computations of workload ``name`` (a network of :data:`NETWORKS`, a kernel of
+    :data:`KERNELS`, ``"proxy"`` for :data:`PROXIES`, or a list of computations) as the
+    ``intrinsic_kind`` accelerator sees them. ``kw`` goes to the network builder
+    (Xception's default ``image`` is 224, as HASCO's)."""
+    if not isinstance(name, str):
+        return list(name)
+    kind = intrinsic_kind.upper()
+    if name in NETWORKS:
+        if name == "xception":
+            kw.setdefault("image", 224)
+        layers = NETWORKS[name](**kw)
+        if kind == "CONV":
+            layers = [_gemm_as_conv(x) if x.kind == "gemm" else x for x in layers]
+        return [Computation.from_layer(x) for x in layers]
+    if name in KERNELS:
+        return list(KERNELS[name])
+    if name == "proxy":
+        return list(PROXIES[kind])
+    raise ValueError(f"unknown workload {name!r}; choices: {sorted(NETWORKS) + sorted(KERNELS) + ['proxy']}")
+
+
+def hardware_space(intrinsic_kind: str) -> DesignSpace:
+    """HASCO's hardware space of an intrinsic (:data:`~accelerators.intrinsic.HASCO_SPACES`)
+    with the known constraint ``local_kib <= sp_kib``."""
+    kind = intrinsic_kind.upper() if isinstance(intrinsic_kind, str) else intrinsic_kind
+    if kind not in HASCO_SPACES:
+        raise ValueError(f"unknown intrinsic {intrinsic_kind!r}; choices: {sorted(HASCO_SPACES)}")
+    s = HASCO_SPACES[kind]
+    params: list[Any] = []
+    if s["square"]:
+        params.append(Ordinal("pe", list(s["pe"])))
+    else:
+        params += [Integer("pe_x", *s["pe"]), Integer("pe_y", *s["pe"])]
+    params += [Ordinal("sp_kib", list(s["sp_kib"])), Ordinal("local_kib", list(s["local_kib"]))]
+    if len(s["dataflow"]) > 1:
+        params.append(Categorical("dataflow", list(s["dataflow"])))
+    params += [Integer("sp_banks", *s["sp_banks"]), Ordinal("dma_bus_bits", list(s["dma_bus_bits"]))]
+    return DesignSpace(*params, constraints=[Constraint("local_le_sp", "local_kib <= sp_kib")],
+                       name=f"hasco-{kind.lower()}")
+
+
+def build(intrinsic_kind: str, point: Mapping[str, Any]) -> IntrinsicAccelerator:
+    """The accelerator of a hardware point (``dataflow`` defaults to the kind's only or
+    first one)."""
+    from accelerators.intrinsic import DATAFLOWS
+
+    p = dict(point)
+    p.setdefault("dataflow", next(iter(DATAFLOWS[intrinsic_kind.upper()])))
+    return IntrinsicAccelerator.from_point(p, intrinsic=intrinsic_kind.upper())
+
+
+def generator_check(acc: IntrinsicAccelerator, max_bank_kib: float = MAX_BANK_KIB) -> str | None:
+    """Why the generator cannot build ``acc`` (None if it can)."""
+    if acc.sp_kib / acc.sp_banks > max_bank_kib:
+        return (f"scratchpad bank of {acc.sp_kib / acc.sp_banks:g} KiB exceeds the {max_bank_kib:g} KiB "
+                f"macro limit ({acc.sp_kib:g} KiB in {acc.sp_banks} banks)")
+    if acc.local_kib / ACC_BANKS > max_bank_kib:
+        return (f"accumulator bank of {acc.local_kib / ACC_BANKS:g} KiB exceeds the {max_bank_kib:g} KiB "
+                f"macro limit ({acc.local_kib:g} KiB in {ACC_BANKS} banks)")
+    return None
+
+
+def computation_cost(comp: Computation, acc: IntrinsicAccelerator, *, method: str = "heuristic",
+                     budget: int = 60, seed: int = 0, schedule: str = "search") -> dict[str, Any]:
+    """Best latency/energy of one computation (all decompositions; stages add up).
+
+    ``schedule="search"`` searches every stage (:func:`mappers.schedule.schedule_cached`,
+    seeded with the default schedule); ``"default"`` takes :func:`default_schedule`.
+
+    Raises:
+        Infeasible: no decomposition whose stages all have a partition onto the intrinsic.
+    """
+    kind = acc.intrinsic
+    best: dict[str, Any] | None = None
+    for stages in decompositions(comp):
+        if not all(match(s, intrinsic(kind)) for s in stages):
+            continue
+        lat = energy = 0.0
+        parts = []
+        for s in stages:
+            if schedule == "default":
+                pr = ScheduleProblem(s, acc)
+                r = pr.evaluate([default_schedule(pr)])
+                if not bool(r["valid"][0]):
+                    raise Infeasible(f"{comp.name!r}: the default schedule of {s.name!r} is illegal")
+                lat += float(r["latency_cycles"][0])
+                energy += float(r["energy_pj"][0])
+                parts.append("default")
+            else:
+                try:
+                    res = schedule_cached(s, acc, method, budget, seed)
+                except ValueError as e:
+                    raise Infeasible(f"{comp.name!r}: {e}") from None
+                lat += res.latency_cycles
+                energy += res.energy_pj
+                parts.append(res.partition)
+        if best is None or lat < best["latency_cycles"]:
+            best = {"latency_cycles": lat, "energy_pj": energy, "partitions": parts}
+    if best is None:
+        raise Infeasible(f"{comp.name!r} ({comp.kind}) has no partition onto the {kind} intrinsic")
+    return best
+
+
+def network_totals(acc: IntrinsicAccelerator, comps: Sequence[Computation],
+                   per: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    lat = sum(p["latency_cycles"] * c.repeat for c, p in zip(comps, per))
+    energy = sum(p["energy_pj"] * c.repeat for c, p in zip(comps, per))
+    macs = sum(c.macs * c.repeat for c in comps)
+    return {"latency_cycles": float(lat), "latency_ms": float(acc.cycles_to_ms(lat)),
+            "energy_uj": float(energy) * 1e-6, "power_mw": float(acc.power_mw(energy, lat)),
+            "area_mm2": acc.area_mm2, "utilization": macs / (lat * acc.n_pes) if lat else 0.0}
+
+
+class HascoCoDesign:
+    """``hardware point -> {latency_ms, power_mw, area_mm2, ...}`` (see module docstring).
+
+    Args:
+        intrinsic: ``"GEMM"``, ``"GEMV"``, ``"DOT"`` or ``"CONV"``.
+        workload: a name for :func:`workload` or a list of computations.
+        sw_method: schedule search (``heuristic``, ``qlearning``, ``random``).
+        sw_budget: schedules evaluated per layer (and stage).
+        schedule: ``"search"`` (co-design) or ``"default"`` (no software search: the
+            separate flow's hardware exploration).
+        max_bank_kib: the generator's largest SRAM bank (:data:`MAX_BANK_KIB`).
+        workload_options: passed to :func:`workload` (e.g. ``{"image": 224}``).
+        sw_seed: seed of the schedule searches. It does not follow the trial's seed, so
+            a hardware point always gets the same software (and cache hits).
+    """
+
+    def __init__(self, intrinsic: str, workload: str | Sequence[Computation], *, sw_method: str = "heuristic",
+                 sw_budget: int = 60, schedule: str = "search", max_bank_kib: float = MAX_BANK_KIB,
+                 workload_options: Mapping[str, Any] | None = None, sw_seed: int = 0) -> None:
+        self.intrinsic = intrinsic.upper() if isinstance(intrinsic, str) else intrinsic
+        if self.intrinsic not in HASCO_SPACES:
+            raise ValueError(f"unknown intrinsic {intrinsic!r}; choices: {sorted(HASCO_SPACES)}")
+        if schedule not in ("search", "default"):
+            raise ValueError(f"schedule must be 'search' or 'default', got {schedule!r}")
+        if isinstance(sw_budget, bool) or not isinstance(sw_budget, int) or sw_budget < 1:
+            raise ValueError(f"sw_budget must be a positive integer, got {sw_budget!r}")
+        self.comps = workload_fn(workload, self.intrinsic, **dict(workload_options or {}))
+        self.sw_method, self.sw_budget, self.schedule = sw_method, sw_budget, schedule
+        self.max_bank_kib = float(max_bank_kib)
+        self.sw_seed = int(sw_seed)
+
+    def __call__(self, point: Mapping[str, Any], seed: int | None = None) -> dict[str, float]:
+        try:
+            acc = build(self.intrinsic, point)
+        except (ValueError, TypeError) as e:
+            raise Infeasible(f"invalid hardware: {e}") from None
+        why = generator_check(acc, self.max_bank_kib)
+        if why:
+            raise Infeasible(f"generator: {why}")
+        per = [computation_cost(c, acc, method=self.sw_method, budget=self.sw_budget,
+                                seed=self.sw_seed, schedule=self.schedule) for c in self.comps]
+        out = network_totals(acc, self.comps, per)
+        if not all(math.isfinite(v) for v in out.values()):
+            raise Infeasible("no legal schedule for some layer")
+        return out
+
+
+workload_fn = workload
+
+
+def tune(intrinsic_kind: str, point: Mapping[str, Any], comps: Sequence[Computation], *,
+         method: str = "heuristic", budget: int = 60, seed: int = 0) -> dict[str, float]:
+    """Software-only tuning of a fixed hardware point (the separate flow's last step)."""
+    return HascoCoDesign(intrinsic_kind, list(comps), sw_method=method, sw_budget=budget)(point, seed)
+
+
+def reference_point(intrinsic_kind: str) -> dict[str, Any]:
+    """A Gemmini-like mid-size design in each HASCO space (16x16 or 16x16 PEs, 256 KiB
+    scratchpad in 4 banks, 128 KiB accumulator, 128-bit DMA): the area budget of the
+    co-design vs separate comparison."""
+    kind = intrinsic_kind.upper()
+    p: dict[str, Any] = {"sp_kib": 256, "local_kib": 128, "sp_banks": 4, "dma_bus_bits": 128}
+    if HASCO_SPACES[kind]["square"]:
+        p["pe"] = 16
+    else:
+        p["pe_x"] = p["pe_y"] = 16
+    if kind == "GEMM":
+        p["dataflow"] = "WS"
+    return p
+
+
+def sw_search_curves(comp: Computation, acc: IntrinsicAccelerator, methods: Sequence[str], budget: int,
+                     seeds: Sequence[int]) -> dict[str, np.ndarray]:
+    """Best latency after each evaluation, per method, ``(seeds, budget)`` arrays (the
+    software-search convergence of one two-input computation; no default seed point)."""
+    pr = ScheduleProblem(comp, acc)
+    out = {}
+    for m in methods:
+        rows = []
+        for s in seeds:
+            h = np.asarray(search_schedule(pr, m, budget, s).history, dtype=float)
+            rows.append(np.pad(h, (0, budget - len(h)), mode="edge"))
+        out[m] = np.array(rows)
+    return out

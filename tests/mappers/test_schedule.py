@@ -1,0 +1,96 @@
+"""Schedule spaces of a computation on an intrinsic accelerator, and their searches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accelerators.intrinsic import IntrinsicAccelerator
+from mappers import intrinsics as ir
+from mappers import schedule as sch
+from mappers.schedule import ScheduleProblem, default_schedule, search_schedule
+
+
+@pytest.fixture(scope="module")
+def conv_problem():
+    acc = IntrinsicAccelerator("GEMM", 16, 16, sp_kib=128, local_kib=64, dataflow="WS", sp_banks=4)
+    return ScheduleProblem(ir.conv2d(N=1, K=64, C=32, P=28, Q=28, R=3, S=3), acc)
+
+
+def test_tile_candidates():
+    assert sch.tile_candidates(56) == [1, 2, 4, 7, 8, 14, 28, 56]
+    assert sch.tile_candidates(30) == [1, 2, 3, 4, 5, 6, 8, 10, 15, 30]
+    assert sch.tile_candidates(1) == [1]
+    with pytest.raises(ValueError, match="extent must be a positive integer"):
+        sch.tile_candidates(0)
+
+
+def test_space_follows_the_partitions(conv_problem):
+    pr = conv_problem
+    assert len(pr.parts) == 14 and pr.space["partition"].choices == tuple(pr.keys)
+    # WS: the stream index is GEMM's i, which partitions put on n, p, q or k
+    assert set(pr.stream_loops) == {"k", "p", "q"}
+    pts = pr.sample(200, 0)
+    cols = pr.space.columns(pts)
+    pi = pr._pidx(cols)
+    for d in pr.loops:
+        j = pr.dims.index(d)
+        inner = pr.spatial_x[pi, j] * pr.spatial_y[pi, j] * cols[f"acc_{d}"] * cols[f"sp_{d}"] * \
+            (cols[f"stream_{d}"] if d in pr.stream_loops else 1)
+        assert (inner <= pr.extent[j]).all()
+        if d in pr.stream_loops:
+            assert ((cols[f"stream_{d}"] == 1) | pr.stream_ok[pi, j]).all()
+    r = pr.evaluate(pts)
+    assert r["valid"].all() and np.isfinite(r["latency_cycles"]).all()
+
+
+def test_capacity_constraint_and_double_buffering(conv_problem):
+    pr = conv_problem
+    p = default_schedule(pr)
+    assert pr.space.validate(p) == [] and pr.evaluate([p])["valid"][0]
+    big = dict(p, **{f"sp_{d}": int(pr.cands[d][-1]) for d in ("p", "q")}, sp_c=32)
+    names = {v.name for v in pr.space.validate(big)}
+    assert "capacity_SP" in names or any(n.startswith("fits_") for n in names)
+    r = pr.evaluate([big])
+    assert not r["valid"][0] and r["latency_cycles"][0] == np.inf
+    # turning double buffering off frees half of each buffer
+    halves = [q for q in pr.sample(400, 3) if q["double_buffer"] is False]
+    fits_single = [q for q in halves if pr.space.validate(dict(q, double_buffer=True)) != []]
+    assert fits_single                                                    # some need the full buffer
+
+
+def test_searches_respect_the_budget_and_improve(conv_problem):
+    pr = conv_problem
+    for m in sch.METHODS:
+        res = search_schedule(pr, m, 40, seed=1)
+        assert res.evaluated == 40 and len(res.history) == 40
+        h = np.asarray(res.history)
+        assert (np.diff(h) <= 0).all() and h[-1] == res.latency_cycles
+        assert res.latency_cycles == pr.evaluate([res.point])["latency_cycles"][0]
+        again = search_schedule(pr, m, 40, seed=1)
+        assert again.latency_cycles == res.latency_cycles and again.point == res.point
+    start = default_schedule(pr)
+    res = search_schedule(pr, "heuristic", 60, seed=0, start=[start])
+    assert res.latency_cycles <= pr.evaluate([start])["latency_cycles"][0]
+
+
+def test_cache_by_shape():
+    acc = IntrinsicAccelerator("GEMV", 8, 8, dataflow="FIXED")
+    a = ir.gemv(M=64, L=32, name="first")
+    b = ir.gemv(M=64, L=32, name="second", repeat=3)
+    r1 = sch.schedule_cached(a, acc, "random", 20, 0)
+    assert sch.schedule_cached(b, acc, "random", 20, 0) is r1
+    assert sch.schedule_cached(ir.gemv(M=64, L=16), acc, "random", 20, 0) is not r1
+
+
+def test_errors_name_the_problem():
+    acc = IntrinsicAccelerator("GEMM", 8, 8, dataflow="OS")
+    with pytest.raises(ValueError, match="no partition onto the GEMM intrinsic"):
+        ScheduleProblem(ir.dot(N=4, L=4), acc)
+    with pytest.raises(ValueError, match="has 3 inputs"):
+        ScheduleProblem(ir.mttkrp(M=2, N=2, K=2, L=2), acc)
+    pr = ScheduleProblem(ir.gemm(M=8, N=8, K=8), acc)
+    with pytest.raises(ValueError, match="unknown schedule search method 'anneal'"):
+        search_schedule(pr, "anneal", 10)
+    with pytest.raises(ValueError, match="budget must be a positive integer"):
+        search_schedule(pr, "random", 0)
