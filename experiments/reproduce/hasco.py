@@ -1,0 +1,456 @@
+"""Reproduce HASCO (Xiao et al., ISCA 2021): co-design vs separate design of intrinsic
+accelerators and their software.
+
+The paper (abstract; ``../shared/notes/cbo_hasco.md`` B): partitioning tensor computations
+onto hardware intrinsics, multi-objective BO for the hardware and heuristic + Q-learning
+for the software give **1.25x-1.44x lower latency than developing hardware and software
+separately**. Its body, the exact baselines and budgets are not available; the settings
+below follow its released code (B.2) where it says something.
+
+For each workload and intrinsic (:data:`PAIRS`: ResNet-50, MobileNetV2 and Xception on
+GEMM and CONV accelerators, as HASCO's ``co_*`` testbenches; the kernel benchmarks GEMM,
+GEMV, conv2d, depthwise, MTTKRP and TTM on every intrinsic they have a partition onto),
+and each seed:
+
+* **Co-design**: MOBO (:class:`optimizer.mobo.MOBO`, qLogNEHVI; Sobol initial design of
+  ``n_init``, HASCO's testbenches use 5 + 20 iterations) over HASCO's hardware space
+  (:func:`evaluators.hasco.hardware_space`) minimizing latency, power and area of the
+  workload, every hardware point scored with its software searched per layer
+  (:class:`evaluators.hasco.HascoCoDesign`: heuristic schedule search, ``sw_budget``
+  schedules per layer, seeded with the default schedule). Invalid hardware (the
+  generator's bank limit) is handled by MOBO's feasibility model.
+* **Random search** over the same space at the same budget (the hypervolume baseline).
+* **Separate design**: the same MOBO over the same space and budget, but for a generic
+  proxy workload (:data:`evaluators.hasco.PROXIES`) with the untuned default schedule
+  (hardware designed without knowing the software); its lowest-latency design is then
+  given the same per-layer software search on the real workload.
+* **Comparison**: from each flow, the lowest-latency feasible design whose area is at
+  most that of a Gemmini-like reference design (:func:`evaluators.hasco.reference_point`;
+  without a cap both flows pick the largest array). Reported: separate latency /
+  co-design latency (paper: 1.25-1.44).
+* **Pareto fronts**: latency/power/area of MOBO's and random search's evaluations and the
+  hypervolume per iteration (log-scaled objectives normalized by the bounds of every run
+  of the pair, reference point 1.1 on each axis).
+* **Software search convergence**: on the co-design's chosen hardware (seed 0), the three
+  largest layers (or stages) searched by the heuristic, Q-learning and random search at an
+  equal budget, from no seed point, over the seeds; best total latency vs evaluations.
+
+Run: ``coexplore reproduce hasco [--quick]`` (or ``python -m
+experiments.reproduce.hasco``); results in ``runs/reproduce/hasco/``: ``results.json``,
+``table.md``, PNGs. Finished runs are cached as JSON under ``runs/`` there and reused
+(delete the directory to start over).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import logging
+import math
+import multiprocessing as mp
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PAPER_RATIO = (1.25, 1.44)
+OBJECTIVES = {"latency_ms": "min", "power_mw": "min", "area_mm2": "min"}
+PAIRS: tuple[tuple[str, str], ...] = (
+    ("resnet50", "GEMM"), ("resnet50", "CONV"), ("mobilenet_v2", "GEMM"), ("mobilenet_v2", "CONV"),
+    ("xception", "GEMM"), ("xception", "CONV"),
+    ("gemm", "GEMM"), ("gemm", "GEMV"), ("gemv", "GEMV"), ("conv2d", "CONV"), ("conv2d", "GEMM"),
+    ("conv2d", "GEMV"), ("depthwise", "DOT"), ("depthwise", "GEMV"), ("mttkrp", "GEMV"),
+    ("ttm", "GEMM"), ("ttm", "GEMV"),
+)
+"""(workload, intrinsic) pairs of the full run: every intrinsic a kernel has a partition
+onto (HASCO's testbenches also try DOT/CONV on GEMM-like kernels through layout tricks
+that change the computation; the IR here does not, see the docs)."""
+QUICK_PAIRS = (("conv2d", "CONV"), ("gemm", "GEMM"), ("mttkrp", "GEMV"))
+MOBO_OPTIONS = {"pool_size": 300, "mc_samples": 32, "n_local": 2, "local_steps": 3}
+"""MOBO acquisition settings: smaller than the library defaults (2,000 / 128 / 5 / 5) to
+keep a proposal at a few seconds on two cores."""
+
+logger = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------ runs
+
+
+def _key(*parts: Any) -> str:
+    return "-".join(str(p) for p in parts)
+
+
+def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int, n_init: int,
+               sw_budget: int, schedule: str = "search", store: Path | None = None) -> list[dict[str, Any]]:
+    """One hardware search (``optimizer``: ``mobo``, ``mobo-reject`` or ``random``);
+    returns every evaluation in order (``point``, ``status``, ``metrics``, ``reason``,
+    ``seconds``), cached as JSON under ``store``."""
+    from evaluators.base import Infeasible
+    from evaluators.hasco import HascoCoDesign, hardware_space
+    from optimizer import Trial, TrialStatus, make_optimizer, parse_objectives
+
+    path = None
+    if store is not None:
+        path = store / f"{_key(workload, kind, optimizer, schedule, 's' + str(seed), budget, n_init, sw_budget)}.json"
+        if path.exists():
+            return json.loads(path.read_text())
+    ev = HascoCoDesign(kind, workload, sw_budget=sw_budget, schedule=schedule)
+    space = hardware_space(kind)
+    if optimizer == "random":
+        name, opts = "random", {}
+    elif optimizer in ("mobo", "mobo-reject"):
+        name = "mobo"
+        opts = dict(MOBO_OPTIONS, n_init=n_init, infeasible="reject" if optimizer == "mobo-reject" else "model")
+    else:
+        raise ValueError(f"unknown hardware optimizer {optimizer!r} (mobo, mobo-reject, random)")
+    opt = make_optimizer(name, space, parse_objectives(OBJECTIVES), seed, opts)
+    records: list[dict[str, Any]] = []
+    for i in range(budget):
+        t0 = time.perf_counter()
+        pts = opt.ask(1)
+        if not pts:
+            break
+        p = pts[0]
+        t1 = time.perf_counter()
+        try:
+            m = ev(p)
+            tr = Trial(i, p, TrialStatus.COMPLETE, m)
+            rec = {"point": p, "status": "COMPLETE", "metrics": m, "reason": None}
+        except Infeasible as e:
+            tr = Trial(i, p, TrialStatus.INFEASIBLE, reason=str(e))
+            rec = {"point": p, "status": "INFEASIBLE", "metrics": {}, "reason": str(e)}
+        opt.tell([tr])
+        rec["seconds"] = {"ask": t1 - t0, "evaluate": time.perf_counter() - t1}
+        records.append(rec)
+    if path is not None:
+        path.write_text(json.dumps(records, default=float))
+    return records
+
+
+def objective_matrix(records: Sequence[dict[str, Any]]) -> np.ndarray:
+    """``(n, 3)`` objectives of the runs' evaluations (NaN rows where infeasible)."""
+    out = np.full((len(records), len(OBJECTIVES)), np.nan)
+    for i, r in enumerate(records):
+        if r["status"] == "COMPLETE":
+            out[i] = [r["metrics"][k] for k in OBJECTIVES]
+    return out
+
+
+def normalizer(mats: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of log10 objectives over every run of a pair."""
+    allv = np.vstack([m[np.isfinite(m).all(axis=1)] for m in mats if len(m)])
+    lg = np.log10(allv)
+    return lg.min(axis=0), lg.max(axis=0)
+
+
+def hv_history(mat: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Hypervolume after each evaluation: log10 objectives scaled to [0, 1] by
+    (``lo``, ``hi``), reference point 1.1 on every axis."""
+    from optimizer.pareto import hypervolume_history
+
+    z = (np.log10(mat) - lo) / np.where(hi > lo, hi - lo, 1.0)
+    return hypervolume_history(z, np.full(mat.shape[1], 1.1))
+
+
+def select(records: Sequence[dict[str, Any]], area_cap: float) -> dict[str, Any] | None:
+    """The lowest-latency feasible evaluation with ``area_mm2 <= area_cap``."""
+    ok = [r for r in records if r["status"] == "COMPLETE" and r["metrics"]["area_mm2"] <= area_cap * (1 + 1e-9)]
+    return min(ok, key=lambda r: r["metrics"]["latency_ms"]) if ok else None
+
+
+# ------------------------------------------------------------------------------ tasks
+
+
+def _init_worker() -> None:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _search_task(args: tuple) -> tuple[tuple, float]:
+    t = time.perf_counter()
+    run_search(*args)
+    return args, time.perf_counter() - t
+
+
+def _finish_task(args: tuple) -> dict[str, Any]:
+    """Separate-flow tuning and software-search convergence of one pair (after the runs)."""
+    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store) = args
+    from evaluators.base import Infeasible
+    from evaluators.hasco import (
+        HascoCoDesign,
+        build,
+        hardware_space,
+        reference_point,
+    )
+
+    area_cap = build(kind, reference_point(kind)).area_mm2
+    out: dict[str, Any] = {"workload": workload, "intrinsic": kind, "area_cap_mm2": area_cap, "seeds": {}}
+    tuned = HascoCoDesign(kind, workload, sw_budget=sw_budget)
+    for s in seeds:
+        co = run_search(kind, workload, "mobo", s, budget, n_init, sw_budget, "search", store)
+        rnd = run_search(kind, workload, "random", s, budget, n_init, sw_budget, "search", store)
+        proxy = run_search(kind, "proxy", "mobo", s, budget, n_init, sw_budget, "default", store)
+        c_sel, p_sel = select(co, area_cap), select(proxy, area_cap)
+        rec: dict[str, Any] = {"codesign": c_sel, "proxy_choice": p_sel}
+        if c_sel is not None and p_sel is not None:
+            try:
+                sep = tuned(p_sel["point"])
+                rec["separate"] = {"point": p_sel["point"], "metrics": sep}
+                rec["ratio"] = sep["latency_ms"] / c_sel["metrics"]["latency_ms"]
+            except Infeasible as e:  # the proxy's choice cannot run this workload: report it
+                rec["separate"] = {"point": p_sel["point"], "error": str(e)}
+                rec["ratio"] = None
+        rec["infeasible"] = {"mobo": sum(r["status"] != "COMPLETE" for r in co),
+                             "random": sum(r["status"] != "COMPLETE" for r in rnd)}
+        out["seeds"][s] = rec
+    # software-search convergence on the co-design choice of the first seed
+    first = out["seeds"][seeds[0]]["codesign"]
+    if first is not None and sw_conv_budget:
+        out["sw_convergence"] = sw_convergence(workload, kind, first["point"], sw_conv_budget, seeds)
+    out["space_size"] = int(hardware_space(kind).cardinality())
+    return out
+
+
+def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
+                   seeds: Sequence[int]) -> dict[str, Any]:
+    """Best total latency (three largest stages, x repeats) after each evaluation."""
+    from evaluators.hasco import build, sw_search_curves
+    from evaluators.hasco import workload as wl
+    from mappers.intrinsics import decompositions, intrinsic, match
+
+    acc = build(kind, point)
+    stages = []
+    for c in wl(workload, kind):
+        for dec in decompositions(c):
+            if all(match(s, intrinsic(kind)) for s in dec):
+                stages += [(s, c.repeat) for s in dec]
+                break
+    stages.sort(key=lambda sr: -sr[0].macs * sr[1])
+    chosen = stages[:3]
+    methods = ("heuristic", "qlearning", "random")
+    total = {m: np.zeros((len(seeds), budget)) for m in methods}
+    seconds = dict.fromkeys(methods, 0.0)
+    for s, rep in chosen:
+        for m in methods:
+            t = time.perf_counter()
+            curves = sw_search_curves(s, acc, [m], budget, seeds)[m]
+            seconds[m] += time.perf_counter() - t
+            total[m] += np.where(np.isfinite(curves), curves, np.nan) * rep
+    return {"stages": [f"{s.name} x{rep}" for s, rep in chosen], "budget": budget,
+            "curves": {m: v.tolist() for m, v in total.items()}, "seconds": seconds}
+
+
+# ------------------------------------------------------------------------------ report
+
+
+def summarize(finished: list[dict[str, Any]], store: Path, budget: int, n_init: int,
+              sw_budget: int, seeds: Sequence[int]) -> dict[str, Any]:
+    """Hypervolumes (MOBO vs random) and ratio statistics per pair."""
+    for res in finished:
+        wl, kind = res["workload"], res["intrinsic"]
+        runs = {opt: [run_search(kind, wl, opt, s, budget, n_init, sw_budget, "search", store) for s in seeds]
+                for opt in ("mobo", "random")}
+        mats = {opt: [objective_matrix(r) for r in rs] for opt, rs in runs.items()}
+        finite = [m for ms in mats.values() for m in ms if np.isfinite(m).all(axis=1).any()]
+        if not finite:
+            continue
+        lo, hi = normalizer(finite)
+        res["hv"] = {opt: [hv_history(m, lo, hi).tolist() for m in ms] for opt, ms in mats.items()}
+        res["hv_final_median"] = {opt: float(np.median([h[-1] for h in hs])) for opt, hs in res["hv"].items()}
+        ratios = [r["ratio"] for r in res["seeds"].values() if r.get("ratio") is not None]
+        res["ratio_median"] = float(np.median(ratios)) if ratios else None
+        res["ratio_range"] = [float(min(ratios)), float(max(ratios))] if ratios else None
+        res["front_seed0"] = {opt: [r for r in runs[opt][0] if r["status"] == "COMPLETE"] for opt in runs}
+    return {"pairs": finished}
+
+
+def plot_pair(res: dict[str, Any], out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from optimizer.pareto import pareto_mask
+
+    files = []
+    wl, kind = res["workload"], res["intrinsic"]
+    if "hv" in res:
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+        for opt, color in (("mobo", "C0"), ("random", "C1")):
+            recs = res["front_seed0"][opt]
+            if recs:
+                y = np.array([[r["metrics"][k] for k in OBJECTIVES] for r in recs])
+                front = pareto_mask(y, ["min"] * 3)
+                for ax, (i, j) in zip(axes[:2], ((0, 2), (0, 1))):
+                    ax.scatter(y[:, i], y[:, j], s=12, alpha=0.35, color=color)
+                    ax.scatter(y[front, i], y[front, j], s=30, color=color, edgecolor="k",
+                               label=f"{opt} (front of seed 0)")
+            hv = np.array(res["hv"][opt])
+            x = np.arange(1, hv.shape[1] + 1)
+            axes[2].plot(x, np.median(hv, axis=0), color=color, label=f"{opt} (median)")
+            axes[2].fill_between(x, hv.min(axis=0), hv.max(axis=0), color=color, alpha=0.15)
+        names = list(OBJECTIVES)
+        for ax, (i, j) in zip(axes[:2], ((0, 2), (0, 1))):
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel(names[i])
+            ax.set_ylabel(names[j])
+            ax.grid(alpha=0.3)
+        axes[0].legend(fontsize=7)
+        axes[2].set_xlabel("hardware evaluations")
+        axes[2].set_ylabel("hypervolume (normalized log objectives)")
+        axes[2].legend(fontsize=7)
+        axes[2].grid(alpha=0.3)
+        fig.suptitle(f"{wl} on a {kind} accelerator: MOBO vs random search", fontsize=9)
+        fig.tight_layout()
+        f = out / f"pareto_{wl}_{kind}.png"
+        fig.savefig(f, dpi=110)
+        plt.close(fig)
+        files.append(f.name)
+    if "sw_convergence" in res:
+        sc = res["sw_convergence"]
+        fig, ax = plt.subplots(figsize=(5.5, 3.8))
+        allc = np.array([c for v in sc["curves"].values() for c in v], dtype=float)
+        best = np.nanmin(allc)
+        for m, v in sc["curves"].items():
+            arr = np.array(v, dtype=float) / best
+            x = np.arange(1, arr.shape[1] + 1)
+            ax.plot(x, np.nanmedian(arr, axis=0), label=m)
+            ax.fill_between(x, np.nanmin(arr, axis=0), np.nanmax(arr, axis=0), alpha=0.15)
+        ax.set_yscale("log")
+        ax.set_xlabel("schedules evaluated (per stage)")
+        ax.set_ylabel("best latency / best found by any method")
+        ax.set_title(f"{wl} on {kind}: {', '.join(sc['stages'])}", fontsize=7)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        f = out / f"sw_convergence_{wl}_{kind}.png"
+        fig.savefig(f, dpi=110)
+        plt.close(fig)
+        files.append(f.name)
+    return files
+
+
+def sw_finals(sc: dict[str, Any]) -> dict[str, float]:
+    return {m: float(np.nanmedian(np.array(v, dtype=float)[:, -1])) for m, v in sc["curves"].items()}
+
+
+def write_table(results: dict[str, Any], path: Path, cmd: str) -> None:
+    lo, hi = PAPER_RATIO
+    lines = [
+        "| workload | intrinsic | quantity | paper | ours | command |",
+        "|---|---|---|---|---|---|",
+    ]
+    all_ratios = []
+    for res in results["pairs"]:
+        wl, kind = res["workload"], res["intrinsic"]
+        ratios = [r["ratio"] for r in res["seeds"].values() if r.get("ratio") is not None]
+        all_ratios += ratios
+        if ratios:
+            ours = (f"{np.median(ratios):.2f}x (seeds: {', '.join(f'{x:.2f}' for x in ratios)})")
+        else:
+            ours = "n/a (no feasible design under the area cap)"
+        lines.append(f"| {wl} | {kind} | latency, separate / co-design | {lo:.2f}x-{hi:.2f}x | {ours} | `{cmd}` |")
+        if "hv_final_median" in res:
+            h = res["hv_final_median"]
+            lines.append(f"| {wl} | {kind} | hypervolume after {results['settings']['budget']} evals, "
+                         f"MOBO / random (median) | -- | {h['mobo']:.3f} / {h['random']:.3f} | `{cmd}` |")
+        if "sw_convergence" in res:
+            f = sw_finals(res["sw_convergence"])
+            b = res["sw_convergence"]["budget"]
+            lines.append(f"| {wl} | {kind} | SW search, best latency after {b} schedules, heuristic / "
+                         f"Q-learning / random (cycles, median) | -- | {f['heuristic']:.4g} / "
+                         f"{f['qlearning']:.4g} / {f['random']:.4g} | `{cmd}` |")
+    if all_ratios:
+        q = np.percentile(all_ratios, [0, 50, 100])
+        lines.append(f"| all | all | latency, separate / co-design: min / median / max over pairs and seeds | "
+                     f"{lo:.2f}x-{hi:.2f}x | {q[0]:.2f}x / {q[1]:.2f}x / {q[2]:.2f}x | `{cmd}` |")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(prog="coexplore reproduce hasco", description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help=f"{len(QUICK_PAIRS)} kernel pairs, 2 seeds, 8 hardware evaluations, small software budgets")
+    ap.add_argument("--pairs", nargs="+", default=None, metavar="WORKLOAD:INTRINSIC",
+                    help="subset, e.g. resnet50:GEMM conv2d:CONV")
+    ap.add_argument("--seeds", type=int, default=None)
+    ap.add_argument("--budget", type=int, default=None, help="hardware evaluations per run (HASCO: 5 + 20)")
+    ap.add_argument("--n-init", type=int, default=None, help="Sobol initial points (HASCO's testbenches: 5)")
+    ap.add_argument("--sw-budget", type=int, default=None, help="schedules per layer in the co-design loop")
+    ap.add_argument("--sw-conv-budget", type=int, default=None, help="schedules per stage, convergence study")
+    ap.add_argument("--workers", type=int, default=1, help="processes running searches in parallel")
+    ap.add_argument("--out", type=Path, default=Path("runs/reproduce/hasco"))
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    q = args.quick
+    pairs = [tuple(p.split(":")) for p in args.pairs] if args.pairs else list(QUICK_PAIRS if q else PAIRS)
+    for p in pairs:
+        if len(p) != 2:
+            raise SystemExit(f"--pairs: expected WORKLOAD:INTRINSIC, got {':'.join(p)!r}")
+    seeds = list(range(args.seeds or (2 if q else 3)))
+    budget = args.budget or (8 if q else 25)
+    n_init = args.n_init or (4 if q else 5)
+    sw_budget = args.sw_budget or (20 if q else 60)
+    sw_conv = args.sw_conv_budget if args.sw_conv_budget is not None else (30 if q else 150)
+    store = args.out / "runs"
+    store.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    kinds = sorted({k for _, k in pairs})
+    tasks = [(k, "proxy", "mobo", s, budget, n_init, sw_budget, "default", store) for k in kinds for s in seeds]
+    for wl, k in pairs:
+        for s in seeds:
+            tasks.append((k, wl, "mobo", s, budget, n_init, sw_budget, "search", store))
+            tasks.append((k, wl, "random", s, budget, n_init, sw_budget, "search", store))
+    finish = [(wl, k, seeds, budget, n_init, sw_budget, sw_conv, store) for wl, k in pairs]
+    walls: dict[str, float] = {}
+    if args.workers > 1:
+        ctx = mp.get_context("forkserver")
+        with cf.ProcessPoolExecutor(args.workers, mp_context=ctx, initializer=_init_worker) as pool:
+            for a, sec in pool.map(_search_task, tasks):
+                walls[_key(a[1], a[0], a[2], a[3])] = sec
+                print(f"  {a[1]:>12} {a[0]:4} {a[2]:11} seed {a[3]}: {sec:6.0f} s", flush=True)
+            finished = list(pool.map(_finish_task, finish))
+    else:
+        _init_worker()
+        for a in tasks:
+            _, sec = _search_task(a)
+            walls[_key(a[1], a[0], a[2], a[3])] = sec
+            print(f"  {a[1]:>12} {a[0]:4} {a[2]:11} seed {a[3]}: {sec:6.0f} s", flush=True)
+        finished = [_finish_task(f) for f in finish]
+    results = summarize(finished, store, budget, n_init, sw_budget, seeds)
+    results["settings"] = {"quick": q, "pairs": [list(p) for p in pairs], "seeds": seeds, "budget": budget,
+                           "n_init": n_init, "sw_budget": sw_budget, "sw_conv_budget": sw_conv,
+                           "mobo_options": MOBO_OPTIONS, "objectives": OBJECTIVES,
+                           "wall_seconds": time.perf_counter() - t0, "run_seconds": walls}
+    plots = []
+    for res in results["pairs"]:
+        plots += plot_pair(res, args.out)
+        ratios = [r["ratio"] for r in res["seeds"].values() if r.get("ratio") is not None]
+        h = res.get("hv_final_median", {})
+        sc = sw_finals(res["sw_convergence"]) if "sw_convergence" in res else {}
+        print(f"{res['workload']:>12} {res['intrinsic']:4}: separate/co-design latency "
+              f"{', '.join(f'{x:.2f}' for x in ratios) or 'n/a'}; HV MOBO {h.get('mobo', math.nan):.3f} "
+              f"random {h.get('random', math.nan):.3f}; SW best (cycles) "
+              + " ".join(f"{m} {v:.4g}" for m, v in sc.items()))
+    cmd = "coexplore reproduce hasco" + (" --quick" if q else "")
+    results["plots"] = plots
+    (args.out / "results.json").write_text(json.dumps(results, indent=1, default=float))
+    write_table(results, args.out / "table.md", cmd)
+    print(f"results: {args.out / 'results.json'}, table: {args.out / 'table.md'} "
+          f"({time.perf_counter() - t0:.0f} s)")
+    return results
+
+
+if __name__ == "__main__":
+    main()
