@@ -1,5 +1,7 @@
-"""HASCO's co-design evaluator: a hardware point of an intrinsic accelerator -> the
-workload's latency, power and area, with the software (schedules) searched per layer.
+"""HASCO's co-design problem: workloads, hardware spaces, the generator's limit and the
+network totals. The evaluator that searches the software of every hardware point,
+:class:`optimizer.hasco.HascoCoDesign`, is built from these (it lives with the optimizers
+because its inner loop is a search).
 
 * **Workloads** (:func:`workload`): the networks ResNet-50, MobileNetV2 and Xception
   (:mod:`mappers.zoo`, as :class:`~mappers.intrinsics.Computation` s; HASCO feeds its
@@ -11,10 +13,10 @@ workload's latency, power and area, with the software (schedules) searched per l
 * **Hardware spaces** (:func:`hardware_space`): :data:`accelerators.intrinsic.HASCO_SPACES`
   as a :class:`~design_space.DesignSpace`, with the known constraint HASCO's code
   comment says is missing (``local_kib <= sp_kib``).
-* **Evaluation** (:class:`HascoCoDesign`): build the accelerator; a point the hardware
+* **Evaluation** (:class:`optimizer.hasco.HascoCoDesign`): build the accelerator; a point the hardware
   generator cannot build raises :class:`~evaluators.base.Infeasible` -- here a memory
   bank larger than :data:`MAX_BANK_KIB` (see there); then for every unique layer, the
-  best schedule found by :func:`mappers.schedule.schedule_cached` (every decomposition of
+  best schedule found by :func:`optimizer.hasco.schedule_cached` (every decomposition of
   a computation with more than two inputs is tried, stage latencies add up; a layer
   without any partition onto the intrinsic is infeasible). Network totals: latency =
   sum of layer latencies x repeats (layers run one after another), energy likewise,
@@ -24,22 +26,18 @@ workload's latency, power and area, with the software (schedules) searched per l
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from accelerators.intrinsic import ACC_BANKS, HASCO_SPACES, IntrinsicAccelerator
 from design_space import Categorical, Constraint, DesignSpace, Integer, Ordinal
-from evaluators.base import Infeasible
 from mappers import intrinsics as ir
 from mappers import zoo
-from mappers.intrinsics import Computation, decompositions, intrinsic, match
-from mappers.schedule import ScheduleProblem, default_schedule, schedule_cached, search_schedule
+from mappers.intrinsics import Computation
 from mappers.workloads import Layer, conv2d
 
-__all__ = ["KERNELS", "MAX_BANK_KIB", "NETWORKS", "HascoCoDesign", "hardware_space", "workload"]
+__all__ = ["KERNELS", "MAX_BANK_KIB", "NETWORKS", "PROXIES", "build", "generator_check", "hardware_space",
+           "network_totals", "reference_point", "workload"]
 
 MAX_BANK_KIB = 128.0
 """[inferred] Largest SRAM bank the hardware generator can build (KiB): a stand-in for
@@ -151,47 +149,6 @@ def generator_check(acc: IntrinsicAccelerator, max_bank_kib: float = MAX_BANK_KI
     return None
 
 
-def computation_cost(comp: Computation, acc: IntrinsicAccelerator, *, method: str = "heuristic",
-                     budget: int = 60, seed: int = 0, schedule: str = "search") -> dict[str, Any]:
-    """Best latency/energy of one computation (all decompositions; stages add up).
-
-    ``schedule="search"`` searches every stage (:func:`mappers.schedule.schedule_cached`,
-    seeded with the default schedule); ``"default"`` takes :func:`default_schedule`.
-
-    Raises:
-        Infeasible: no decomposition whose stages all have a partition onto the intrinsic.
-    """
-    kind = acc.intrinsic
-    best: dict[str, Any] | None = None
-    for stages in decompositions(comp):
-        if not all(match(s, intrinsic(kind)) for s in stages):
-            continue
-        lat = energy = 0.0
-        parts = []
-        for s in stages:
-            if schedule == "default":
-                pr = ScheduleProblem(s, acc)
-                r = pr.evaluate([default_schedule(pr)])
-                if not bool(r["valid"][0]):
-                    raise Infeasible(f"{comp.name!r}: the default schedule of {s.name!r} is illegal")
-                lat += float(r["latency_cycles"][0])
-                energy += float(r["energy_pj"][0])
-                parts.append("default")
-            else:
-                try:
-                    res = schedule_cached(s, acc, method, budget, seed)
-                except ValueError as e:
-                    raise Infeasible(f"{comp.name!r}: {e}") from None
-                lat += res.latency_cycles
-                energy += res.energy_pj
-                parts.append(res.partition)
-        if best is None or lat < best["latency_cycles"]:
-            best = {"latency_cycles": lat, "energy_pj": energy, "partitions": parts}
-    if best is None:
-        raise Infeasible(f"{comp.name!r} ({comp.kind}) has no partition onto the {kind} intrinsic")
-    return best
-
-
 def network_totals(acc: IntrinsicAccelerator, comps: Sequence[Computation],
                    per: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     lat = sum(p["latency_cycles"] * c.repeat for c, p in zip(comps, per))
@@ -200,62 +157,6 @@ def network_totals(acc: IntrinsicAccelerator, comps: Sequence[Computation],
     return {"latency_cycles": float(lat), "latency_ms": float(acc.cycles_to_ms(lat)),
             "energy_uj": float(energy) * 1e-6, "power_mw": float(acc.power_mw(energy, lat)),
             "area_mm2": acc.area_mm2, "utilization": macs / (lat * acc.n_pes) if lat else 0.0}
-
-
-class HascoCoDesign:
-    """``hardware point -> {latency_ms, power_mw, area_mm2, ...}`` (see module docstring).
-
-    Args:
-        intrinsic: ``"GEMM"``, ``"GEMV"``, ``"DOT"`` or ``"CONV"``.
-        workload: a name for :func:`workload` or a list of computations.
-        sw_method: schedule search (``heuristic``, ``qlearning``, ``random``).
-        sw_budget: schedules evaluated per layer (and stage).
-        schedule: ``"search"`` (co-design) or ``"default"`` (no software search: the
-            separate flow's hardware exploration).
-        max_bank_kib: the generator's largest SRAM bank (:data:`MAX_BANK_KIB`).
-        workload_options: passed to :func:`workload` (e.g. ``{"image": 224}``).
-        sw_seed: seed of the schedule searches. It does not follow the trial's seed, so
-            a hardware point always gets the same software (and cache hits).
-    """
-
-    def __init__(self, intrinsic: str, workload: str | Sequence[Computation], *, sw_method: str = "heuristic",
-                 sw_budget: int = 60, schedule: str = "search", max_bank_kib: float = MAX_BANK_KIB,
-                 workload_options: Mapping[str, Any] | None = None, sw_seed: int = 0) -> None:
-        self.intrinsic = intrinsic.upper() if isinstance(intrinsic, str) else intrinsic
-        if self.intrinsic not in HASCO_SPACES:
-            raise ValueError(f"unknown intrinsic {intrinsic!r}; choices: {sorted(HASCO_SPACES)}")
-        if schedule not in ("search", "default"):
-            raise ValueError(f"schedule must be 'search' or 'default', got {schedule!r}")
-        if isinstance(sw_budget, bool) or not isinstance(sw_budget, int) or sw_budget < 1:
-            raise ValueError(f"sw_budget must be a positive integer, got {sw_budget!r}")
-        self.comps = workload_fn(workload, self.intrinsic, **dict(workload_options or {}))
-        self.sw_method, self.sw_budget, self.schedule = sw_method, sw_budget, schedule
-        self.max_bank_kib = float(max_bank_kib)
-        self.sw_seed = int(sw_seed)
-
-    def __call__(self, point: Mapping[str, Any], seed: int | None = None) -> dict[str, float]:
-        try:
-            acc = build(self.intrinsic, point)
-        except (ValueError, TypeError) as e:
-            raise Infeasible(f"invalid hardware: {e}") from None
-        why = generator_check(acc, self.max_bank_kib)
-        if why:
-            raise Infeasible(f"generator: {why}")
-        per = [computation_cost(c, acc, method=self.sw_method, budget=self.sw_budget,
-                                seed=self.sw_seed, schedule=self.schedule) for c in self.comps]
-        out = network_totals(acc, self.comps, per)
-        if not all(math.isfinite(v) for v in out.values()):
-            raise Infeasible("no legal schedule for some layer")
-        return out
-
-
-workload_fn = workload
-
-
-def tune(intrinsic_kind: str, point: Mapping[str, Any], comps: Sequence[Computation], *,
-         method: str = "heuristic", budget: int = 60, seed: int = 0) -> dict[str, float]:
-    """Software-only tuning of a fixed hardware point (the separate flow's last step)."""
-    return HascoCoDesign(intrinsic_kind, list(comps), sw_method=method, sw_budget=budget)(point, seed)
 
 
 def reference_point(intrinsic_kind: str) -> dict[str, Any]:
@@ -271,18 +172,3 @@ def reference_point(intrinsic_kind: str) -> dict[str, Any]:
     if kind == "GEMM":
         p["dataflow"] = "WS"
     return p
-
-
-def sw_search_curves(comp: Computation, acc: IntrinsicAccelerator, methods: Sequence[str], budget: int,
-                     seeds: Sequence[int]) -> dict[str, np.ndarray]:
-    """Best latency after each evaluation, per method, ``(seeds, budget)`` arrays (the
-    software-search convergence of one two-input computation; no default seed point)."""
-    pr = ScheduleProblem(comp, acc)
-    out = {}
-    for m in methods:
-        rows = []
-        for s in seeds:
-            h = np.asarray(search_schedule(pr, m, budget, s).history, dtype=float)
-            rows.append(np.pad(h, (0, budget - len(h)), mode="edge"))
-        out[m] = np.array(rows)
-    return out

@@ -35,24 +35,21 @@ by :func:`evaluators.loopnest.evaluate_batch` (exact access counts; systolic fol
 GEMM); latency = ``max(compute, on-chip bandwidth cycles) + DRAM cycles`` without double
 buffering, ``max(all)`` with it.
 
-Search (:func:`search_schedule`), all at an equal budget of evaluated schedules:
+Mappers (:func:`random_schedule`, :func:`heuristic_schedule`; the Q-learning search and
+the dispatch with caching are in :mod:`optimizer.hasco`, since they use an optimizer),
+at an equal budget of evaluated schedules:
 
-* ``random`` -- the budget as feasible samples, scored in one batch;
-* ``heuristic`` -- FlexTensor's heuristic as HASCO runs it: random warm-up, then repeatedly
+* random -- the budget as feasible samples, scored in one batch;
+* heuristic -- FlexTensor's heuristic as HASCO runs it: random warm-up, then repeatedly
   pick a start among the visited points (SA-like acceptance ``exp(-0.5 (v - best) /
-  best)``), evaluate its whole neighbourhood (one vectorized batch: a "full walk"), move
-  to the best neighbour if it improves, else retire the start as a local minimum;
-* ``qlearning`` -- :class:`optimizer.qlearning.QLearning` (tabular Q over moves to
-  neighbouring schedules, epsilon 0.8 -> 0.1, discount 0.9), one schedule per step.
-
-Results are cached per (accelerator, computation shape, method, budget, seed)
-(:func:`schedule_cached`).
+  best)``), evaluate its whole neighbourhood (one vectorized batch: a "full walk"), keep
+  everything that improves as new candidate starts, retire the start when nothing
+  around it does (a local minimum).
 """
 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,10 +63,8 @@ from mappers.intrinsics import Computation, Partition, intrinsic, match
 from mappers.mapping import MappingBatch
 from mappers.space import divisors
 
-__all__ = ["METHODS", "ScheduleProblem", "ScheduleResult", "default_schedule", "schedule_cached",
-           "search_schedule"]
-
-METHODS = ("heuristic", "qlearning", "random")
+__all__ = ["ScheduleProblem", "ScheduleResult", "default_schedule", "heuristic_schedule", "random_schedule",
+           "result_of", "tile_candidates"]
 LEVELS = ("REG", "ACC", "SP", "DRAM")
 
 
@@ -389,7 +384,7 @@ def default_schedule(problem: ScheduleProblem) -> dict[str, Any]:
     return pt
 
 
-def _finish(problem: ScheduleProblem, points: list[dict[str, Any]], lat: list[float],
+def result_of(problem: ScheduleProblem, points: list[dict[str, Any]], lat: list[float],
             budget: int) -> ScheduleResult:
     lat_arr = np.asarray(lat[:budget], dtype=float)
     if not len(lat_arr) or not np.isfinite(lat_arr).any():
@@ -403,16 +398,16 @@ def _finish(problem: ScheduleProblem, points: list[dict[str, Any]], lat: list[fl
                           tuple(float(h) for h in hist), str(points[best]["partition"]))
 
 
-def _random(problem: ScheduleProblem, budget: int, rng: np.random.Generator,
-            start: Sequence[Mapping[str, Any]] = ()) -> ScheduleResult:
+def random_schedule(problem: ScheduleProblem, budget: int, rng: np.random.Generator,
+                    start: Sequence[Mapping[str, Any]] = ()) -> ScheduleResult:
     pts = [dict(p) for p in start][:budget]
     pts += problem.sample(budget - len(pts), rng)
     lat = problem.evaluate(pts)["latency_cycles"].tolist()
-    return _finish(problem, pts, lat, budget)
+    return result_of(problem, pts, lat, budget)
 
 
-def _heuristic(problem: ScheduleProblem, budget: int, rng: np.random.Generator,
-               start: Sequence[Mapping[str, Any]] = (), warmup: int | None = None) -> ScheduleResult:
+def heuristic_schedule(problem: ScheduleProblem, budget: int, rng: np.random.Generator,
+                       start: Sequence[Mapping[str, Any]] = (), warmup: int | None = None) -> ScheduleResult:
     space = problem.space
     warmup = max(1, min(budget, warmup if warmup is not None else max(8, budget // 8)))
     pts = [dict(p) for p in start][:budget]
@@ -468,88 +463,4 @@ def _heuristic(problem: ScheduleProblem, budget: int, rng: np.random.Generator,
         vals = problem.evaluate(extra)["latency_cycles"].tolist()
         pts.extend(extra)
         lat.extend(vals)
-    return _finish(problem, pts, lat, budget)
-
-
-def _qlearning(problem: ScheduleProblem, budget: int, seed: int, rng: np.random.Generator,
-               start: Sequence[Mapping[str, Any]] = (), warmup: int | None = None,
-               **options: Any) -> ScheduleResult:
-    """FlexTensor's Q-learning as HASCO runs it: a random warm-up, then an epsilon-greedy
-    walk whose episodes restart (with probability ``restart_best``) at the best point."""
-    from optimizer.base import Objective, Trial, TrialStatus
-    from optimizer.qlearning import QLearning
-
-    opts = {"restart_best": 0.8, **options}
-    opt = QLearning(problem.space, (Objective("latency_cycles", "min"),), seed, **opts)
-    warmup = max(1, min(budget, warmup if warmup is not None else max(8, budget // 8)))
-    pts = [dict(p) for p in start][:budget]
-    pts += problem.sample(max(warmup - len(pts), 0), rng)
-    lat = problem.evaluate(pts)["latency_cycles"].tolist()
-
-    def trial(number: int, p: dict[str, Any], v: float) -> Trial:
-        if math.isfinite(v):
-            return Trial(number, p, TrialStatus.COMPLETE, {"latency_cycles": v})
-        return Trial(number, p, TrialStatus.INFEASIBLE, reason="invalid schedule")
-
-    opt.tell([trial(i, p, v) for i, (p, v) in enumerate(zip(pts, lat))])
-    for number in range(len(pts), budget):
-        ask = opt.ask(1)
-        if not ask:
-            break
-        v = float(problem.evaluate(ask)["latency_cycles"][0])
-        pts.append(ask[0])
-        lat.append(v)
-        opt.tell([trial(number, ask[0], v)])
-    return _finish(problem, pts, lat, budget)
-
-
-def search_schedule(problem: ScheduleProblem, method: str = "heuristic", budget: int = 100,
-                    seed: int = 0, options: Mapping[str, Any] | None = None, *,
-                    start: Sequence[Mapping[str, Any]] = ()) -> ScheduleResult:
-    """The lowest-latency schedule ``method`` finds in ``budget`` evaluations.
-
-    ``start``: schedules every method evaluates first (counted in the budget; e.g.
-    ``[default_schedule(problem)]``). ``options``: method options (``warmup`` for the
-    heuristic and Q-learning, :class:`~optimizer.qlearning.QLearning` hyperparameters).
-
-    Raises:
-        ValueError: unknown method, a budget < 1, or no legal schedule found.
-    """
-    if method not in METHODS:
-        raise ValueError(f"unknown schedule search method {method!r} (choices: {list(METHODS)})")
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"budget must be a positive integer, got {budget!r}")
-    rng = np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(11,)))
-    if method == "random":
-        return _random(problem, budget, rng, start)
-    if method == "heuristic":
-        return _heuristic(problem, budget, rng, start, **dict(options or {}))
-    return _qlearning(problem, budget, seed, rng, start, **dict(options or {}))
-
-
-_CACHE: OrderedDict[tuple, ScheduleResult] = OrderedDict()
-CACHE_SIZE = 20000
-
-
-def shape_key(comp: Computation) -> tuple:
-    """What identifies a computation's schedule space (not its name or repeat)."""
-    return (tuple(comp.loops.items()), comp.output, comp.inputs)
-
-
-def schedule_cached(comp: Computation, acc: IntrinsicAccelerator, method: str = "heuristic",
-                    budget: int = 100, seed: int = 0, *, seed_default: bool = True) -> ScheduleResult:
-    """:func:`search_schedule` memoized per (accelerator, computation shape, method,
-    budget, seed): the layers of a network that share a shape are searched once.
-    ``seed_default``: start from :func:`default_schedule` (counted in the budget)."""
-    key = (acc, shape_key(comp), method, budget, seed, seed_default)
-    hit = _CACHE.get(key)
-    if hit is not None:
-        _CACHE.move_to_end(key)
-        return hit
-    problem = ScheduleProblem(comp, acc)
-    start = [default_schedule(problem)] if seed_default else []
-    res = search_schedule(problem, method, budget, seed, start=start)
-    _CACHE[key] = res
-    if len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return res
+    return result_of(problem, pts, lat, budget)

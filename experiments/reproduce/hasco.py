@@ -16,7 +16,7 @@ and each seed:
   ``n_init``, HASCO's testbenches use 5 + 20 iterations) over HASCO's hardware space
   (:func:`evaluators.hasco.hardware_space`) minimizing latency, power and area of the
   workload, every hardware point scored with its software searched per layer
-  (:class:`evaluators.hasco.HascoCoDesign`: heuristic schedule search, ``sw_budget``
+  (:class:`optimizer.hasco.HascoCoDesign`: heuristic schedule search, ``sw_budget``
   schedules per layer, seeded with the default schedule). Invalid hardware (the
   generator's bank limit) is handled by MOBO's feasibility model.
 * **Random search** over the same space at the same budget (the hypervolume baseline).
@@ -89,8 +89,9 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
     returns every evaluation in order (``point``, ``status``, ``metrics``, ``reason``,
     ``seconds``), cached as JSON under ``store``."""
     from evaluators.base import Infeasible
-    from evaluators.hasco import HascoCoDesign, hardware_space
+    from evaluators.hasco import hardware_space
     from optimizer import Trial, TrialStatus, make_optimizer, parse_objectives
+    from optimizer.hasco import HascoCoDesign
 
     path = None
     if store is not None:
@@ -186,12 +187,8 @@ def _finish_task(args: tuple) -> dict[str, Any]:
     """Separate-flow tuning and software-search convergence of one pair (after the runs)."""
     (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store) = args
     from evaluators.base import Infeasible
-    from evaluators.hasco import (
-        HascoCoDesign,
-        build,
-        hardware_space,
-        reference_point,
-    )
+    from evaluators.hasco import build, hardware_space, reference_point
+    from optimizer.hasco import HascoCoDesign
 
     area_cap = build(kind, reference_point(kind)).area_mm2
     out: dict[str, Any] = {"workload": workload, "intrinsic": kind, "area_cap_mm2": area_cap, "seeds": {}}
@@ -224,9 +221,10 @@ def _finish_task(args: tuple) -> dict[str, Any]:
 def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
                    seeds: Sequence[int]) -> dict[str, Any]:
     """Best total latency (three largest stages, x repeats) after each evaluation."""
-    from evaluators.hasco import build, sw_search_curves
+    from evaluators.hasco import build
     from evaluators.hasco import workload as wl
     from mappers.intrinsics import decompositions, intrinsic, match
+    from optimizer.hasco import sw_search_curves
 
     acc = build(kind, point)
     stages = []

@@ -1,5 +1,5 @@
-"""HASCO's co-design evaluator: hardware spaces, workloads, the generator's unknown
-constraint, network totals, and MOBO's two ways of handling infeasible points."""
+"""HASCO's co-design problem and evaluator: hardware spaces, workloads, the generator's
+unknown constraint, network totals, and MOBO's two ways of handling infeasible points."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from evaluators.base import Infeasible
 from mappers import zoo
 from mappers.workloads import total_macs
 from optimizer import Trial, TrialStatus, make_optimizer, parse_objectives
+from optimizer.hasco import HascoCoDesign, computation_cost
 
 
 def test_hardware_spaces():
@@ -43,7 +44,7 @@ def test_workloads():
 
 
 def test_generator_limit_is_an_unknown_constraint():
-    ev = hasco.HascoCoDesign("GEMV", "gemv", sw_budget=10)
+    ev = HascoCoDesign("GEMV", "gemv", sw_budget=10)
     p = dict(hasco.reference_point("GEMV"), sp_kib=512, sp_banks=2)
     assert hasco.hardware_space("GEMV").validate(p) == []               # legal in the space
     with pytest.raises(Infeasible, match="scratchpad bank of 256 KiB exceeds the 128 KiB"):
@@ -53,7 +54,7 @@ def test_generator_limit_is_an_unknown_constraint():
 
 
 def test_network_totals_and_bounds():
-    ev = hasco.HascoCoDesign("CONV", "conv2d", sw_budget=20)
+    ev = HascoCoDesign("CONV", "conv2d", sw_budget=20)
     ref = hasco.reference_point("CONV")
     m = ev(ref)
     acc = hasco.build("CONV", ref)
@@ -63,17 +64,17 @@ def test_network_totals_and_bounds():
     assert m["power_mw"] == pytest.approx(m["energy_uj"] * 1e-6 / (m["latency_ms"] * 1e-3) * 1e3)
     assert m["area_mm2"] == pytest.approx(acc.area_mm2) and 0 < m["utilization"] <= 1
     # the software search never loses to the default schedule it starts from
-    d = hasco.HascoCoDesign("CONV", "conv2d", schedule="default")(ref)
+    d = HascoCoDesign("CONV", "conv2d", schedule="default")(ref)
     assert m["latency_cycles"] <= d["latency_cycles"]
 
 
 def test_mttkrp_needs_a_gemv_for_both_stages():
     comp = hasco.KERNELS["mttkrp"][1]
     acc = hasco.build("GEMV", hasco.reference_point("GEMV"))
-    r = hasco.computation_cost(comp, acc, budget=10)
+    r = computation_cost(comp, acc, budget=10)
     assert len(r["partitions"]) == 2 and math.isfinite(r["latency_cycles"])
     with pytest.raises(Infeasible, match="has no partition onto the GEMM intrinsic"):
-        hasco.computation_cost(comp, hasco.build("GEMM", hasco.reference_point("GEMM")), budget=10)
+        computation_cost(comp, hasco.build("GEMM", hasco.reference_point("GEMM")), budget=10)
 
 
 def test_mobo_reject_mode_ignores_infeasible_points(monkeypatch):

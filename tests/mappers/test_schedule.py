@@ -8,7 +8,9 @@ import pytest
 from accelerators.intrinsic import IntrinsicAccelerator
 from mappers import intrinsics as ir
 from mappers import schedule as sch
-from mappers.schedule import ScheduleProblem, default_schedule, search_schedule
+from mappers.schedule import ScheduleProblem, default_schedule
+from optimizer import hasco as oh
+from optimizer.hasco import search_schedule
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +63,7 @@ def test_capacity_constraint_and_double_buffering(conv_problem):
 
 def test_searches_respect_the_budget_and_improve(conv_problem):
     pr = conv_problem
-    for m in sch.METHODS:
+    for m in oh.METHODS:
         res = search_schedule(pr, m, 40, seed=1)
         assert res.evaluated == 40 and len(res.history) == 40
         h = np.asarray(res.history)
@@ -78,9 +80,9 @@ def test_cache_by_shape():
     acc = IntrinsicAccelerator("GEMV", 8, 8, dataflow="FIXED")
     a = ir.gemv(M=64, L=32, name="first")
     b = ir.gemv(M=64, L=32, name="second", repeat=3)
-    r1 = sch.schedule_cached(a, acc, "random", 20, 0)
-    assert sch.schedule_cached(b, acc, "random", 20, 0) is r1
-    assert sch.schedule_cached(ir.gemv(M=64, L=16), acc, "random", 20, 0) is not r1
+    r1 = oh.schedule_cached(a, acc, "random", 20, 0)
+    assert oh.schedule_cached(b, acc, "random", 20, 0) is r1
+    assert oh.schedule_cached(ir.gemv(M=64, L=16), acc, "random", 20, 0) is not r1
 
 
 def test_errors_name_the_problem():
