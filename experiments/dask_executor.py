@@ -6,8 +6,10 @@ worker processes (one thread each, so CPU-bound evaluators do not share the GIL)
 Only the driver talks to storage: workers just evaluate and return a
 :class:`~experiments.executors.Result`.
 
-* **Evaluator shipping**: the evaluator is serialized once with cloudpickle and scattered
-  to every worker (``broadcast=True``); each worker process unpickles it once and caches it.
+* **Evaluator shipping**: the evaluator is serialized once with cloudpickle. Up to 1 MiB it
+  travels with every task (so a worker restarted after a crash never lacks it); larger
+  ones are scattered to every worker once. Each worker process unpickles it once (cached
+  by its hash).
 * **Timeouts on the workers**: Dask cannot kill a running task, so with ``timeout_s`` each
   worker evaluates through a one-slot :class:`~experiments.executors.ProcessExecutor`
   (created lazily and kept for the worker's life) that kills and replaces its child on
@@ -41,6 +43,7 @@ from experiments.executors import Executor, ProcessExecutor, Result, Task, run_e
 
 logger = logging.getLogger(__name__)
 
+INLINE_PAYLOAD_BYTES = 1 << 20  # evaluators up to 1 MiB pickled are sent with each task
 _CACHE: dict[Any, Any] = {}   # per worker process: evaluator / timeout executor by payload hash
 
 
@@ -109,13 +112,27 @@ class DaskExecutor(Executor):
         except Exception as e:
             self.shutdown()
             raise TypeError(f"cannot serialize evaluator {evaluator!r} for Dask workers: {e}") from None
-        self._payload = self.client.scatter(payload, broadcast=True)
+        # Small evaluators travel with every task: a restarted worker then never misses
+        # them. Large ones are scattered to every worker once (a worker that joins later
+        # fetches a replica from another one).
+        self._payload: Any = (payload if len(payload) <= INLINE_PAYLOAD_BYTES
+                              else self.client.scatter(payload, broadcast=True))
         self._futures: dict[Any, Task] = {}
         self._started: dict[Any, float] = {}
+        self._capacity = workers if self._cluster is not None else self._threads()
+        self._capacity_at = time.monotonic()
+
+    def _threads(self) -> int:
+        return max(sum(self.client.nthreads().values()), 1)
 
     @property
     def capacity(self) -> int:  # type: ignore[override]
-        return max(sum(self.client.nthreads().values()), 1)
+        """Tasks to keep in flight: the local cluster's worker count, or an existing
+        cluster's worker threads (re-read at most every 5 s). A worker that dies and is
+        restarted does not shrink it: its tasks wait on the scheduler meanwhile."""
+        if self._cluster is None and time.monotonic() - self._capacity_at > 5.0:
+            self._capacity, self._capacity_at = self._threads(), time.monotonic()
+        return self._capacity
 
     @property
     def n_running(self) -> int:
@@ -127,8 +144,8 @@ class DaskExecutor(Executor):
         return self.client.run(os.getpid)
 
     def submit(self, task: Task) -> None:
-        if self.n_running >= self.capacity:
-            raise RuntimeError(f"DaskExecutor is at capacity ({self.capacity} tasks in flight)")
+        if self.n_running >= self._capacity:
+            raise RuntimeError(f"DaskExecutor is at capacity ({self._capacity} tasks in flight)")
         fut = self.client.submit(_remote_evaluate, self._payload, task, self.timeout_s, pure=False,
                                  key=f"trial-{task.number}-{uuid.uuid4().hex[:8]}")
         self._futures[fut] = task
