@@ -12,7 +12,8 @@ because its inner loop is a search).
   CONVs").
 * **Hardware spaces** (:func:`hardware_space`): :data:`accelerators.intrinsic.HASCO_SPACES`
   as a :class:`~design_space.DesignSpace`, with the known constraint HASCO's code
-  comment says is missing (``local_kib <= sp_kib``).
+  comment says is missing (``local_kib <= sp_kib``) and optionally an area budget
+  (:func:`reference_area_mm2`: that of a Gemmini-like reference design).
 * **Evaluation** (:class:`optimizer.hasco.HascoCoDesign`): build the accelerator; a point the hardware
   generator cannot build raises :class:`~evaluators.base.Infeasible` -- here a memory
   bank larger than :data:`MAX_BANK_KIB` (see there); then for every unique layer, the
@@ -37,7 +38,7 @@ from mappers.intrinsics import Computation
 from mappers.workloads import Layer, conv2d
 
 __all__ = ["KERNELS", "MAX_BANK_KIB", "NETWORKS", "PROXIES", "build", "generator_check", "hardware_space",
-           "network_totals", "reference_point", "workload"]
+           "network_totals", "reference_area_mm2", "reference_point", "workload"]
 
 MAX_BANK_KIB = 128.0
 """[inferred] Largest SRAM bank the hardware generator can build (KiB): a stand-in for
@@ -108,9 +109,11 @@ def workload(name: str | Sequence[Computation], intrinsic_kind: str, **kw: Any) 
     raise ValueError(f"unknown workload {name!r}; choices: {sorted(NETWORKS) + sorted(KERNELS) + ['proxy']}")
 
 
-def hardware_space(intrinsic_kind: str) -> DesignSpace:
+def hardware_space(intrinsic_kind: str, area_cap_mm2: float | None = None) -> DesignSpace:
     """HASCO's hardware space of an intrinsic (:data:`~accelerators.intrinsic.HASCO_SPACES`)
-    with the known constraint ``local_kib <= sp_kib``."""
+    with the known constraint ``local_kib <= sp_kib`` and, given ``area_cap_mm2``, the
+    known constraint ``area <= area_cap_mm2`` (vectorized
+    :meth:`IntrinsicAccelerator.area_mm2_of`)."""
     kind = intrinsic_kind.upper() if isinstance(intrinsic_kind, str) else intrinsic_kind
     if kind not in HASCO_SPACES:
         raise ValueError(f"unknown intrinsic {intrinsic_kind!r}; choices: {sorted(HASCO_SPACES)}")
@@ -124,8 +127,15 @@ def hardware_space(intrinsic_kind: str) -> DesignSpace:
     if len(s["dataflow"]) > 1:
         params.append(Categorical("dataflow", list(s["dataflow"])))
     params += [Integer("sp_banks", *s["sp_banks"]), Ordinal("dma_bus_bits", list(s["dma_bus_bits"]))]
-    return DesignSpace(*params, constraints=[Constraint("local_le_sp", "local_kib <= sp_kib")],
-                       name=f"hasco-{kind.lower()}")
+    cons = [Constraint("local_le_sp", "local_kib <= sp_kib")]
+    name = f"hasco-{kind.lower()}"
+    if area_cap_mm2 is not None:
+        cap = float(area_cap_mm2)
+        if not cap > 0:
+            raise ValueError(f"area_cap_mm2 must be > 0, got {area_cap_mm2!r}")
+        cons.append(Constraint("area_budget", lambda p, cap=cap: IntrinsicAccelerator.area_mm2_of(p) <= cap))
+        name += f"-area{cap:.3g}"
+    return DesignSpace(*params, constraints=cons, name=name)
 
 
 def build(intrinsic_kind: str, point: Mapping[str, Any]) -> IntrinsicAccelerator:
@@ -159,10 +169,15 @@ def network_totals(acc: IntrinsicAccelerator, comps: Sequence[Computation],
             "area_mm2": acc.area_mm2, "utilization": macs / (lat * acc.n_pes) if lat else 0.0}
 
 
+def reference_area_mm2(intrinsic_kind: str) -> float:
+    """Area of :func:`reference_point` (the area budget of the reproduction)."""
+    return build(intrinsic_kind, reference_point(intrinsic_kind)).area_mm2
+
+
 def reference_point(intrinsic_kind: str) -> dict[str, Any]:
-    """A Gemmini-like mid-size design in each HASCO space (16x16 or 16x16 PEs, 256 KiB
-    scratchpad in 4 banks, 128 KiB accumulator, 128-bit DMA): the area budget of the
-    co-design vs separate comparison."""
+    """A Gemmini-like mid-size design in each HASCO space (16x16 PEs, 256 KiB scratchpad
+    in 4 banks, 128 KiB accumulator, 128-bit DMA; WS for GEMM): its area is the area
+    budget of the co-design vs separate comparison."""
     kind = intrinsic_kind.upper()
     p: dict[str, Any] = {"sp_kib": 256, "local_kib": 128, "sp_banks": 4, "dma_bus_bits": 128}
     if HASCO_SPACES[kind]["square"]:

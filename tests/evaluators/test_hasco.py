@@ -30,6 +30,24 @@ def test_hardware_spaces():
         hasco.hardware_space("TPU")
 
 
+def test_area_budget_is_a_known_constraint():
+    from accelerators.intrinsic import IntrinsicAccelerator
+
+    cap = hasco.reference_area_mm2("GEMM")
+    assert cap == pytest.approx(hasco.build("GEMM", hasco.reference_point("GEMM")).area_mm2)
+    capped = hasco.hardware_space("GEMM", cap)
+    n = capped.cardinality()
+    assert 0 < n < 768
+    assert capped.validate(hasco.reference_point("GEMM")) == []        # the reference fits exactly
+    for p in capped.grid():
+        assert IntrinsicAccelerator.from_point(p, intrinsic="GEMM").area_mm2 <= cap * (1 + 1e-12)
+    over = [p for p in hasco.hardware_space("GEMM").grid()
+            if IntrinsicAccelerator.from_point(p, intrinsic="GEMM").area_mm2 > cap]
+    assert len(over) == 768 - n
+    with pytest.raises(ValueError, match="area_cap_mm2 must be > 0"):
+        hasco.hardware_space("GEMM", 0.0)
+
+
 def test_workloads():
     conv = hasco.workload("resnet50", "CONV")
     gemm = hasco.workload("resnet50", "GEMM")
