@@ -40,6 +40,7 @@ import json
 import logging
 import math
 import platform
+import re
 import socket
 import subprocess
 import time
@@ -127,11 +128,17 @@ def _evaluator_id(spec: Any) -> str:
     return callable_ref(target) or getattr(target, "__qualname__", None) or type(target).__name__
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def _space_json(space: Any) -> dict[str, Any]:
+    """The space's identity: its serialized form, or for a space that cannot be saved (a
+    joint space whose software factory is a closure) its description with object addresses
+    removed, so that the same space built in another process resumes the same study."""
     try:
         return space_to_dict(space)
     except SpaceDefinitionError as e:
-        return {"unserializable": str(e), "repr": repr(space)}
+        return {"unserializable": _ADDRESS.sub("", str(e)), "repr": _ADDRESS.sub("", repr(space))}
 
 
 def _canonical_hash(obj: Any) -> str:

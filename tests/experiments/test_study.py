@@ -118,6 +118,26 @@ def test_resume_with_a_different_configuration_is_refused(tmp_path):
         make(tmp_path, seed=0, objectives={"f1": "max", "f2": "min"})
 
 
+def test_a_joint_space_with_a_closure_factory_resumes_when_rebuilt(tmp_path):
+    """Regression: the identity of an unserializable joint space used to contain the
+    closure's memory address, so rebuilding the same space (as a new process does) refused
+    to resume with 'space differ'."""
+    from design_space import JointSpace
+
+    def joint(hi: int) -> JointSpace:
+        def software(hw: dict) -> DesignSpace:  # a fresh function object on every call
+            return DesignSpace(Integer("m", 0, hw["y"] + hi))
+        return JointSpace(DesignSpace(Integer("y", 0, 4)), software)
+
+    first, second = joint(1), joint(1)
+    assert first.software is not second.software
+    common = dict(objectives={"f": "min"}, evaluator=lambda p: {"f": float(p["y"] + p["m"])})
+    Study.create("j", first, storage=tmp_path / "j.db", seed=0, **common).optimize(3, progress=False)
+    again = Study.create("j", second, storage=tmp_path / "j.db", seed=0, **common)
+    again.optimize(5, progress=False)
+    assert len(again.trials) == 5
+
+
 def test_bad_inputs_are_named_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown optimizer 'tpe-x'"):
         make(tmp_path, optimizer="tpe-x")
