@@ -7,6 +7,7 @@
     coexplore export STORAGE [--study NAME] [--pareto] [--format csv|json|parquet] -o FILE
     coexplore plot STORAGE [--study NAME] -o DIR
     coexplore validate CONFIG.yaml
+    coexplore calibrate [--device cpu|cuda] [-o FILE] [--quick]
 
 ``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. User errors
 (bad config, unknown study, unknown optimizer ...) print one line naming the problem
@@ -249,6 +250,38 @@ def validate(config: Annotated[Path, typer.Argument(help="study config (YAML)")]
         _fail(str(e))
     typer.echo(f"ok: study {loaded.config.study!r}; {len(space.names)} parameters, "
                f"encoded dim {space.dim}, {card} feasible points")
+
+
+@app.command()
+def calibrate(
+    device: Annotated[str, typer.Option("--device", help="cpu | cuda")] = "cpu",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="calibration file (default runs/calibrations/DEVICE.json)")] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="tiny kernels, short timings (a smoke run)")] = False,
+    seed: Annotated[int, typer.Option(help="seed of the tilings drawn and of the train/held-out split")] = 0,
+    threads: Annotated[str, typer.Option(help="torch thread counts of the CPU torch kernels, e.g. '1,2'")] = "1,2",
+) -> None:
+    """Measure real kernels, fit the analytical model's constants, report held-out
+    Spearman / Kendall / MAPE before and after, and save a versioned calibration file."""
+    from evaluators.kernels import calibrate as cal
+
+    try:
+        from evaluators.kernels.measure import require_device
+
+        require_device(device)
+        counts = tuple(int(t) for t in threads.split(",") if t.strip())
+        if device == "cuda":
+            from evaluators.kernels.gpu_calibrate import run_cuda
+
+            result, _ = run_cuda(quick=quick, seed=seed)
+        else:
+            result, _ = cal.run_cpu(quick=quick, seed=seed, thread_counts=counts,
+                                    min_time_s=0.01 if quick else 0.05,
+                                    max_time_s=0.05 if quick else 0.5)
+    except (RuntimeError, ValueError) as e:
+        _fail(str(e))
+    path = result.save(output or cal.default_path(device))
+    typer.echo(cal.format_report(result))
+    typer.echo(f"calibration:    {path}")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
