@@ -105,20 +105,33 @@ def fit_latency(model: CPUModel, f: Features, measured_s: Sequence[float],
     default robust loss (``soft_l1``: quadratic up to a log-ratio of ``f_scale``, linear
     beyond) keeps a few outliers -- kernels slowed down by other processes on a shared
     machine -- from dragging every constant; ``loss="linear"`` is plain least squares."""
+    best = fit_log_ratio(lambda c: model.replace(**c).latency_s(f), measured_s,
+                         {p: getattr(model, p) for p in params},
+                         {p: LATENCY_BOUNDS[p] for p in params}, loss=loss, f_scale=f_scale)
+    return model.replace(**best)
+
+
+def fit_log_ratio(predict: Callable[[dict[str, float]], np.ndarray], measured: Sequence[float],
+                  x0: dict[str, float], bounds: dict[str, tuple[float, float]], *,
+                  loss: str = "soft_l1", f_scale: float = 0.25) -> dict[str, float]:
+    """The constants (``x0``'s keys, positive, within ``bounds``) minimizing the robust
+    sum of ``log(predict(constants)) - log(measured)`` (``scipy.optimize.least_squares``
+    over the constants' logarithms). Shared by the CPU and the GPU model."""
     from scipy.optimize import least_squares
 
-    y = np.log(np.asarray(measured_s, float))
-    lo = np.log([LATENCY_BOUNDS[p][0] for p in params])
-    hi = np.log([LATENCY_BOUNDS[p][1] for p in params])
-    x0 = np.clip(np.log([getattr(model, p) for p in params]), lo + 1e-9, hi - 1e-9)
+    names = list(x0)
+    y = np.log(np.asarray(measured, float))
+    lo = np.log([bounds[p][0] for p in names])
+    hi = np.log([bounds[p][1] for p in names])
+    start = np.clip(np.log([x0[p] for p in names]), lo + 1e-9, hi - 1e-9)
 
     def resid(x: np.ndarray) -> np.ndarray:
-        m = model.replace(**dict(zip(params, np.exp(x).tolist())))
-        return np.log(np.maximum(m.latency_s(f), 1e-30)) - y
+        pred = np.asarray(predict(dict(zip(names, np.exp(x).tolist()))), float)
+        return np.log(np.clip(pred, 1e-30, 1e30)) - y
 
-    r = least_squares(resid, x0, bounds=(lo, hi), x_scale=1.0, method="trf", loss=loss,
+    r = least_squares(resid, start, bounds=(lo, hi), x_scale=1.0, method="trf", loss=loss,
                       f_scale=f_scale)
-    return model.replace(**dict(zip(params, np.exp(r.x).tolist())))
+    return dict(zip(names, np.exp(r.x).tolist()))
 
 
 def fit_energy(model: CPUModel, f: Features, measured_j: Sequence[float]) -> CPUModel:
@@ -383,6 +396,8 @@ def format_report(cal: Calibration) -> str:
     lines.append("held-out shapes: " + ", ".join(cal.fit.get("heldout_groups", [])))
     lines.append("constants (uncalibrated -> calibrated):")
     for k, v in cal.constants.items():
+        if not isinstance(v, int | float):
+            continue
         lines.append(f"  {k:16s} {cal.uncalibrated.get(k, math.nan):12.4g} -> {v:12.4g}")
     return "\n".join(lines)
 

@@ -27,7 +27,9 @@ expensive one the measurement:
 2. measure the ``n_screen`` best-predicted candidates;
 3. spend the rest of the measurement budget on the untested neighbours
    (:meth:`DesignSpace.neighbors`) of the best *measured* points, best-predicted first
-   -- a local search that corrects the model where it is wrong near the optimum;
+   -- a local search that corrects the model where it is wrong near the optimum. It
+   stops early, with budget left, once the neighbourhoods of the three best measured
+   points are all measured (a local optimum of the measurements);
 4. return the best measured point.
 
 Without calibration the scheme still works with the datasheet model, only with a worse
