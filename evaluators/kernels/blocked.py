@@ -90,11 +90,14 @@ def blocked_kernel(layer: Layer, point: MappingT[str, Any], seed: int = 0) -> An
 
 
 def tile_space(layer: Layer, tiles: Sequence[int] = DEFAULT_TILES, max_blocks: int | None = None,
-               orders: bool = True) -> Any:
+               orders: bool = True, max_tile_words: int | None = None) -> Any:
     """The tilings of a GEMM as a :class:`~design_space.DesignSpace`: ``tile_m/n/k`` from
     ``tiles`` (those not above the dimension, plus the dimension itself as one block) and,
-    with ``orders``, the block-loop ``order``. ``max_blocks`` bounds the kernel calls (a
-    known constraint, so tiny tiles on big shapes do not take seconds to run)."""
+    with ``orders``, the block-loop ``order``. Known constraints: ``max_blocks`` bounds
+    the kernel calls (so tiny tiles on big shapes do not take seconds to run);
+    ``max_tile_words`` bounds one block's working set ``tm*tk + tk*tn + tm*tn`` (a cache
+    budget, e.g. 131,072 fp32 words for a 512 KiB L2), as a mapper bounds tiles by a
+    buffer's capacity."""
     from design_space import Constraint, DesignSpace, Ordinal, Permutation
 
     _check(layer)
@@ -118,6 +121,14 @@ def tile_space(layer: Layer, tiles: Sequence[int] = DEFAULT_TILES, max_blocks: i
             return n <= max_blocks
 
         cons.append(Constraint("max_blocks", blocks_ok))
+    if max_tile_words is not None:
+        def tile_fits(p: Any) -> Any:
+            import numpy as np
+
+            tm, tn, tk = (np.asarray(p[TILE_KEYS[d]], dtype=np.int64) for d in DIMS)
+            return tm * tk + tk * tn + tm * tn <= max_tile_words
+
+        cons.append(Constraint("cache_budget", tile_fits))
     return DesignSpace(*params, constraints=cons)
 
 

@@ -213,3 +213,52 @@ def learned_noise(space: Any, trials: Sequence[Any], objective: str = "latency_s
                    space, seed)
     noise = float(model.likelihood.noise.detach().reshape(-1)[0])
     return {"noise_var_std": noise, "n": len(data.Y)}
+
+
+# --------------------------------------------------------------------------- cheap fidelity
+
+
+class PredictedKernelEvaluator:
+    """The cheap fidelity as a study evaluator: ``point -> {"latency_s": predicted}`` for
+    the tilings of one GEMM, from a calibration file (:mod:`evaluators.kernels.calibrate`)
+    or, with ``calibration=None`` or a missing file, the datasheet model. ``device`` is
+    ``"cpu"`` (blocked matmul, :class:`~evaluators.kernels.cpu_model.CPUModel`) or
+    ``"cuda"`` (Triton tilings, :class:`~evaluators.kernels.gpu_model.GPUKernelModel`)."""
+
+    def __init__(self, M: int, N: int, K: int, *, device: str = "cpu",
+                 calibration: str | None = None) -> None:
+        from pathlib import Path
+
+        from evaluators.kernels.calibrate import load_model
+
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+        self.M, self.N, self.K, self.device = int(M), int(N), int(K), device
+        self.source = "datasheet"
+        if calibration is not None and Path(calibration).exists():
+            self.model = load_model(calibration, device)
+            self.source = str(calibration)
+        elif device == "cuda":
+            from evaluators.kernels.gpu_model import GPUKernelModel
+
+            self.model = GPUKernelModel.datasheet()
+        else:
+            from evaluators.kernels.cpu_model import datasheet_model
+
+            self.model = datasheet_model()
+
+    def predict_s(self, points: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        if self.device == "cuda":
+            return self.model.latency_s(self.M, self.N, self.K, points)
+        from evaluators.kernels.blocked import gemm_layer
+        from evaluators.kernels.cpu_model import blocked_features
+
+        return self.model.latency_s(blocked_features(gemm_layer(self.M, self.N, self.K), points))
+
+    def __call__(self, point: Mapping[str, Any], seed: int | None = None) -> Evaluation:
+        from evaluators.base import Infeasible
+
+        t = float(self.predict_s([point])[0])
+        if not math.isfinite(t):
+            raise Infeasible("the model says this tiling cannot run (shared memory)")
+        return Evaluation(metrics={"latency_s": t}, info={"method": f"predicted ({self.source})"})

@@ -59,3 +59,12 @@ def test_a_mapper_chosen_mapping_runs_exactly():
     a, b = _ints(32, 48, seed=3), _ints(48, 64, seed=4)
     assert torch.equal(blocked.blocked_matmul(a, b, p), a @ b)
     assert p["tile_m"] * p["tile_k"] + p["tile_k"] * p["tile_n"] + p["tile_m"] * p["tile_n"] <= 4096
+
+
+def test_cache_budget_constraint():
+    layer = blocked.gemm_layer(256, 256, 256)
+    space = blocked.tile_space(layer, tiles=(32, 64, 128), max_tile_words=3 * 64 * 64)
+    pts = list(space.grid())
+    assert pts and all(p["tile_m"] * p["tile_k"] + p["tile_k"] * p["tile_n"] + p["tile_m"] * p["tile_n"]
+                       <= 3 * 64 * 64 for p in pts)
+    assert any(p["tile_m"] == 64 and p["tile_n"] == 64 and p["tile_k"] == 64 for p in pts)

@@ -79,3 +79,21 @@ def test_screen_then_measure_respects_budget_and_corrects_a_biased_model():
 def test_screen_then_measure_rejects_empty():
     with pytest.raises(ValueError):
         screen_then_measure([], lambda ps: np.zeros(0), lambda p: 0.0, budget=3)
+
+
+def test_predicted_evaluator_is_the_cheap_fidelity(tmp_path):
+    from evaluators.kernels import calibrate as cal
+    from evaluators.kernels.cpu_model import datasheet_model
+    from evaluators.kernels.hil import PredictedKernelEvaluator
+
+    p = {"tile_m": 32, "tile_n": 64, "tile_k": 16, "order": ("K", "M", "N")}
+    ds = PredictedKernelEvaluator(64, 64, 64)
+    assert ds.source == "datasheet" and ds(p).metrics["latency_s"] > 0
+    slow = datasheet_model().replace(block_overhead_s=1e-3)
+    path = cal.Calibration(device="cpu", device_name="x", model="CPUModel", constants=slow.constants(),
+                           uncalibrated={}, fit={}).save(tmp_path / "c.json")
+    ev = PredictedKernelEvaluator(64, 64, 64, calibration=str(path))
+    assert ev.source == str(path)
+    assert ev(p).metrics["latency_s"] > ds(p).metrics["latency_s"]  # 32 blocks x 1 ms
+    with pytest.raises(ValueError, match="device"):
+        PredictedKernelEvaluator(8, 8, 8, device="tpu")
