@@ -4,4 +4,4 @@ accelerators), ``meloppr`` (memory-efficient local PPR on CPU and a modelled FPG
 Each writes a table (paper value, ours, command), JSON results and plots under
 ``runs/reproduce/NAME/``."""
 
-REPRODUCTIONS = ("shi2020", "meloppr", "hasco")
+REPRODUCTIONS = ("shi2020", "meloppr", "hasco", "d2nn")
