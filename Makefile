@@ -22,7 +22,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,baselines,dask,postgres]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,baselines,dask,postgres,optics]"
 	touch $(STAMP)
 
 venv: $(STAMP)
