@@ -198,3 +198,25 @@ def datasheet_model() -> CPUModel:
     return CPUModel(peak_gflops=flops_per_cycle(flags) * ghz, cache_bw_gb_s=64.0 * ghz,
                     dram_bw_gb_s=10.0, overhead_s=5e-6, block_overhead_s=1e-5,
                     thread_scaling=0.9)
+
+
+def cache_size_bytes(level: int = 2, default: int = 512 * 1024) -> int:
+    """Size of the CPU's data/unified cache at ``level`` from
+    ``/sys/devices/system/cpu/cpu0/cache`` (``default`` when unreadable)."""
+    import glob
+    import os
+
+    for d in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            with open(os.path.join(d, "level")) as f:
+                lv = int(f.read())
+            with open(os.path.join(d, "type")) as f:
+                kind = f.read().strip()
+            with open(os.path.join(d, "size")) as f:
+                size = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        if lv == level and kind in ("Data", "Unified"):
+            mult = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(size[-1:].upper(), 1)
+            return int(size.rstrip("KMGkmg")) * mult
+    return default
