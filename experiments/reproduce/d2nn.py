@@ -359,7 +359,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/d2nn"))
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    device = str(resolve_device(args.device))
+    try:
+        device = str(resolve_device(args.device))
+    except RuntimeError as e:
+        raise SystemExit(f"error: {e}") from None
     q = args.quick
     s = settings_for(q)
     for key in ("train", "test", "epochs", "seeds"):

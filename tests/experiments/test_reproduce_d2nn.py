@@ -37,6 +37,16 @@ def test_cost_checks_and_helpers():
     assert all(len(levels) <= 3 for _, _, levels in sw) and len(sw) == 8
 
 
+def test_cuda_without_cuda_fails_clearly(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(SystemExit, match="CUDA is not available"):
+        rep.main(["--quick", "--gpu", "--device", "cuda", "--out", str(tmp_path)])
+    assert not (tmp_path / "results.json").exists()
+
+
 def test_quick_settings_are_small():
     q, full = rep.settings_for(True), rep.settings_for(False)
     assert q["n"] < full["n"] and q["train"] < full["train"] and q["seeds"] >= 3 and full["seeds"] >= 3
