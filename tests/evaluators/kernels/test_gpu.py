@@ -118,3 +118,16 @@ def test_cuda_calibration_quick(tmp_path):
     c, rows = run_cuda(quick=True, tilings_per_shape=3)
     assert rows and c.fit["heldout"]["latency_after"]["n"] > 0
     assert cal.load_model(c.save(tmp_path / "cuda.json"), "cuda") is not None
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_hil_evaluator_measures_triton_tilings():
+    from evaluators.base import Evaluation
+    from evaluators.kernels.hil import MeasuredKernelEvaluator
+
+    ev = MeasuredKernelEvaluator(1024, 1024, 1024, backend="triton", repeats=2, min_time_s=0.02, max_time_s=0.1)
+    p = dict(zip(triton_gemm.KEYS, (64, 64, 32, 8, 4, 3)))
+    e = ev(p)
+    assert isinstance(e, Evaluation) and e.metrics["latency_s"] > 0
+    assert ev(p) is e and ev.n_measured == 1
