@@ -97,3 +97,11 @@ def test_predicted_evaluator_is_the_cheap_fidelity(tmp_path):
     assert ev(p).metrics["latency_s"] > ds(p).metrics["latency_s"]  # 32 blocks x 1 ms
     with pytest.raises(ValueError, match="device"):
         PredictedKernelEvaluator(8, 8, 8, device="tpu")
+
+
+def test_best_statistic_is_reported_and_not_above_the_median():
+    ev = MeasuredKernelEvaluator(32, 32, 32, statistic="best", **FAST)
+    m = ev({"tile_m": 16, "tile_n": 16, "tile_k": 16, "order": ("K", "M", "N")}).metrics
+    assert m["latency_s"] == m["latency_best_s"] <= m["latency_median_s"]
+    with pytest.raises(ValueError, match="statistic"):
+        MeasuredKernelEvaluator(8, 8, 8, statistic="mean")
