@@ -71,3 +71,25 @@ def test_quick_run_end_to_end(tmp_path):
 
     df = pd.read_csv(tmp_path / "robustness.csv")
     assert set(df["variant"]) == {"plain", "noise-aware"} and df["source"].nunique() == 8
+
+
+SKIP_ALL = "physics,single,multitask,regularization,robustness,codesign"
+
+
+@pytest.mark.slow
+def test_gpu_scale_config_smoke_on_cpu(tmp_path):
+    res = rep.main(["--quick", "--skip", SKIP_ALL, "--gpu", "--gpu-train", "20", "--gpu-test", "20",
+                    "--gpu-epochs", "1", "--out", str(tmp_path)])
+    assert 0 <= res["gpu"]["acc"] <= 1 and "1 epochs, 20 train / 20 test" in res["gpu"]["note"]
+    assert "GPU scale 200x200" in (tmp_path / "table.md").read_text()
+
+
+@pytest.mark.gpu
+def test_gpu_scale_config_on_cuda(tmp_path):
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    res = rep.main(["--quick", "--skip", SKIP_ALL, "--gpu", "--device", "cuda", "--gpu-train", "2000",
+                    "--gpu-test", "1000", "--gpu-epochs", "1", "--out", str(tmp_path)])
+    assert res["gpu"]["acc"] > 0.5 and "cuda" in res["gpu"]["note"]
