@@ -90,14 +90,17 @@ def blocked_kernel(layer: Layer, point: MappingT[str, Any], seed: int = 0) -> An
 
 
 def tile_space(layer: Layer, tiles: Sequence[int] = DEFAULT_TILES, max_blocks: int | None = None,
-               orders: bool = True, max_tile_words: int | None = None) -> Any:
+               orders: bool = True, max_tile_words: int | None = None,
+               distinct_orders: bool = False) -> Any:
     """The tilings of a GEMM as a :class:`~design_space.DesignSpace`: ``tile_m/n/k`` from
     ``tiles`` (those not above the dimension, plus the dimension itself as one block) and,
     with ``orders``, the block-loop ``order``. Known constraints: ``max_blocks`` bounds
     the kernel calls (so tiny tiles on big shapes do not take seconds to run);
     ``max_tile_words`` bounds one block's working set ``tm*tk + tk*tn + tm*tn`` (a cache
     budget, e.g. 131,072 fp32 words for a 512 KiB L2), as a mapper bounds tiles by a
-    buffer's capacity."""
+    buffer's capacity. ``distinct_orders`` keeps one order per distinct loop nest: loops
+    of one block do not change the nest, so only the order of the multi-block dimensions
+    matters (the representative puts the single-block ones last, in M, N, K order)."""
     from design_space import Constraint, DesignSpace, Ordinal, Permutation
 
     _check(layer)
@@ -129,6 +132,20 @@ def tile_space(layer: Layer, tiles: Sequence[int] = DEFAULT_TILES, max_blocks: i
             return tm * tk + tk * tn + tm * tn <= max_tile_words
 
         cons.append(Constraint("cache_budget", tile_fits))
+    if orders and distinct_orders:
+        sizes = dict(layer.dims)
+
+        def canonical(p: Any) -> Any:
+            import numpy as np
+
+            nb = {d: -(-sizes[d] // np.asarray(p[TILE_KEYS[d]], dtype=np.int64)) for d in DIMS}
+            out = np.empty(len(p["order"]), dtype=bool)
+            for i, o in enumerate(p["order"]):
+                multi = [d for d in o if nb[d][i] > 1]
+                out[i] = tuple(o) == (*multi, *(d for d in DIMS if nb[d][i] == 1))
+            return out
+
+        cons.append(Constraint("distinct_orders", canonical))
     return DesignSpace(*params, constraints=cons)
 
 

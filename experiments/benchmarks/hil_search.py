@@ -4,8 +4,8 @@ For one GEMM and a small tile space (CPU: the blocked matmul's ``tile_m/n/k`` an
 loop order, :func:`evaluators.kernels.blocked.tile_space`; CUDA: the Triton GEMM's
 BLOCK_M/N/K, GROUP_M, num_warps, num_stages, :func:`evaluators.kernels.triton_gemm.tile_space`):
 
-The CPU tile space has tiles 16..256 (and each dimension whole), every block-loop order,
-at most 4,096 blocks, and a cache budget: one block's working set must fit the L2
+The CPU tile space has tiles 16..256 (and each dimension whole), every block-loop order
+that gives a distinct loop nest, at most 4,096 blocks, and a cache budget: one block's working set must fit the L2
 (``--cache-kib``, default read from sysfs; ``0`` lifts it). Without it, one block holding
 the whole GEMM always wins (torch's own kernel then does the blocking) and the search is
 trivial.
@@ -81,7 +81,8 @@ def _space_and_predict(device: str, M: int, N: int, K: int, quick: bool, calibra
     tiles = (16, 32, 64) if quick else (16, 32, 64, 128, 256)
     cache = cache_kib * 1024 if cache_kib is not None else cache_size_bytes(2)
     space = blocked.tile_space(layer, tiles=tiles, max_blocks=4096, orders=not quick,
-                               max_tile_words=None if cache_kib == 0 else int(cache // 4))
+                               max_tile_words=None if cache_kib == 0 else int(cache // 4),
+                               distinct_orders=True)
     model = cal.load_model(path, "cpu") if path.exists() else datasheet_model()
     label = f"calibrated ({path})" if path.exists() else "datasheet (no calibration file)"
     cands = list(space.grid())

@@ -68,3 +68,15 @@ def test_cache_budget_constraint():
     assert pts and all(p["tile_m"] * p["tile_k"] + p["tile_k"] * p["tile_n"] + p["tile_m"] * p["tile_n"]
                        <= 3 * 64 * 64 for p in pts)
     assert any(p["tile_m"] == 64 and p["tile_n"] == 64 and p["tile_k"] == 64 for p in pts)
+
+
+def test_distinct_orders_keep_one_point_per_loop_nest():
+    layer = blocked.gemm_layer(64, 64, 32)
+    full = list(blocked.tile_space(layer, tiles=(16, 32)).grid())
+    distinct = list(blocked.tile_space(layer, tiles=(16, 32), distinct_orders=True).grid())
+
+    def nest(p):
+        nb = {d: -(-layer.dims[d] // blocked.tiles_of(p)[d]) for d in blocked.DIMS}
+        return (*blocked.tiles_of(p).values(), tuple(d for d in p["order"] if nb[d] > 1))
+
+    assert len({nest(p) for p in distinct}) == len(distinct) == len({nest(p) for p in full}) < len(full)
