@@ -259,6 +259,7 @@ def calibrate(
     quick: Annotated[bool, typer.Option("--quick", help="tiny kernels, short timings (a smoke run)")] = False,
     seed: Annotated[int, typer.Option(help="seed of the tilings drawn and of the train/held-out split")] = 0,
     threads: Annotated[str, typer.Option(help="torch thread counts of the CPU torch kernels, e.g. '1,2'")] = "1,2",
+    statistic: Annotated[str, typer.Option(help="CPU: fit the 'median' or the 'best' (fastest) timed block")] = "median",
 ) -> None:
     """Measure real kernels, fit the analytical model's constants, report held-out
     Spearman / Kendall / MAPE before and after, and save a versioned calibration file."""
@@ -274,7 +275,7 @@ def calibrate(
 
             result, _ = run_cuda(quick=quick, seed=seed)
         else:
-            result, _ = cal.run_cpu(quick=quick, seed=seed, thread_counts=counts,
+            result, _ = cal.run_cpu(quick=quick, seed=seed, thread_counts=counts, statistic=statistic,
                                     min_time_s=0.01 if quick else 0.05,
                                     max_time_s=0.05 if quick else 0.5)
     except (RuntimeError, ValueError) as e:

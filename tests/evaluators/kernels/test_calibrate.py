@@ -111,7 +111,9 @@ def test_cli_calibrate_cpu_quick(tmp_path):
     assert c.schema_version == cal.SCHEMA_VERSION and c.env["torch"]
     for tag in ("before", "after"):
         assert set(c.fit["heldout"][f"latency_{tag}"]) >= {"spearman", "kendall", "mape_pct"}
-    assert all(s["median_s"] > 0 for s in c.fit["samples"])
+    assert all(0 < s["best_s"] <= s["median_s"] for s in c.fit["samples"])
+    assert c.fit["statistic"] == "median" and c.fit["other_statistic"]["statistic"] == "best"
+    assert "latency_after" in c.fit["other_statistic"]["heldout"]
 
 
 def test_cli_calibrate_cuda_without_cuda_exits_2():
