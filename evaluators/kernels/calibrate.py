@@ -160,8 +160,8 @@ class Calibration:
     device: str                         # "cpu" | "cuda"
     device_name: str
     model: str                          # the model class, e.g. "CPUModel"
-    constants: dict[str, float]
-    uncalibrated: dict[str, float]
+    constants: dict[str, Any]          # numbers (the GPU model adds its GPUAccelerator as a dict)
+    uncalibrated: dict[str, Any]
     fit: dict[str, Any]
     env: dict[str, Any] = field(default_factory=dict)
     created: str = ""

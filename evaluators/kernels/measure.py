@@ -38,7 +38,6 @@ import glob
 import os
 import platform
 import socket
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -238,10 +237,8 @@ def _energy_per_call(call: Callable[[], None], device: str, median_s: float,
     if not rapl_readable():
         return None, "unavailable"
     before = _rapl_read()
-    t0 = time.perf_counter()
     for _ in range(n):
         call()
-    _ = time.perf_counter() - t0
     return rapl_delta_j(before, _rapl_read()) / n, "rapl"
 
 
