@@ -71,6 +71,10 @@ def scores(pred: Sequence[float], meas: Sequence[float]) -> dict[str, float]:
     from scipy.stats import kendalltau, spearmanr
 
     p, m = np.asarray(pred, float), np.asarray(meas, float)
+    if len(p) >= 2 and (np.ptp(p) == 0 or np.ptp(m) == 0):  # a rank correlation is undefined
+        return {"spearman": math.nan, "kendall": math.nan,
+                "mape_pct": float(np.mean(np.abs(p - m) / np.abs(m)) * 100.0),
+                "mdape_pct": float(np.median(np.abs(p - m) / np.abs(m)) * 100.0), "n": len(p)}
     if len(p) < 2:
         return {"spearman": math.nan, "kendall": math.nan, "mape_pct": math.nan, "mdape_pct": math.nan,
                 "n": len(p)}

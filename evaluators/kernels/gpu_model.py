@@ -35,8 +35,11 @@ Free constants and their uncalibrated values (assumptions, to be fitted by
 ``coexplore calibrate --device cuda``): ``tc_eff`` 0.75 (Triton fp16 GEMMs reach roughly
 70-80 % of the dense peak on large shapes, per the Triton matmul tutorial's plots vs
 cuBLAS), ``hbm_eff`` 0.8, ``l2_gb_s`` 3x HBM (NVIDIA publishes no L2 bandwidth),
-``launch_s`` 5 µs, ``c_hide`` 8 warp-stages, ``reg_overhead`` 32, energies 0 except
-``static_w`` 0.
+``launch_s`` 5 µs, ``c_hide`` 8 warp-stages, ``reg_overhead`` 32. Uncalibrated
+energies: ``e_flop_pj`` = TDP / dense fp16 peak (0.71 pJ on the H100: all board power
+charged to flops at peak, an upper bound), ``e_hbm_byte_pj`` = 31.2 (3.9 pJ/bit for
+HBM2, O'Connor et al., "Fine-Grained DRAM", MICRO 2017), ``e_l2_byte_pj`` and
+``static_w`` 0 (unknown until NVML calibrates them).
 """
 
 from __future__ import annotations
@@ -85,7 +88,8 @@ class GPUKernelModel:
         """Uncalibrated model of ``gpu`` (a preset name; default: the detected GPU, else H100)."""
         if isinstance(gpu, str):
             gpu = GPUAccelerator.preset(gpu)
-        return cls(gpu or GPUAccelerator.detect() or GPUAccelerator.preset("h100-sxm"))
+        g = gpu or GPUAccelerator.detect() or GPUAccelerator.preset("h100-sxm")
+        return cls(g, e_flop_pj=g.tdp_w / g.tensor_fp16_tflops, e_hbm_byte_pj=31.2)
 
     def constants(self) -> dict[str, Any]:
         d = {k: v for k, v in asdict(self).items() if k not in ("gpu", "extra")}

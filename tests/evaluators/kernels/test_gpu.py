@@ -159,3 +159,39 @@ def test_triton_kernel_in_the_interpreter(monkeypatch):
                 torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2, atol=2e-2)
     finally:
         sys.modules.pop("evaluators.kernels._triton_kernel", None)
+
+
+def test_cuda_calibration_pipeline_on_synthetic_measurements(monkeypatch, tmp_path):
+    """run_cuda end to end without a GPU: kernels and measurements are replaced by a
+    known model (latency and energy), so the split, fits, scores and file are checked."""
+    from evaluators.kernels import gpu_calibrate, nvml
+    from evaluators.kernels import measure as meas_mod
+
+    truth = GPUKernelModel.datasheet("h100-sxm").replace(tc_eff=0.5, hbm_eff=0.7, launch_s=6e-6,
+                                                         e_flop_pj=0.4, e_hbm_byte_pj=20.0, static_w=80.0)
+
+    def fake_kernel(M, N, K, point):
+        return ("k", (M, N, K), dict(point))
+
+    def fake_measure(fn, **kw):
+        _, shape, p = fn
+        t = float(truth.latency_s(*shape, [p])[0])
+        e = float(truth.energy_j(*shape, [p])[0])
+        return meas_mod.Measurement(t, 0.01 * t, 5, 10, (t,) * 5, e, "nvml", {})
+
+    monkeypatch.setattr(meas_mod, "require_device", lambda d: None)
+    monkeypatch.setattr(meas_mod, "measure", fake_measure)
+    monkeypatch.setattr(meas_mod, "environment", lambda d, t=None: {"device_name": "fake H100", "torch": "x"})
+    monkeypatch.setattr(triton_gemm, "available", lambda: True)
+    monkeypatch.setattr(triton_gemm, "gemm_kernel", fake_kernel)
+    monkeypatch.setattr(nvml, "available", lambda: True)
+    monkeypatch.setattr(GPUAccelerator, "detect", classmethod(lambda cls: None))
+    c, rows = gpu_calibrate.run_cuda(tilings_per_shape=8)
+    assert len(rows) == 8 * len(gpu_calibrate.SHAPES) >= 50
+    h = c.fit["heldout"]
+    assert h["latency_after"]["mape_pct"] < h["latency_before"]["mape_pct"]
+    assert h["latency_after"]["spearman"] > 0.95 and "energy_after" in h
+    assert c.constants["tc_eff"] == pytest.approx(0.5, rel=0.1)
+    back = cal.load_model(c.save(tmp_path / "cuda.json"), "cuda")
+    assert back.tc_eff == pytest.approx(c.constants["tc_eff"])
+    assert "Spearman" in cal.format_report(c)
