@@ -24,6 +24,7 @@ Each accelerator has ``from_point(point)``, ``validate()``, ``area_mm2`` (and a 
 
 from accelerators import tech
 from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
+from accelerators.gpu import GPUAccelerator
 from accelerators.reference import eyeriss_v1, tpu_v1_like
 from accelerators.spatial import SpatialArray
 from accelerators.systolic import DATAFLOWS, SystolicArray
@@ -35,6 +36,7 @@ __all__ = [
     "HOROWITZ_45NM",
     "OPERANDS",
     "ArchSpec",
+    "GPUAccelerator",
     "MemoryLevel",
     "SpatialArray",
     "SystolicArray",

@@ -15,7 +15,7 @@ costs one measurement.
 **Noise-aware surrogate.** Coexplore's ``constrained-bo`` surrogate is BoTorch's
 ``SingleTaskGP`` with no fixed observation noise: its ``GaussianLikelihood`` *learns* a
 homoskedastic noise level by marginal likelihood (with BoTorch's default prior), which is
-what a noisy measured objective needs. :func:`learned_noise` refits that GP on a study's
+what a noisy measured objective needs. :func:`optimizer.bo.models.learned_noise` refits that GP on a study's
 trials and returns the noise variance it learned (in the GP's standardized units) next to
 the measured ``noise_rel``, so the two can be compared.
 
@@ -202,28 +202,6 @@ def screen_then_measure(candidates: Sequence[Mapping[str, Any]],
         run(frontier[nxt])
     best_p, best_v = min(measured, key=lambda t: t[1])
     return ScreenResult(best_p, best_v, measured, len(cands))
-
-
-# --------------------------------------------------------------------------- GP noise
-
-
-def learned_noise(space: Any, trials: Sequence[Any], objective: str = "latency_s",
-                  seed: int = 0) -> dict[str, float]:
-    """Refit ``constrained-bo``'s GP on ``trials`` (COMPLETE ones) and return the noise
-    variance its likelihood learned, in standardized log-objective units, next to the
-    signal variance of the standardized data (1 by construction)."""
-    import torch
-
-    from optimizer.base import Objective
-    from optimizer.bo.models import DTYPE, fit_gp, training_data
-
-    data = training_data(space, trials, [Objective(objective, "min")])
-    if len(data.Y) < 3:
-        return {"noise_var_std": math.nan, "n": len(data.Y)}
-    model = fit_gp(torch.tensor(data.X_ok, dtype=DTYPE), torch.tensor(data.Y[:, 0], dtype=DTYPE),
-                   space, seed)
-    noise = float(model.likelihood.noise.detach().reshape(-1)[0])
-    return {"noise_var_std": noise, "n": len(data.Y)}
 
 
 # --------------------------------------------------------------------------- cheap fidelity

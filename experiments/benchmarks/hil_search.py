@@ -51,12 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from evaluators.kernels.hil import (
-    MeasuredKernelEvaluator,
-    learned_noise,
-    point_key,
-    screen_then_measure,
-)
+from evaluators.kernels.hil import MeasuredKernelEvaluator, point_key, screen_then_measure
+from optimizer.bo.models import learned_noise
 
 
 def _space_and_predict(device: str, M: int, N: int, K: int, quick: bool, calibration: Path | None,
@@ -176,7 +172,7 @@ def run(device: str = "cpu", shape: tuple[int, int, int] = (256, 256, 256), budg
                     pick, _, trials = _study_pick(space, ev, opt, budget, seed, tmp)
                     used = ev.n_measured
                     if method == "bo":
-                        extra["gp_noise_var_std"] = learned_noise(space, trials)["noise_var_std"]
+                        extra["gp_noise_var_std"] = learned_noise(space, trials, "latency_s")["noise_var_std"]
                 else:
                     raise ValueError(f"unknown method {method!r}")
                 pick = dict(pick, **({"order": tuple(pick["order"])} if "order" in pick else {}))

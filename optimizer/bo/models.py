@@ -100,6 +100,19 @@ def fit_gp(X: torch.Tensor, y: torch.Tensor, space: Any, seed: int) -> Any:
     return model
 
 
+def learned_noise(space: Any, trials: Sequence[Trial], objective: str, seed: int = 0) -> dict[str, float]:
+    """Fit the regression GP of ``constrained-bo`` (:func:`fit_gp`: no fixed noise, so its
+    ``GaussianLikelihood`` learns a homoskedastic noise level) on the COMPLETE ``trials``'
+    ``objective`` (minimized, log-modelled like the optimizer does) and return the noise
+    variance it learned, in standardized units (the data's variance is 1), with ``n``.
+    For a measured objective this is the GP's estimate of the measurement noise."""
+    data = training_data(space, trials, [Objective(objective, "min")])
+    if len(data.Y) < 3:
+        return {"noise_var_std": math.nan, "n": len(data.Y)}
+    model = fit_gp(torch.tensor(data.X_ok, dtype=DTYPE), torch.tensor(data.Y[:, 0], dtype=DTYPE), space, seed)
+    return {"noise_var_std": float(model.likelihood.noise.detach().reshape(-1)[0]), "n": len(data.Y)}
+
+
 def objective_transform(values: np.ndarray, objective: Objective, log: str | bool) -> np.ndarray:
     """Objective values -> the quantity BoTorch maximizes: ``-log y`` for a positive
     minimized objective (``log="auto"`` when every value is > 0), ``-y`` without the

@@ -6,8 +6,9 @@ import pytest
 
 from evaluators.base import Evaluation
 from evaluators.kernels import blocked
-from evaluators.kernels.hil import MeasuredKernelEvaluator, learned_noise, screen_then_measure
+from evaluators.kernels.hil import MeasuredKernelEvaluator, screen_then_measure
 from experiments import Study
+from optimizer.bo.models import learned_noise
 
 FAST = dict(repeats=2, min_time_s=0.002, max_time_s=0.01)
 
@@ -33,7 +34,7 @@ def test_a_study_measures_real_kernels(tmp_path):
     df = s.trials_dataframe()
     assert (df["status"] == "COMPLETE").sum() == 5
     assert (df["metrics_latency_s"] > 0).all()
-    noise = learned_noise(space, s.trials)
+    noise = learned_noise(space, s.trials, "latency_s")
     assert noise["n"] == 5 and np.isfinite(noise["noise_var_std"]) and noise["noise_var_std"] > 0
 
 
