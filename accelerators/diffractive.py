@@ -307,6 +307,16 @@ def propagator_ok(p: Mapping[str, Any]) -> Any:
     return ok
 
 
+def task_branches_ok(p: Mapping[str, Any]) -> Any:
+    """``shared_depth < layers``: every task keeps at least one layer of its own. With all
+    layers shared, both tasks' detector planes see the same field, so the readout cannot
+    tell which task's input is shown (measured: task recognition at chance, 50 %, in
+    ``coexplore reproduce d2nn``); a multi-task co-design excludes such points up front."""
+    s = np.asarray(p["shared_depth"] if "shared_depth" in p else p["shared_layers"], dtype=float)
+    return s < np.asarray(p["layers"], dtype=float)
+
+
 def codesign_ok(p: Mapping[str, Any]) -> Any:
-    """All known constraints of the co-design space (``experiments/configs/d2nn_codesign.yaml``)."""
-    return nyquist_ok(p) & shared_depth_ok(p) & propagator_ok(p)
+    """All known constraints of the co-design space (``experiments/configs/d2nn_codesign.yaml``):
+    Nyquist pitch, a valid sharing depth with a branch per task, propagator validity."""
+    return nyquist_ok(p) & shared_depth_ok(p) & task_branches_ok(p) & propagator_ok(p)

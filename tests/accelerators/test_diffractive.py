@@ -16,6 +16,7 @@ from accelerators.diffractive import (
     nyquist_ok,
     propagator_ok,
     shared_depth_ok,
+    task_branches_ok,
 )
 
 
@@ -76,11 +77,14 @@ def test_from_point_unit_aliases():
 
 def test_vectorized_constraints():
     p = {"pitch_um": np.array([0.2, 36.0, 36.0]), "layers": np.array([3, 3, 3]),
-         "shared_depth": np.array([1, 3, 4]), "z_mm": np.array([100.0, 100.0, 100.0]),
+         "shared_depth": np.array([1, 2, 4]), "z_mm": np.array([100.0, 100.0, 100.0]),
          "n": np.array([64, 64, 64]), "pad": np.array([32, 32, 32])}
     assert nyquist_ok(p).tolist() == [False, True, True]
     assert shared_depth_ok(p).tolist() == [True, True, False]
     assert codesign_ok(p).tolist() == [False, True, False]
+    every_layer_shared = dict(p, shared_depth=np.array([3, 3, 3]), pitch_um=np.array([36.0] * 3))
+    assert shared_depth_ok(every_layer_shared).all()
+    assert not task_branches_ok(every_layer_shared).any() and not codesign_ok(every_layer_shared).any()
     thz = {"wavelength_m": np.array([0.75e-3] * 2), "pitch_m": np.array([0.4e-3] * 2),
            "z_m": np.array([0.03] * 2), "n": np.array([200] * 2), "pad": np.array([100] * 2),
            "propagation": np.array(["asm", "fresnel"])}

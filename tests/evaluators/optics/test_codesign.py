@@ -27,7 +27,7 @@ def test_config_loads_and_known_constraints_reject_bad_points():
     loaded = load_config(CONFIG)
     assert set(loaded.config.objectives) == {"acc_task1", "acc_task2", "physical_layers"}
     pts = loaded.space.sample(64, seed=0)
-    assert all(p["shared_depth"] <= p["layers"] for p in pts)
+    assert all(p["shared_depth"] < p["layers"] for p in pts)
     cols = {"layers": np.array([2, 2]), "shared_depth": np.array([1, 3]), "pitch_um": np.array([36.0, 36.0]),
             "z_mm": np.array([30.0, 30.0]), "n": np.array([32, 32])}
     con = loaded.space.constraints[0]
