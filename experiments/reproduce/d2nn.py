@@ -72,6 +72,7 @@ from evaluators.optics.train import (
     resolve_device,
     train,
 )
+from experiments.reproduce import jsonable
 
 logger = logging.getLogger(__name__)
 
@@ -523,22 +524,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                               f"{ev['device']}, {ev['train_s']:.0f} s"}
         print(f"GPU-scale config (200x200, L=5): {ev['acc'][0]:.4f} in {ev['train_s']:.0f} s on {ev['device']}")
     res["seconds"] = time.perf_counter() - t_all
-    (out / "results.json").write_text(json.dumps(_jsonable(res), indent=1))
+    (out / "results.json").write_text(json.dumps(jsonable(res), indent=1))
     write_table(res, out / "table.md", cmd)
     print(f"results: {out / 'results.json'}, table: {out / 'table.md'} ({res['seconds']:.0f} s)")
     return res
-
-
-def _jsonable(o: Any) -> Any:
-    if isinstance(o, dict):
-        return {str(k): _jsonable(v) for k, v in o.items()}
-    if isinstance(o, list | tuple):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    return o
 
 
 if __name__ == "__main__":

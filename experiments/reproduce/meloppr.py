@@ -62,6 +62,7 @@ from evaluators.ppr.codesign import (
     calibrate_host,
     meloppr_subgraphs,
 )
+from experiments.reproduce import jsonable
 
 logger = logging.getLogger(__name__)
 
@@ -612,24 +613,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         else:
             print(f"co-design skipped: graph {cgraph!r} not available")
     res["seconds"] = time.perf_counter() - t_all
-    (args.out / "results.json").write_text(json.dumps(_jsonable(res), indent=1))
+    (args.out / "results.json").write_text(json.dumps(jsonable(res), indent=1))
     write_table(res, args.out / "table.md", cmd)
     if res["graphs"]:
         plot_curves(res, args.out / "precision_vs_next_stage.png")
     print(f"results: {args.out / 'results.json'}, table: {args.out / 'table.md'} ({res['seconds']:.0f} s)")
     return res
-
-
-def _jsonable(o: Any) -> Any:
-    if isinstance(o, dict):
-        return {str(k): _jsonable(v) for k, v in o.items()}
-    if isinstance(o, list | tuple):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    return o
 
 
 if __name__ == "__main__":
