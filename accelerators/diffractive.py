@@ -280,9 +280,14 @@ def nyquist_ok(p: Mapping[str, Any]) -> Any:
     return pitch >= lam / 2
 
 
+def _shared_depth(p: Mapping[str, Any]) -> Any:
+    """The column ``shared_depth`` (config name) or ``shared_layers`` (spec name), as floats."""
+    return np.asarray(p["shared_depth"] if "shared_depth" in p else p["shared_layers"], dtype=float)
+
+
 def shared_depth_ok(p: Mapping[str, Any]) -> Any:
     """``0 <= shared_depth <= layers``."""
-    s = np.asarray(p["shared_depth"] if "shared_depth" in p else p["shared_layers"], dtype=float)
+    s = _shared_depth(p)
     return (s >= 0) & (s <= np.asarray(p["layers"], dtype=float))
 
 
@@ -312,8 +317,7 @@ def task_branches_ok(p: Mapping[str, Any]) -> Any:
     layers shared, both tasks' detector planes see the same field, so the readout cannot
     tell which task's input is shown (measured: task recognition at chance, 50 %, in
     ``coexplore reproduce d2nn``); a multi-task co-design excludes such points up front."""
-    s = np.asarray(p["shared_depth"] if "shared_depth" in p else p["shared_layers"], dtype=float)
-    return s < np.asarray(p["layers"], dtype=float)
+    return _shared_depth(p) < np.asarray(p["layers"], dtype=float)
 
 
 def codesign_ok(p: Mapping[str, Any]) -> Any:
