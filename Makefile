@@ -1,6 +1,6 @@
 # Two entry points a fresh machine needs (Python 3.11 + make):
 #   make demo   -> .venv + install + a real co-design sweep (SQLite study, Pareto CSV/PNG)
-#   make test   -> .venv + install + ruff + the default test suite
+#   make test   -> .venv + install + ruff + the layering contracts (lint-imports) + the default test suite
 # Both are idempotent: the venv is reused and only reinstalled when pyproject/constraints change.
 #   make validate-env -> .venv-scalesim with SCALE-Sim 3.0.0 (numpy<2.4), for the model checks
 #   make zigzag-env   -> .venv-zigzag with ZigZag 3.9.1, for the cost-model throughput comparison
@@ -32,9 +32,11 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # exit status 5 = "no tests collected" (no slow tests yet) is not a failure

@@ -18,16 +18,27 @@ Conventions:
 * ``noc_energy_pj`` is the energy of delivering one word from an instance to one child
   across that level's fanout (network-on-chip hop/bus); multicast delivers to several
   children with one read of the parent but one NoC delivery each.
+
+What the cost model and the mappers need beyond the levels are typed fields of
+:class:`ArchSpec`: ``dataflow`` (a systolic array's OS / WS / IS: it fixes which loop
+dimensions may go on the array's rows and columns and adds SCALE-Sim's fill/drain time
+per fold), ``intrinsic`` (the tensor intrinsic a HASCO array executes) and ``kind`` and
+``tech`` for reports. The PE array itself -- its level and its ``rows x cols`` -- is the
+level with the largest fanout (:attr:`ArchSpec.pe_array_level`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["OPERANDS", "SYSTOLIC_DATAFLOWS", "ArchSpec", "MemoryLevel", "backing_store"]
+
 OPERANDS = ("W", "I", "O")
+SYSTOLIC_DATAFLOWS = ("OS", "WS", "IS")
+"""Output-, weight- and input-stationary (SCALE-Sim's names)."""
 
 
 def _per_operand(value: Any, what: str, level: str) -> dict[str, float]:
@@ -120,7 +131,23 @@ def backing_store(energy_pj: float, bandwidth_words_per_cycle: float | None,
 
 @dataclass(frozen=True)
 class ArchSpec:
-    """A whole accelerator as the loop-nest cost model sees it."""
+    """A whole accelerator as the loop-nest cost model sees it.
+
+    Args:
+        name: for messages and reports.
+        levels: innermost first (see the module docstring).
+        mac_energy_pj: one MAC.
+        word_bits: width of a word of every level.
+        clock_mhz: converts cycles to time.
+        area_mm2: the whole design's area.
+        kind: the accelerator family (``"systolic"``, ``"spatial"``, ``"intrinsic"``).
+        dataflow: ``"OS"``, ``"WS"`` or ``"IS"`` for a systolic array (its mapping rules
+            and fold timing); ``None`` for a spatial array that may map any dimension
+            anywhere.
+        intrinsic: the tensor intrinsic the array executes (``"GEMM"``, ``"GEMV"``,
+            ``"DOT"``, ``"CONV"``; HASCO's accelerators), else ``None``.
+        tech: the energy table's name.
+    """
 
     name: str
     levels: tuple[MemoryLevel, ...]
@@ -128,7 +155,10 @@ class ArchSpec:
     word_bits: int = 16
     clock_mhz: float = 1000.0
     area_mm2: float = 0.0
-    attrs: Mapping[str, Any] = field(default_factory=dict)
+    kind: str = "generic"
+    dataflow: str | None = None
+    intrinsic: str | None = None
+    tech: str | None = None
 
     def __post_init__(self) -> None:
         lv = tuple(self.levels)
@@ -153,6 +183,13 @@ class ArchSpec:
             raise ValueError(f"arch {self.name!r}: duplicate level names {names}")
         if self.mac_energy_pj < 0 or self.clock_mhz <= 0 or self.word_bits < 1:
             raise ValueError(f"arch {self.name!r}: bad mac_energy_pj / clock_mhz / word_bits")
+        if self.dataflow is not None:
+            if self.dataflow not in SYSTOLIC_DATAFLOWS:
+                raise ValueError(f"arch {self.name!r}: dataflow must be one of {list(SYSTOLIC_DATAFLOWS)} "
+                                 f"or None, got {self.dataflow!r}")
+            if max(level.fanout for level in lv) < 2:
+                raise ValueError(f"arch {self.name!r}: a systolic dataflow needs a PE array (a level "
+                                 "with a fanout)")
 
     @property
     def n_levels(self) -> int:
@@ -162,6 +199,21 @@ class ArchSpec:
     def n_macs(self) -> int:
         """Number of MAC units (PEs)."""
         return self.levels[0].instances * self.levels[0].fanout
+
+    @property
+    def pe_array_level(self) -> int:
+        """Index of the level whose fanout is the PE array (the largest fanout)."""
+        return max(range(len(self.levels)), key=lambda i: (self.levels[i].fanout, -i))
+
+    @property
+    def array_rows(self) -> int:
+        """Rows of the PE array (the Y fanout of :attr:`pe_array_level`)."""
+        return self.levels[self.pe_array_level].fanout_y
+
+    @property
+    def array_cols(self) -> int:
+        """Columns of the PE array (the X fanout of :attr:`pe_array_level`)."""
+        return self.levels[self.pe_array_level].fanout_x
 
     def level_index(self, name: str) -> int:
         for i, level in enumerate(self.levels):

@@ -32,7 +32,7 @@ each with its own detector plane. Every task's path is ``L`` layers deep.
 **Known constraints** (vectorized predicates usable in a :class:`~design_space.DesignSpace`):
 :func:`nyquist_ok` (``dx >= lambda / 2``), :func:`shared_depth_ok` (``K_s <= L``),
 :func:`propagator_ok` (the chosen propagator's validity, see
-:func:`evaluators.optics.propagation.check_propagation`) and :func:`codesign_ok` (all).
+:func:`accelerators.diffraction_limits.check_propagation`) and :func:`codesign_ok` (all).
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
+
+from accelerators.diffraction_limits import FRESNEL_PHASE_TOL_RAD, check_propagation
 
 __all__ = [
     "C_M_PER_S",
@@ -173,6 +175,20 @@ class DiffractiveAccelerator:
     def area_mm2(self) -> float:
         return self.area_m2 * 1e6
 
+    @staticmethod
+    def area_mm2_of(p: Mapping[str, Any]) -> np.ndarray:
+        """Modulating area (mm^2) of a batch of designs: ``physical_layers (N dx)^2`` with
+        ``physical_layers = K_s + T (L - K_s)``. Columns: ``layers``, ``n`` (default
+        200), the pitch (``pitch_um`` or ``pitch_m``, default 36 um), ``tasks`` (default
+        1) and the shared depth (``shared_depth`` or ``shared_layers``; default all
+        layers)."""
+        layers = np.asarray(p["layers"], dtype=float)
+        tasks = _col(p, "tasks", 1.0)
+        shared = _shared_depth(p) if ("shared_depth" in p or "shared_layers" in p) else layers
+        _, pitch = _lambda_pitch(p)
+        side_mm = _col(p, "n", 200.0) * pitch * 1e3
+        return np.asarray((shared + tasks * (layers - shared)) * side_mm**2)
+
     @property
     def length_m(self) -> float:
         """Input plane to detector plane along one task's path: ``(L + 1) z``."""
@@ -227,8 +243,6 @@ class DiffractiveAccelerator:
     def problems(self, propagation: bool = True) -> list[str]:
         """Named reasons why this design cannot be built or simulated faithfully
         (``propagation=False``: the structural ones only, without the propagator check)."""
-        from evaluators.optics.propagation import check_propagation
-
         out = []
         if self.layers < 1 or self.tasks < 1:
             out.append("layers and tasks must be >= 1")
@@ -247,7 +261,8 @@ class DiffractiveAccelerator:
         return out
 
     def validate(self) -> DiffractiveAccelerator:
-        """Raise ``ValueError`` listing every problem; return ``self`` when there is none."""
+        """Raise ``ValueError`` listing every named problem (:meth:`problems`); return
+        ``self`` when there is none."""
         p = self.problems()
         if p:
             raise ValueError("invalid diffractive accelerator: " + "; ".join(p))
@@ -294,9 +309,7 @@ def shared_depth_ok(p: Mapping[str, Any]) -> Any:
 def propagator_ok(p: Mapping[str, Any]) -> Any:
     """The propagator (column ``propagation``, default ``asm``) is valid for the geometry:
     Nyquist for all; for ``fresnel`` also ``z <= N_grid dx^2 / lambda`` and the paraxial
-    phase error <= pi/2 (as :func:`evaluators.optics.propagation.check_propagation`)."""
-    from evaluators.optics.propagation import FRESNEL_PHASE_TOL_RAD
-
+    phase error <= pi/2 (as :func:`accelerators.diffraction_limits.check_propagation`)."""
     lam, pitch = _lambda_pitch(p)
     z = _col(p, "z_mm", 0.0, 1e-3) if "z_mm" in p else _col(p, "z_m", 0.3)
     n = _col(p, "n", 200)

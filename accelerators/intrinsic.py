@@ -1,8 +1,8 @@
 """HASCO's intrinsic accelerators: a spatial array that executes one tensor intrinsic.
 
-One accelerator per intrinsic kind of :mod:`mappers.intrinsics` (GEMM, GEMV, DOT, CONV),
+One accelerator per intrinsic kind of :mod:`mappers.tensor_ir` (GEMM, GEMV, DOT, CONV),
 with HASCO's hardware parameters (``explorer.build_hw_space`` of github.com/pku-liang/HASCO,
-summarized in ``../shared/notes/cbo_hasco.md`` B.2): PE array ``x`` and ``y``, scratchpad
+see its ``explorer/`` sources): PE array ``x`` and ``y``, scratchpad
 and local-buffer capacities, dataflow, scratchpad banks and DMA bus width. HASCO's
 generator follows Gemmini's organisation and parameter names (``sp_capacity``,
 ``sp_banks``, ``dma_buswidth``, ``dma_maxbytes`` are Gemmini's configuration fields), so
@@ -40,7 +40,7 @@ How an intrinsic executes (:data:`DATAFLOWS`, the roles of the intrinsic's indic
 ======  ========  ============  ============  =================  ==============
 
 GEMM is a systolic array: compute time per intrinsic call is SCALE-Sim's fold time
-(:func:`evaluators.systolic.fold_cycles`: fill, skew and drain on every call). The
+(:func:`evaluators.systolic_timing.fold_cycles`: fill, skew and drain on every call). The
 other kinds broadcast their operands on a bus and reduce across a row with an adder
 chain (no per-call fill/drain is charged). The CONV row (HASCO's "NVDLA" dataflow, its
 MAESTRO directives ``SpatialMap K``, ``TemporalMap C``) keeps a weight in every PE and
@@ -70,14 +70,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from accelerators import tech as _tech
 from accelerators.arch import ArchSpec, MemoryLevel, backing_store
-from accelerators.systolic import _check_positive_int, _check_positive_real, _check_tech
+from accelerators.base import (
+    InvalidParameter,
+    check_positive_int,
+    check_positive_real,
+    check_tech,
+    fields_from_point,
+    normalize_numbers,
+)
 from accelerators.tech import TechModel
 
 __all__ = [
@@ -87,6 +94,7 @@ __all__ = [
     "HASCO_SPACES",
     "IntrinsicAccelerator",
     "Roles",
+    "roles_of",
 ]
 
 INPUT_BITS = 8
@@ -145,6 +153,16 @@ square array ``x = y`` in {8, 16, 32}; CONV/DOT ``x, y`` integers in [4, 32]; ba
 integer in [1, 8]; memories in KiB, the bus in bits."""
 
 
+def roles_of(arch: ArchSpec) -> Roles:
+    """The :class:`Roles` of an intrinsic array's lowered architecture (``arch.intrinsic``
+    set; a systolic GEMM's ``arch.dataflow`` picks OS or WS, the other kinds have one)."""
+    if arch.intrinsic not in DATAFLOWS:
+        raise ValueError(f"architecture {arch.name!r} executes no tensor intrinsic (intrinsic="
+                         f"{arch.intrinsic!r}; expected one of {list(DATAFLOWS)})")
+    flows = DATAFLOWS[arch.intrinsic]
+    return flows[arch.dataflow] if arch.dataflow in flows else next(iter(flows.values()))
+
+
 def _kib_words(kib: Any, bits: int) -> Any:
     return np.floor(np.asarray(kib, dtype=float) * 8192.0 / bits)
 
@@ -177,41 +195,33 @@ class IntrinsicAccelerator:
     tech: TechModel | str = _tech.HOROWITZ_45NM
 
     def __post_init__(self) -> None:
-        for name in ("pe_x", "pe_y", "sp_banks", "dma_bus_bits"):
-            v = getattr(self, name)
-            if isinstance(v, np.integer) or (isinstance(v, float | np.floating) and float(v).is_integer()):
-                object.__setattr__(self, name, int(v))
-        for name in ("sp_kib", "local_kib", "clock_mhz"):
-            v = getattr(self, name)
-            if isinstance(v, np.integer | np.floating):
-                object.__setattr__(self, name, v.item())
-        if isinstance(self.tech, str) and self.tech in _tech.TECH_MODELS:
-            object.__setattr__(self, "tech", _tech.TECH_MODELS[self.tech])
+        normalize_numbers(self, ("pe_x", "pe_y", "sp_banks", "dma_bus_bits"), ("sp_kib", "local_kib", "clock_mhz"))
         if isinstance(self.intrinsic, str):
             object.__setattr__(self, "intrinsic", self.intrinsic.upper())
         self.validate()
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first bad parameter and its value."""
+        """Raise :class:`~accelerators.base.InvalidParameter` naming the first bad
+        parameter and its value."""
         c = type(self).__name__
         if self.intrinsic not in DATAFLOWS:
-            raise ValueError(f"{c}.intrinsic must be one of {list(DATAFLOWS)}, got {self.intrinsic!r}")
+            raise InvalidParameter(c, "intrinsic", self.intrinsic, f"be one of {list(DATAFLOWS)}")
         if self.dataflow not in DATAFLOWS[self.intrinsic]:
-            raise ValueError(f"{c}.dataflow must be one of {list(DATAFLOWS[self.intrinsic])} for a "
-                             f"{self.intrinsic} accelerator, got {self.dataflow!r}")
+            raise InvalidParameter(c, "dataflow", self.dataflow,
+                                   f"be one of {list(DATAFLOWS[self.intrinsic])} for a {self.intrinsic} accelerator")
         for name in ("pe_x", "pe_y", "sp_banks"):
-            _check_positive_int(c, name, getattr(self, name))
-        _check_positive_int(c, "dma_bus_bits", self.dma_bus_bits)
+            check_positive_int(c, name, getattr(self, name))
+        check_positive_int(c, "dma_bus_bits", self.dma_bus_bits)
         if self.dma_bus_bits % INPUT_BITS:
-            raise ValueError(f"{c}.dma_bus_bits must be a multiple of {INPUT_BITS}, got {self.dma_bus_bits!r}")
+            raise InvalidParameter(c, "dma_bus_bits", self.dma_bus_bits, f"be a multiple of {INPUT_BITS}")
         for name in ("sp_kib", "local_kib", "clock_mhz"):
-            _check_positive_real(c, name, getattr(self, name))
+            check_positive_real(c, name, getattr(self, name))
         if _kib_words(self.local_kib, ACC_BITS) < 1:
-            raise ValueError(f"{c}.local_kib must hold at least one {ACC_BITS}-bit word, got {self.local_kib!r}")
-        _check_tech(c, self.tech)
+            raise InvalidParameter(c, "local_kib", self.local_kib, f"hold at least one {ACC_BITS}-bit word")
+        check_tech(c, self.tech)
         if self.tech.normalized:  # type: ignore[union-attr]
-            raise ValueError(f"{c}.tech must be an absolute table (e.g. 'horowitz_45nm'), got "
-                             f"{self.tech.name!r}")  # type: ignore[union-attr]
+            raise InvalidParameter(c, "tech", self.tech.name,  # type: ignore[union-attr]
+                                   "be an absolute table (e.g. 'horowitz_45nm')")
 
     @classmethod
     def from_point(cls, point: Mapping[str, Any], **defaults: Any) -> IntrinsicAccelerator:
@@ -222,11 +232,7 @@ class IntrinsicAccelerator:
             pe = p.pop("pe")
             p.setdefault("pe_x", pe)
             p.setdefault("pe_y", pe)
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(set(p) - set(known))
-        if unknown:
-            raise ValueError(f"{cls.__name__}.from_point: unknown keys {unknown}; known keys: {known}")
-        return cls(**p)
+        return fields_from_point(cls, p)
 
     # -- views -------------------------------------------------------------------------
     @property
@@ -337,12 +343,11 @@ class IntrinsicAccelerator:
                          bandwidth_words_per_cycle=self.sp_bandwidth_words_per_cycle,
                          area_mm2=float(_tech.sram_area_mm2(self.sp_kib)) + self.sp_banks * BANK_PERIPHERY_MM2)
         dram = backing_store(self.dram_access_energy_pj, self.dram_bandwidth_words_per_cycle)
-        attrs: dict[str, Any] = {"kind": "intrinsic", "intrinsic": self.intrinsic, "tech": t.name,
-                                 "hasco_dataflow": self.dataflow}
-        if self.roles.systolic:  # SCALE-Sim fold timing per intrinsic call
-            attrs.update(dataflow=self.dataflow, rows=self.pe_y, cols=self.pe_x)
         return ArchSpec(name=self.name, levels=(reg, acc, sp, dram), mac_energy_pj=self.mac_energy_pj,
-                        word_bits=INPUT_BITS, clock_mhz=self.clock_mhz, area_mm2=self.area_mm2, attrs=attrs)
+                        word_bits=INPUT_BITS, clock_mhz=self.clock_mhz, area_mm2=self.area_mm2,
+                        kind="intrinsic", intrinsic=self.intrinsic, tech=t.name,
+                        # a systolic array's SCALE-Sim fold timing per intrinsic call
+                        dataflow=self.dataflow if self.roles.systolic else None)
 
     @property
     def name(self) -> str:

@@ -239,7 +239,7 @@ class HostModel:
     cora/citeseer/pubmed timed with :func:`evaluators.ppr.bfs_ball` +
     :func:`evaluators.ppr.induced` (best of 3) on the project's 2-core x86_64 host
     (Python 3.11, numpy 2.4), fits within -13 %/+40 % (5-95 %) of the measurements;
-    :func:`evaluators.ppr.codesign.calibrate_host` re-measures them on any machine.
+    :func:`evaluators.ppr.engine_evaluator.calibrate_host` re-measures them on any machine.
     ``cpu_ns_per_format_word``: packing the node/neighbour tables [inferred: one numpy
     copy per word, ~1 ns].
     ``link_gb_per_s``: KC705 PCIe Gen2 x8 (UG810): 8 lanes x 5 GT/s x 8/10 = 4 GB/s.

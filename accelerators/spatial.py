@@ -21,20 +21,23 @@ import numpy as np
 
 from accelerators import tech as _tech
 from accelerators.arch import ArchSpec, MemoryLevel, backing_store
-from accelerators.systolic import (
+from accelerators.base import (
     DEFAULT_WORD_BITS,
-    _check_positive_int,
-    _check_positive_real,
-    _check_sram_kib,
-    _check_tech,
-    _check_word_bits,
-    _column,
-    _from_point,
-    _normalize_numbers,
-    _word_bits_column,
+    InvalidParameter,
+    check_positive_int,
+    check_positive_real,
+    check_sram_kib,
+    check_tech,
+    check_word_bits,
+    column,
+    fields_from_point,
     kib_to_words,
+    normalize_numbers,
+    word_bits_column,
 )
 from accelerators.tech import TechModel
+
+__all__ = ["SpatialArray"]
 
 
 @dataclass(frozen=True)
@@ -76,31 +79,32 @@ class SpatialArray:
     _REAL_FIELDS = ("glb_kib", "dram_bw_words_per_cycle", "glb_bw_words_per_cycle", "clock_mhz")
 
     def __post_init__(self) -> None:
-        _normalize_numbers(self, self._INT_FIELDS, self._REAL_FIELDS)
+        normalize_numbers(self, self._INT_FIELDS, self._REAL_FIELDS)
         if isinstance(self.multicast, np.bool_):
             object.__setattr__(self, "multicast", bool(self.multicast))
         self.validate()
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first bad parameter and its value."""
+        """Raise :class:`~accelerators.base.InvalidParameter` naming the first bad
+        parameter and its value."""
         c = type(self).__name__
         for name in ("pe_x", "pe_y", "rf_w_words", "rf_i_words", "rf_o_words"):
-            _check_positive_int(c, name, getattr(self, name))
-        _check_word_bits(c, self.word_bits)
-        _check_sram_kib(c, "glb_kib", self.glb_kib, self.word_bits)
-        _check_positive_real(c, "dram_bw_words_per_cycle", self.dram_bw_words_per_cycle)
-        _check_positive_real(c, "glb_bw_words_per_cycle", self.glb_bw_words_per_cycle)
-        _check_positive_real(c, "clock_mhz", self.clock_mhz)
+            check_positive_int(c, name, getattr(self, name))
+        check_word_bits(c, self.word_bits)
+        check_sram_kib(c, "glb_kib", self.glb_kib, self.word_bits)
+        check_positive_real(c, "dram_bw_words_per_cycle", self.dram_bw_words_per_cycle)
+        check_positive_real(c, "glb_bw_words_per_cycle", self.glb_bw_words_per_cycle)
+        check_positive_real(c, "clock_mhz", self.clock_mhz)
         if not isinstance(self.multicast, bool):
-            raise ValueError(f"{c}.multicast must be a bool, got {self.multicast!r}")
-        _check_tech(c, self.tech)
+            raise InvalidParameter(c, "multicast", self.multicast, "be a bool")
+        check_tech(c, self.tech)
 
     @classmethod
     def from_point(cls, point: Mapping[str, Any]) -> SpatialArray:
         """Build from a design point: keys are field names (unknown keys raise a
         ``ValueError`` naming them; missing keys take the defaults; ``tech`` may be a
         built-in table name)."""
-        return _from_point(cls, point)
+        return fields_from_point(cls, point)
 
     @property
     def n_pes(self) -> int:
@@ -129,13 +133,13 @@ class SpatialArray:
               + glb_kib * SRAM_AREA_PER_KIB_MM2
         """
         c = "SpatialArray"
-        n_pes = _column(p, "pe_x", c) * _column(p, "pe_y", c)
-        rf_words = sum(_column(p, k, c) for k in ("rf_w_words", "rf_i_words", "rf_o_words"))
-        bits = _word_bits_column(p)
+        n_pes = column(p, "pe_x", c) * column(p, "pe_y", c)
+        rf_words = sum(column(p, k, c) for k in ("rf_w_words", "rf_i_words", "rf_o_words"))
+        bits = word_bits_column(p)
         pe_um2 = np.asarray(_tech.int_mac_area_um2(bits)) + np.asarray(
             _tech.register_area_um2(rf_words, bits)
         )
-        glb = np.asarray(_tech.sram_area_mm2(_column(p, "glb_kib", c)))
+        glb = np.asarray(_tech.sram_area_mm2(column(p, "glb_kib", c)))
         return np.asarray(n_pes * pe_um2 * 1e-6 + glb)
 
     @property
@@ -195,11 +199,6 @@ class SpatialArray:
             word_bits=bits,
             clock_mhz=self.clock_mhz,
             area_mm2=self.area_mm2,
-            attrs={
-                "kind": "spatial",
-                "pe_x": self.pe_x,
-                "pe_y": self.pe_y,
-                "multicast": self.multicast,
-                "tech": t.name,
-            },
+            kind="spatial",
+            tech=t.name,
         )

@@ -5,7 +5,7 @@ three partitioned SRAMs (ifmap, filter, ofmap) that are backed by DRAM. Operands
 the array edges and are forwarded PE to PE, so one SRAM read reaches a whole row or
 column: the SRAM level is lowered as a multicast level whose NoC energy is one
 neighbour-to-neighbour hop. The dataflow (output-, weight- or input-stationary) goes into
-``ArchSpec.attrs`` for the cost model's systolic timing.
+``ArchSpec.dataflow`` for the cost model's systolic timing and the mapping rules.
 
 Area = PEs x (MAC datapath + 3 operand registers) + SRAM area; energies from a
 :class:`~accelerators.tech.TechModel` (default :data:`~accelerators.tech.HOROWITZ_45NM`).
@@ -13,104 +13,34 @@ Area = PEs x (MAC datapath + 3 operand registers) + SRAM area; energies from a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from accelerators import tech as _tech
-from accelerators.arch import ArchSpec, MemoryLevel, backing_store
+from accelerators.arch import SYSTOLIC_DATAFLOWS, ArchSpec, MemoryLevel, backing_store
+from accelerators.base import (
+    DEFAULT_WORD_BITS,
+    InvalidParameter,
+    check_positive_int,
+    check_positive_real,
+    check_sram_kib,
+    check_tech,
+    check_word_bits,
+    column,
+    fields_from_point,
+    kib_to_words,
+    normalize_numbers,
+    word_bits_column,
+)
 from accelerators.tech import TechModel
 
-DATAFLOWS = ("OS", "WS", "IS")
-"""Output-, weight- and input-stationary."""
-
-WORD_BITS_CHOICES = (8, 16, 32)
-"""Datapath widths with an integer MAC in :mod:`accelerators.tech`."""
-
-DEFAULT_WORD_BITS = 16
+__all__ = ["PE_REGISTER_WORDS", "SystolicArray"]
 
 PE_REGISTER_WORDS = 3
 """Operand registers per systolic PE: one word each for W, I and O."""
-
-
-# -- shared parameter handling (also used by :mod:`accelerators.spatial`) -----------------
-
-
-def _normalize_numbers(obj: Any, int_fields: tuple[str, ...], real_fields: tuple[str, ...]) -> None:
-    """Turn numpy scalars and integral floats into plain ``int``/``float`` in place (a
-    frozen dataclass), leaving anything else for ``validate()`` to reject by name."""
-    for name in int_fields:
-        v = getattr(obj, name)
-        if isinstance(v, np.integer) or (
-            isinstance(v, float | np.floating) and math.isfinite(v) and float(v).is_integer()
-        ):
-            object.__setattr__(obj, name, int(v))
-    for name in real_fields:
-        v = getattr(obj, name)
-        if isinstance(v, np.integer | np.floating):
-            object.__setattr__(obj, name, v.item())
-    if hasattr(obj, "tech") and isinstance(obj.tech, str) and obj.tech in _tech.TECH_MODELS:
-        object.__setattr__(obj, "tech", _tech.TECH_MODELS[obj.tech])
-
-
-def _check_positive_int(cls: str, name: str, v: Any) -> None:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{cls}.{name} must be a positive integer, got {v!r}")
-
-
-def _check_positive_real(cls: str, name: str, v: Any) -> None:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{cls}.{name} must be a positive finite number, got {v!r}")
-
-
-def _check_word_bits(cls: str, v: Any) -> None:
-    if isinstance(v, bool) or v not in WORD_BITS_CHOICES:
-        raise ValueError(f"{cls}.word_bits must be one of {list(WORD_BITS_CHOICES)}, got {v!r}")
-
-
-def _check_tech(cls: str, v: Any) -> None:
-    if not isinstance(v, TechModel):
-        raise ValueError(
-            f"{cls}.tech must be a TechModel or one of {sorted(_tech.TECH_MODELS)}, got {v!r}"
-        )
-
-
-def kib_to_words(kib: Any, word_bits: Any) -> Any:
-    """Whole ``word_bits``-bit words in ``kib`` KiB: ``floor(kib * 8192 / word_bits)``
-    (64 KiB at 16 bits = 32768 words). Vectorized."""
-    words = np.floor(np.asarray(kib, dtype=float) * 8192.0 / np.asarray(word_bits, dtype=float))
-    return int(words) if words.ndim == 0 else words.astype(np.int64)
-
-
-def _check_sram_kib(cls: str, name: str, kib: Any, word_bits: int) -> None:
-    _check_positive_real(cls, name, kib)
-    if kib_to_words(kib, word_bits) < 1:
-        raise ValueError(
-            f"{cls}.{name} must hold at least one {word_bits}-bit word, got {kib!r} KiB"
-        )
-
-
-def _from_point(cls: type, point: Mapping[str, Any]) -> Any:
-    known = [f.name for f in fields(cls)]
-    unknown = sorted(set(point) - set(known))
-    if unknown:
-        raise ValueError(f"{cls.__name__}.from_point: unknown keys {unknown}; known keys: {known}")
-    return cls(**point)
-
-
-def _column(p: Mapping[str, Any], key: str, cls: str) -> np.ndarray:
-    try:
-        value = p[key]
-    except KeyError:
-        raise KeyError(f"{cls}.area_mm2_of needs a {key!r} column (got: {sorted(p)})") from None
-    return np.asarray(value, dtype=float)
-
-
-def _word_bits_column(p: Mapping[str, Any]) -> Any:
-    return np.asarray(p["word_bits"], dtype=float) if "word_bits" in p else float(DEFAULT_WORD_BITS)
 
 
 # -- the accelerator ------------------------------------------------------------------------
@@ -154,31 +84,30 @@ class SystolicArray:
     )
 
     def __post_init__(self) -> None:
-        _normalize_numbers(self, self._INT_FIELDS, self._REAL_FIELDS)
+        normalize_numbers(self, self._INT_FIELDS, self._REAL_FIELDS)
         self.validate()
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first bad parameter and its value."""
+        """Raise :class:`~accelerators.base.InvalidParameter` naming the first bad
+        parameter and its value."""
         c = type(self).__name__
-        _check_positive_int(c, "rows", self.rows)
-        _check_positive_int(c, "cols", self.cols)
-        if self.dataflow not in DATAFLOWS:
-            raise ValueError(
-                f"{c}.dataflow must be one of {list(DATAFLOWS)}, got {self.dataflow!r}"
-            )
-        _check_word_bits(c, self.word_bits)
+        check_positive_int(c, "rows", self.rows)
+        check_positive_int(c, "cols", self.cols)
+        if self.dataflow not in SYSTOLIC_DATAFLOWS:
+            raise InvalidParameter(c, "dataflow", self.dataflow, f"be one of {list(SYSTOLIC_DATAFLOWS)}")
+        check_word_bits(c, self.word_bits)
         for name in ("ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib"):
-            _check_sram_kib(c, name, getattr(self, name), self.word_bits)
-        _check_positive_real(c, "dram_bw_words_per_cycle", self.dram_bw_words_per_cycle)
-        _check_positive_real(c, "clock_mhz", self.clock_mhz)
-        _check_tech(c, self.tech)
+            check_sram_kib(c, name, getattr(self, name), self.word_bits)
+        check_positive_real(c, "dram_bw_words_per_cycle", self.dram_bw_words_per_cycle)
+        check_positive_real(c, "clock_mhz", self.clock_mhz)
+        check_tech(c, self.tech)
 
     @classmethod
     def from_point(cls, point: Mapping[str, Any]) -> SystolicArray:
         """Build from a design point: keys are field names (unknown keys raise a
         ``ValueError`` naming them; missing keys take the defaults; ``tech`` may be a
         built-in table name)."""
-        return _from_point(cls, point)
+        return fields_from_point(cls, point)
 
     @property
     def n_pes(self) -> int:
@@ -205,9 +134,9 @@ class SystolicArray:
         ``Constraint("area", lambda p: SystolicArray.area_mm2_of(p) <= 10)``.
         """
         c = "SystolicArray"
-        rows, cols = _column(p, "rows", c), _column(p, "cols", c)
-        kib = sum(_column(p, k, c) for k in ("ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib"))
-        bits = _word_bits_column(p)
+        rows, cols = column(p, "rows", c), column(p, "cols", c)
+        kib = sum(column(p, k, c) for k in ("ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib"))
+        bits = word_bits_column(p)
         pe_um2 = np.asarray(_tech.int_mac_area_um2(bits)) + np.asarray(
             _tech.register_area_um2(PE_REGISTER_WORDS, bits)
         )
@@ -236,7 +165,7 @@ class SystolicArray:
           systolic timing in the cost model bounds edge feeding).
         * ``DRAM``: unbounded, ``dram_bw_words_per_cycle``, DRAM energy.
 
-        ``attrs`` carries ``dataflow``, ``rows``, ``cols`` (plus ``kind`` and ``tech``).
+        ``dataflow`` is the array's; ``kind="systolic"``.
         Level ``area_mm2`` is the storage area of all instances of the level; the
         ArchSpec's ``area_mm2`` is the whole design's (MACs included).
         """
@@ -274,11 +203,7 @@ class SystolicArray:
             word_bits=bits,
             clock_mhz=self.clock_mhz,
             area_mm2=self.area_mm2,
-            attrs={
-                "kind": "systolic",
-                "dataflow": self.dataflow,
-                "rows": self.rows,
-                "cols": self.cols,
-                "tech": t.name,
-            },
+            kind="systolic",
+            dataflow=self.dataflow,
+            tech=t.name,
         )

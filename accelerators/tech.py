@@ -18,9 +18,12 @@ arithmetic-unit areas, a 45 nm 6T SRAM bit cell at an assumed array efficiency, 
 
 Conventions: every constant is a module-level name whose suffix gives its unit (``_PJ``
 picojoules, ``_UM2`` square micrometres, ``_MM2`` square millimetres) and whose comment
-gives its source. Source tags follow ``../shared/notes/cbo_hasco.md``: **[V]** checked in
-the named source, **[R]** an unverified recollection (used, but flagged), **[inferred]**
-our own derivation or assumption. Functions whose argument is a size (capacity, bit width,
+gives its source. Source tags: **[V]** checked in the named public source (for Horowitz's
+figures: the reproductions of his table in Table 3 of PMC8934428 on PubMed Central and in
+the EnergyDatabase of the open-source ``esim`` simulator), **[R]** the value as widely
+reproduced (Sze, Chen, Yang, Emer, "Efficient Processing of Deep Neural Networks",
+Proc. IEEE 105(12), 2017) but not re-checked against the original (used, but flagged),
+**[inferred]** our own derivation or assumption. Functions whose argument is a size (capacity, bit width,
 word count) accept numpy arrays and broadcast, so they can be used inside vectorized known
 constraints; with scalar inputs they return a Python ``float``.
 
@@ -37,18 +40,18 @@ import numpy as np
 
 # ---------------------------------------------------------------------------------------
 # Arithmetic energy, 45 nm, 0.9 V: Horowitz, "Computing's Energy Problem (and what we can
-# do about it)", ISSCC 2014. Values as listed in ../shared/notes/cbo_hasco.md, section D.1.
+# do about it)", ISSCC 2014.
 # ---------------------------------------------------------------------------------------
-INT8_ADD_PJ = 0.03  # Horowitz 2014 [V: esim EnergyDatabase, notes D.1]
-INT32_ADD_PJ = 0.1  # Horowitz 2014 [V: PMC8934428 Table 3; esim, notes D.1]
-INT8_MULT_PJ = 0.2  # Horowitz 2014 [V: esim, notes D.1]
-INT32_MULT_PJ = 3.1  # Horowitz 2014 [V: PMC8934428; esim, notes D.1]
-FP16_ADD_PJ = 0.4  # Horowitz 2014 [V: esim, notes D.1]
-FP32_ADD_PJ = 0.9  # Horowitz 2014 [V: PMC8934428; esim, notes D.1]
-FP16_MULT_PJ = 1.1  # Horowitz 2014 [V: esim, notes D.1]
-FP32_MULT_PJ = 3.7  # Horowitz 2014 [V: PMC8934428; esim, notes D.1]
+INT8_ADD_PJ = 0.03  # Horowitz 2014 [V: esim EnergyDatabase]
+INT32_ADD_PJ = 0.1  # Horowitz 2014 [V: PMC8934428 Table 3; esim]
+INT8_MULT_PJ = 0.2  # Horowitz 2014 [V: esim]
+INT32_MULT_PJ = 3.1  # Horowitz 2014 [V: PMC8934428; esim]
+FP16_ADD_PJ = 0.4  # Horowitz 2014 [V: esim]
+FP32_ADD_PJ = 0.9  # Horowitz 2014 [V: PMC8934428; esim]
+FP16_MULT_PJ = 1.1  # Horowitz 2014 [V: esim]
+FP32_MULT_PJ = 3.7  # Horowitz 2014 [V: PMC8934428; esim]
 
-# 16-bit integer add/mult are *not* in Horowitz's table (notes D.1, [R]: "16-bit integer
+# 16-bit integer add/mult are *not* in Horowitz's table ([R]: "16-bit integer
 # add/mult are not in the original table"; esim uses 0.05/1.0 pJ "estimated", another code
 # table 0.06/0.8 pJ). [inferred] We interpolate with a power law E(b) = E8 * (b/8)^k fitted
 # through the 8- and 32-bit points (see :func:`int_add_energy_pj`); 16 is the geometric
@@ -57,53 +60,53 @@ INT16_ADD_PJ = math.sqrt(INT8_ADD_PJ * INT32_ADD_PJ)  # = 0.0548 pJ [inferred, s
 INT16_MULT_PJ = math.sqrt(INT8_MULT_PJ * INT32_MULT_PJ)  # = 0.787 pJ [inferred, see above]
 
 # ---------------------------------------------------------------------------------------
-# Arithmetic area, 45 nm: Horowitz ISSCC 2014 area table. All [R] (notes D.1: "Horowitz
+# Arithmetic area, 45 nm: Horowitz ISSCC 2014 area table. All [R] ("Horowitz
 # area numbers (um^2, 45 nm)", marked as unverified recollection).
 # ---------------------------------------------------------------------------------------
-INT8_ADD_UM2 = 36.0  # Horowitz 2014 area table [R, notes D.1]
-INT32_ADD_UM2 = 137.0  # Horowitz 2014 area table [R, notes D.1]
-INT8_MULT_UM2 = 282.0  # Horowitz 2014 area table [R, notes D.1]
-INT32_MULT_UM2 = 3495.0  # Horowitz 2014 area table [R, notes D.1]
-FP16_ADD_UM2 = 1360.0  # Horowitz 2014 area table [R, notes D.1]
-FP32_ADD_UM2 = 4184.0  # Horowitz 2014 area table [R, notes D.1]
-FP16_MULT_UM2 = 1640.0  # Horowitz 2014 area table [R, notes D.1]
-FP32_MULT_UM2 = 7700.0  # Horowitz 2014 area table [R, notes D.1]
+INT8_ADD_UM2 = 36.0  # Horowitz 2014 area table [R]
+INT32_ADD_UM2 = 137.0  # Horowitz 2014 area table [R]
+INT8_MULT_UM2 = 282.0  # Horowitz 2014 area table [R]
+INT32_MULT_UM2 = 3495.0  # Horowitz 2014 area table [R]
+FP16_ADD_UM2 = 1360.0  # Horowitz 2014 area table [R]
+FP32_ADD_UM2 = 4184.0  # Horowitz 2014 area table [R]
+FP16_MULT_UM2 = 1640.0  # Horowitz 2014 area table [R]
+FP32_MULT_UM2 = 7700.0  # Horowitz 2014 area table [R]
 # int16: same power-law interpolation as the energies [inferred]:
 INT16_ADD_UM2 = math.sqrt(INT8_ADD_UM2 * INT32_ADD_UM2)  # = 70.2 um^2 [inferred]
 INT16_MULT_UM2 = math.sqrt(INT8_MULT_UM2 * INT32_MULT_UM2)  # = 992.8 um^2 [inferred]
 
 # ---------------------------------------------------------------------------------------
-# Memory energy, 45 nm (Horowitz 2014; notes D.1).
+# Memory energy, 45 nm (Horowitz 2014).
 # ---------------------------------------------------------------------------------------
-SRAM_8KIB_64BIT_PJ = 10.0  # 8 KB cache, 64-bit access [V: notes D.1, PMC table uses half of it]
-SRAM_32KIB_64BIT_PJ = 20.0  # 32 KB cache, 64-bit access [R, notes D.1]
-SRAM_1MIB_64BIT_PJ = 100.0  # 1 MB cache, 64-bit access [R, notes D.1]
+SRAM_8KIB_64BIT_PJ = 10.0  # 8 KB cache, 64-bit access [V: PMC8934428 uses half of it, 5 pJ per 32 bits]
+SRAM_32KIB_64BIT_PJ = 20.0  # 32 KB cache, 64-bit access [R]
+SRAM_1MIB_64BIT_PJ = 100.0  # 1 MB cache, 64-bit access [R]
 SRAM_FIT_WORD_BITS = 64  # the access width of the three points above
 # DRAM: 640 pJ per 32-bit access, Han et al.'s (Deep Compression / EIE) condensation of
-# Horowitz [V: notes D.1]; consistent with Horowitz's 1.3-2.6 nJ per 64 bits [R].
+# Horowitz [R: the energy table of Han et al., "EIE", ISCA 2016]; consistent with
+# Horowitz's 1.3-2.6 nJ per 64 bits [R].
 DRAM_32BIT_PJ = 640.0
 DRAM_PER_BIT_PJ = DRAM_32BIT_PJ / 32  # = 20 pJ/bit [derived from the line above]
 
 # ---------------------------------------------------------------------------------------
 # Eyeriss normalized data-movement energy (Chen, Emer, Sze, ISCA 2016), in multiples of
-# one MAC. Table title [V: notes D.2]; values [R: notes D.2, "widely reproduced in Sze et
-# al.'s tutorial and book"].
+# one MAC: its table "Normalized energy cost relative to a MAC operation extracted from a
+# commercial 65 nm process" [R: the values as reproduced in Sze et al., Proc. IEEE 2017].
 # ---------------------------------------------------------------------------------------
-EYERISS_RF_X_MAC = 1.0  # RF (0.5 kB, in PE) [R, notes D.2]
-EYERISS_NOC_X_MAC = 2.0  # array: inter-PE / NoC, 1-2 mm [R, notes D.2]
-EYERISS_GLB_X_MAC = 6.0  # global buffer (> 100 kB) [R, notes D.2]
-EYERISS_DRAM_X_MAC = 200.0  # DRAM [R, notes D.2]
+EYERISS_RF_X_MAC = 1.0  # RF (0.5 kB, in PE) [R]
+EYERISS_NOC_X_MAC = 2.0  # array: inter-PE / NoC, 1-2 mm [R]
+EYERISS_GLB_X_MAC = 6.0  # global buffer (> 100 kB) [R]
+EYERISS_DRAM_X_MAC = 200.0  # DRAM [R]
 
 # ---------------------------------------------------------------------------------------
 # Storage area, 45 nm.
 # ---------------------------------------------------------------------------------------
 # 6T SRAM bit cell of Intel's 45 nm process: Mistry et al., "A 45nm Logic Technology with
 # High-k+Metal Gate Transistors, Strained Silicon, 9 Cu Interconnect Layers, 193nm Dry
-# Patterning, and 100% Pb-free Packaging", IEDM 2007. [Figure given in the task brief; not
-# in the notes, not re-checked here.]
+# Patterning, and 100% Pb-free Packaging", IEDM 2007. [R: not re-checked here.]
 SRAM_BITCELL_UM2 = 0.346
 # [inferred] Fraction of an SRAM macro's area that is bit cells (the rest: decoders, sense
-# amplifiers, I/O, redundancy). An assumed mid-range value; no source in the notes.
+# amplifiers, I/O, redundancy). An assumed mid-range value, not from a source.
 SRAM_ARRAY_EFFICIENCY = 0.7
 SRAM_AREA_PER_KIB_MM2 = 8192 * SRAM_BITCELL_UM2 / SRAM_ARRAY_EFFICIENCY * 1e-6  # = 0.00405 mm^2
 # One register bit = one D flip-flop of the Nangate 45 nm Open Cell Library (FreePDK45),
@@ -240,11 +243,16 @@ def sram_energy_pj(capacity_kib: Any, word_bits: Any = SRAM_FIT_WORD_BITS) -> An
     linearly by ``word_bits / 64`` [inferred: constant energy per bit at a given size].
     Reads and writes are taken to cost the same. Vectorized over both arguments.
     """
-    lx = np.log(_positive(capacity_kib, "capacity_kib"))
-    bits = _positive(word_bits, "word_bits")
-    seg = np.clip(np.searchsorted(_SRAM_LOG_KIB, lx, side="right") - 1, 0, len(_SRAM_SLOPES) - 1)
-    log_pj = _SRAM_LOG_PJ[seg] + _SRAM_SLOPES[seg] * (lx - _SRAM_LOG_KIB[seg])
-    return _out(np.exp(log_pj) * bits / SRAM_FIT_WORD_BITS)
+    return _out(sram_energy_law(_positive(capacity_kib, "capacity_kib"), _positive(word_bits, "word_bits")))
+
+
+def sram_energy_law(capacity_kib: Any, word_bits: Any, xp: Any = np) -> Any:
+    """:func:`sram_energy_pj`'s law on any array namespace ``xp`` (``jax.numpy``: traced
+    and differentiable in the capacity), without argument checks."""
+    lk, lp, sl = _SRAM_LOG_KIB, _SRAM_LOG_PJ, _SRAM_SLOPES
+    lx = xp.log(capacity_kib)
+    log_pj = xp.where(lx < lk[1], lp[0] + sl[0] * (lx - lk[0]), lp[1] + sl[1] * (lx - lk[1]))
+    return xp.exp(log_pj) * word_bits / SRAM_FIT_WORD_BITS
 
 
 def register_file_energy_pj(capacity_words: Any, word_bits: Any) -> Any:
@@ -254,7 +262,7 @@ def register_file_energy_pj(capacity_words: Any, word_bits: Any) -> Any:
 
     Horowitz's table has no register file; [inferred] we extrapolate the SRAM fit's
     smallest segment (energy ~ sqrt(capacity)) down to the register file's size. Cross-check
-    against the Eyeriss ratio (RF of 0.5 kB = 1x MAC, notes D.2): a 256-word x 16-bit RF
+    against the Eyeriss ratio (RF of 0.5 kB = 1x MAC, Chen et al. ISCA 2016): a 256-word x 16-bit RF
     gives 0.63 pJ, 0.74x the 0.84 pJ Horowitz int16 MAC.
     """
     words = _positive(capacity_words, "capacity_words")
@@ -358,7 +366,7 @@ class TechModel:
         """One word delivered from a global buffer to one PE over the array NoC.
 
         Normalized: ``noc_x_mac`` x MAC. Horowitz has no on-chip network figure, so the
-        absolute model also uses the Eyeriss ratio (2x MAC, notes D.2) times the Horowitz
+        absolute model also uses the Eyeriss ratio (2x MAC, Chen et al. ISCA 2016) times the Horowitz
         MAC [inferred]."""
         ratio = self.noc_x_mac if self.normalized else EYERISS_NOC_X_MAC
         return float(ratio * self.mac_energy_pj(precision))

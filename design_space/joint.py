@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from design_space.errors import SpaceDefinitionError, Violation
-from design_space.space import DesignSpace, Point, SeedLike, as_rng
+from design_space.space import DesignSpace, EncodedGroup, Point, SeedLike, as_rng
 
 SoftwareFactory = Callable[[Point], DesignSpace]
 
@@ -115,6 +115,15 @@ class JointSpace:
     @property
     def dim(self) -> int:
         return self.hardware.dim + sum(w for _, _, w in self._layout)
+
+    def encoding(self) -> tuple[EncodedGroup, ...]:
+        """The column layout of :meth:`encode`: the hardware groups, then the software
+        groups of the reference software space shifted past them (every software space
+        has the same layout, so its groups describe them all)."""
+        off = self.hardware.dim
+        sw = tuple(EncodedGroup(g.name, g.kind, slice(g.columns.start + off, g.columns.stop + off),
+                                g.n_values, g.conditional) for g in self._ref.encoding())
+        return tuple(self.hardware.encoding()) + sw
 
     @property
     def constraints(self) -> tuple[Any, ...]:

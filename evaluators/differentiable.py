@@ -2,7 +2,7 @@
 
 :func:`relaxed_model` returns a pure jax function of one mapping's *continuous* tile
 factors and of the on-chip buffer capacities, built on the same core as the exact numpy
-model (:func:`evaluators.loopnest._core` with ``xp=jax.numpy``). Loop orders and bypass
+model (:func:`evaluators.loopnest.count` with ``xp=jax.numpy``). Loop orders and bypass
 choices are discrete and fixed when the function is built. This is what a DOSA-style
 gradient co-design optimizer (Hong et al., MICRO 2023) descends: relax integer factors to
 reals, follow ``grad(log EDP)`` with a penalty on buffer overflow, round back to legal
@@ -30,11 +30,16 @@ from typing import Any
 import numpy as np
 
 from accelerators.arch import ArchSpec
-from evaluators.loopnest import _core, _static, layer_constants
+from evaluators.loopnest import count, prepare
 from mappers.workloads import Layer
+
+__all__ = ["DATAFLOW_OVERHEAD", "relaxed_model"]
 
 DATAFLOW_OVERHEAD = {"OS": lambda r, c: r + c - 2, "WS": lambda r, c: 2 * r + c - 2,
                      "IS": lambda r, c: 2 * r + c - 2}
+"""Systolic fill/skew/drain cycles per fold beyond the streamed ones, ``(rows, cols) ->
+cycles``: :func:`evaluators.systolic_timing.fold_cycles` minus ``t`` (written for jnp and
+real-valued array sizes)."""
 
 
 def relaxed_model(
@@ -59,11 +64,10 @@ def relaxed_model(
     """
     import jax.numpy as jnp
 
-    st0 = _static(layer, arch, layer_constants(layer))
+    st0 = prepare(layer, arch)
     order_b = jnp.asarray(np.asarray(order)[:, :, None])
     keep_b = jnp.asarray(np.asarray(keep)[:, :, None])
-    df = (arch.attrs or {}).get("dataflow")
-    rows, cols = (arch.attrs or {}).get("rows"), (arch.attrs or {}).get("cols")
+    df, rows, cols = arch.dataflow, arch.array_rows, arch.array_cols
     bounded = np.array([lv.capacity_words is not None for lv in arch.levels])
     partitioned = np.array([lv.capacity_words is not None and not lv.shared for lv in arch.levels])
     # share of a partitioned level's capacity each operand gets (fixed proportions)
@@ -75,7 +79,7 @@ def relaxed_model(
         if energy_of_capacity is not None:
             e_r, e_w = energy_of_capacity(capacity_words)
             st = replace(st0, e_read=e_r, e_write=e_w)
-        out = _core(jnp, st, T[:, :, None], SX[:, :, None], SY[:, :, None], order_b, keep_b,
+        out = count(jnp, st, T[:, :, None], SX[:, :, None], SY[:, :, None], order_b, keep_b,
                     integer=False)
         iters = out["iters"][0]
         compute = iters

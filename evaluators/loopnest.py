@@ -6,7 +6,7 @@ per-mapping access counts for every level and operand, energy (pJ), latency (cyc
 EDP, utilization and validity, with array operations over the whole batch (no Python
 loop over mappings). The same core runs on numpy and on ``jax.numpy`` (pass ``xp``).
 
-Semantics (what is counted; :mod:`evaluators.reference` implements these rules by
+Semantics (what is counted; :mod:`evaluators.loopnest_walk` implements these rules by
 literally walking the loop nest and must agree exactly):
 
 * **Loop nest.** Outermost first: for each level from the backing store down to level 0,
@@ -39,7 +39,7 @@ literally walking the loop nest and must agree exactly):
   iterations included) x MAC energy.
 * **Latency** = max(compute cycles, every level's bandwidth cycles), where compute cycles
   are the temporal iterations (one MAC per PE per cycle) plus, for systolic arrays,
-  fill/drain per fold (:mod:`evaluators.systolic`), and bandwidth cycles are a level's
+  fill/drain per fold (:mod:`evaluators.systolic_timing`), and bandwidth cycles are a level's
   reads + writes per active instance divided by its bandwidth (words/cycle).
 * **Validity**: every tile fits its level's capacity (per partition, or summed for a
   shared buffer), spatial factors fit the fanouts, and factors cover every dimension.
@@ -57,10 +57,12 @@ from typing import Any
 import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
+from evaluators.systolic_timing import fold_cycles as systolic_fold_cycles
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import Layer
 
-__all__ = ["LoopNestResult", "evaluate", "evaluate_batch", "layer_constants"]
+__all__ = ["LayerArch", "LayerConstants", "LoopNestResult", "count", "evaluate", "evaluate_batch",
+           "layer_constants", "prepare"]
 
 
 @dataclass(frozen=True)
@@ -126,13 +128,6 @@ class LoopNestResult:
         }
 
 
-def _excl_cumprod(xp: Any, x: Any, axis: int) -> Any:
-    """Exclusive cumulative product along ``axis`` (first entry 1)."""
-    c = xp.cumprod(x, axis=axis)
-    ones = xp.ones_like(xp.take(x, xp.arange(1), axis=axis))
-    return xp.concatenate([ones, xp.take(c, xp.arange(x.shape[axis] - 1), axis=axis)], axis=axis)
-
-
 def _distinct_two_aps(xp: Any, a: Any, m: Any, b: Any, n: Any, integer: bool) -> Any:
     """``|{a*i + b*j : i < m, j < n}|`` for positive steps ``a``, ``b``.
 
@@ -148,8 +143,10 @@ def _distinct_two_aps(xp: Any, a: Any, m: Any, b: Any, n: Any, integer: bool) ->
 
 
 @dataclass(frozen=True)
-class _Static:
-    """Everything about (layer, arch) the core needs that is not per mapping."""
+class LayerArch:
+    """Everything about a (layer, architecture) pair :func:`count` needs that is not per
+    mapping: the layer's tensor axes and sizes, and the levels' holds, fanouts,
+    multicast, energies, bandwidths and capacities as arrays (:func:`prepare`)."""
 
     L: int
     D: int
@@ -173,9 +170,12 @@ class _Static:
     pe_level: int                         # level whose fanout is the PE array (systolic)
 
 
-def _static(layer: Layer, arch: ArchSpec, k: LayerConstants) -> _Static:
+def prepare(layer: Layer, arch: ArchSpec, k: LayerConstants | None = None) -> LayerArch:
+    """The :class:`LayerArch` of ``layer`` on ``arch`` (``k``: its constants, if already
+    computed)."""
+    k = k or layer_constants(layer)
     lv = arch.levels
-    return _Static(
+    return LayerArch(
         L=arch.n_levels, D=len(k.dims), coef=k.coef, relevant=k.relevant,
         holds=np.array([[op in x.tensors for op in OPERANDS] for x in lv]),
         fanout_x=np.array([x.fanout_x for x in lv]), fanout_y=np.array([x.fanout_y for x in lv]),
@@ -188,7 +188,7 @@ def _static(layer: Layer, arch: ArchSpec, k: LayerConstants) -> _Static:
         shared=np.array([x.shared for x in lv]),
         cap_shared=np.array([x.capacity_of("W") if x.shared else np.inf for x in lv]),
         mac_energy=arch.mac_energy_pj, n_macs=arch.n_macs, macs=layer.macs, sizes=k.sizes,
-        pe_level=int(np.argmax([x.fanout for x in lv])),
+        pe_level=arch.pe_array_level,
     )
 
 
@@ -211,14 +211,22 @@ def _mul(rows: list[Any]) -> Any:
     return out
 
 
-def _core(xp: Any, st: _Static, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
+def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
           integer: bool) -> dict[str, Any]:
-    """The model on one block of mappings, batch-last: every array is ``(..., B)``.
+    """The access counts and energy of one block of mappings, batch-last: every array is
+    ``(..., B)``. The core of :func:`evaluate_batch` (which adds latency and validity);
+    :mod:`evaluators.differentiable` and :mod:`evaluators.gradient_codesign` call it on
+    ``jax.numpy`` with relaxed (real) factors.
 
     Branch-free in the data, so ``jax.jit`` can trace it (numpy additionally skips work
     no mapping of the block needs). Counts are float64: every quantity is an integer
     below 2**53, so float arithmetic is exact here, and it vectorizes better than int64.
     Inputs: ``T``, ``SX``, ``SY``, ``order`` of shape ``(L, D, B)``, ``keep`` ``(L, 3, B)``.
+    Returns a dict: ``R`` / ``Wr`` reads and writes ``(L, 3, B)``, ``noc`` ``(L, B)``,
+    ``TW`` tile words ``(L, 3, B)``, ``level_energy`` ``(L, B)``, ``macs_exec``,
+    ``energy``, ``iters`` (temporal iterations), ``BW`` bandwidth cycles ``(L, B)``,
+    ``padded`` (padded dimension sizes ``(D, B)``), and the inputs ``SX``, ``SY``, ``T``,
+    ``keep``.
     """
     L, D = st.L, st.D
     B = T.shape[-1]
@@ -459,11 +467,10 @@ def evaluate_batch(
         integer: exact integer arithmetic; ``False`` for a continuous relaxation
             (float factors, differentiable almost everywhere).
         fold_cycles: ``f(rows_used, cols_used, t)`` giving one fold's cycles; by default
-            :func:`evaluators.systolic.fold_cycles` when ``arch.attrs`` names a dataflow.
+            :func:`evaluators.systolic_timing.fold_cycles` when ``arch.dataflow`` is set.
         block: mappings per internal block (numpy): keeps temporaries in cache.
     """
-    k = consts or layer_constants(layer)
-    st = _static(layer, arch, k)
+    st = prepare(layer, arch, consts)
     B = len(batch)
     if xp is np and B > block:
         return _concat([_evaluate_block(xp, st, arch, _rows(batch, i, min(i + block, B)),
@@ -471,7 +478,7 @@ def evaluate_batch(
     return _evaluate_block(xp, st, arch, batch, integer, fold_cycles)
 
 
-def _evaluate_block(xp: Any, st: _Static, arch: ArchSpec, batch: MappingBatch, integer: bool,
+def _evaluate_block(xp: Any, st: LayerArch, arch: ArchSpec, batch: MappingBatch, integer: bool,
                     fold_cycles: Any) -> LoopNestResult:
     def cast(a: Any, dtype: Any = float) -> Any:
         moved = np.moveaxis(np.asarray(a), 0, -1)             # (B, ...) -> (..., B)
@@ -493,24 +500,22 @@ def _evaluate_block(xp: Any, st: _Static, arch: ArchSpec, batch: MappingBatch, i
                                  remap[kept], batch.keep)
             st = replace(st, D=len(live), coef=tuple(c[:, live] for c in st.coef),
                          relevant=st.relevant[:, live], sizes=st.sizes[live])
-    out = _core(xp, st, cast(batch.temporal), cast(batch.spatial_x), cast(batch.spatial_y),
+    out = count(xp, st, cast(batch.temporal), cast(batch.spatial_x), cast(batch.spatial_y),
                 cast(batch.order, np.int64), cast(batch.keep, bool), integer)
     return _finish(xp, st, arch, out, integer, fold_cycles)
 
 
-def _finish(xp: Any, st: _Static, arch: ArchSpec, out: dict[str, Any], integer: bool,
+def _finish(xp: Any, st: LayerArch, arch: ArchSpec, out: dict[str, Any], integer: bool,
             fold_cycles: Any) -> LoopNestResult:
     """Latency, validity and the (B, ...) result layout from the batch-last core output."""
     iters = out["iters"]
     compute = iters
-    df = arch.attrs.get("dataflow") if arch.attrs else None
+    df = arch.dataflow
     if fold_cycles is None and df is not None:
-        from evaluators.systolic import fold_cycles as _fc
-
-        rows, cols = arch.attrs["rows"], arch.attrs["cols"]
+        rows, cols = arch.array_rows, arch.array_cols
 
         def fold_cycles(r: Any, c_: Any, tt: Any) -> Any:
-            return _fc(r, c_, tt, df, rows, cols)
+            return systolic_fold_cycles(r, c_, tt, df, rows, cols)
 
     if fold_cycles is not None:
         fl = st.pe_level

@@ -16,6 +16,12 @@ and the budget::
     pareto: {energy_uj: min, area_mm2: min}  # optional: the front to export/plot
     optimizer: {name: random, options: {}}   # or just `optimizer: random`
     budget: {n_trials: 200, workers: 2, timeout_s: 60}
+    plugins: [mypkg.coexplore_plugin]     # optional: imported before anything is validated
+
+The evaluator is a ``module:attr`` reference or a name registered in
+:data:`evaluators.registry.EVALUATORS` (``nested``, ``hasco``, ...); the optimizer a name
+in :data:`optimizer.registry.OPTIMIZERS`. Modules under ``plugins`` are imported first
+(:func:`experiments.plugins.load_plugins`), so names they register validate.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from design_space.constraints import import_ref
 from design_space.errors import ConfigError, SpaceDefinitionError
 from design_space.serialization import space_from_dict
 from design_space.yamlio import LineMap, load_yaml, load_yaml_file
+from experiments.plugins import load_plugins
 
 
 class _Model(BaseModel):
@@ -37,14 +44,18 @@ class _Model(BaseModel):
 
 
 class EvaluatorConfig(_Model):
-    function: str = Field(description="'module:function' or 'module:Class'")
+    function: str = Field(description="'module:function', 'module:Class' or a registered evaluator name")
     options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("function")
     @classmethod
     def _ref(cls, v: str) -> str:
         if ":" not in v:
-            raise ValueError(f"expected 'module:function', got {v!r}")
+            from evaluators.registry import EVALUATORS
+
+            if v not in EVALUATORS:
+                raise ValueError(f"expected 'module:function' or a registered evaluator "
+                                 f"(available: {EVALUATORS.names()}), got {v!r}")
         return v
 
 
@@ -82,6 +93,7 @@ class StudyConfig(_Model):
     seed: int = 0
     storage: str = "sqlite:///runs/coexplore.db"
     output: str | None = None
+    plugins: list[str] = Field(default_factory=list, description="modules imported before validation")
 
     @field_validator("evaluator", mode="before")
     @classmethod
@@ -127,14 +139,23 @@ def config_from_dict(raw: Any, lm: LineMap | None = None, base_dir: Path | None 
     lm = lm or LineMap({})
     if not isinstance(raw, Mapping):
         raise lm.error((), f"a study config must be a mapping, got {type(raw).__name__}")
+    plugins = raw.get("plugins", [])
+    if not isinstance(plugins, list):
+        raise lm.error(("plugins",), f"plugins must be a list of module names, got {plugins!r}")
+    for i, name in enumerate(plugins):
+        try:
+            load_plugins([name])
+        except ValueError as e:
+            raise lm.error(("plugins", i), str(e)) from None
     try:
         cfg = StudyConfig.model_validate(raw)
     except ValidationError as e:
         raise _pydantic_error(e, lm) from None
-    try:
-        import_ref(cfg.evaluator.function, "evaluator")
-    except SpaceDefinitionError as e:
-        raise lm.error(("evaluator", "function"), str(e)) from None
+    if ":" in cfg.evaluator.function:
+        try:
+            import_ref(cfg.evaluator.function, "evaluator")
+        except SpaceDefinitionError as e:
+            raise lm.error(("evaluator", "function"), str(e)) from None
     if isinstance(cfg.space, str):
         p = Path(cfg.space)
         if not p.is_absolute() and base_dir is not None:

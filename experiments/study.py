@@ -102,11 +102,16 @@ class BoundEvaluator:
 
 
 def resolve_evaluator(spec: Any, options: Mapping[str, Any] | None = None) -> Callable[..., Any]:
-    """A callable from ``"module:function"`` / ``"module:Class"`` (instantiated with
-    ``options``) or a callable (bound with ``options``)."""
+    """A callable from ``"module:function"`` / ``"module:Class"`` or a registered name
+    (:data:`evaluators.registry.EVALUATORS`; a class is instantiated with ``options``, a
+    function bound with them) or a callable (bound with ``options``)."""
     options = dict(options or {})
     obj = spec
-    if isinstance(spec, str):
+    if isinstance(spec, str) and ":" not in spec:
+        from evaluators.registry import EVALUATORS
+
+        obj = EVALUATORS.get(spec)
+    elif isinstance(spec, str):
         try:
             obj = import_ref(spec, "evaluator")
         except SpaceDefinitionError as e:

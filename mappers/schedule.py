@@ -3,13 +3,13 @@
 HASCO's software side (``flextensor_extend.gen_schedules``: FlexTensor's schedule space
 and its heuristic + Q-learning search, notes B.2) for one (hardware point, computation):
 the intrinsic fixes what the array does -- which computation loops go on its rows and
-columns and which one streams through the PEs (:class:`~mappers.intrinsics.Partition`
+columns and which one streams through the PEs (:class:`~mappers.tensor_ir.Partition`
 x :data:`accelerators.intrinsic.DATAFLOWS`) -- and the software decides everything
 outside it.
 
 The schedule space (:class:`ScheduleProblem`, a :class:`~design_space.DesignSpace`):
 
-* ``partition`` -- which HW/SW partition (the choices :func:`mappers.intrinsics.match`
+* ``partition`` -- which HW/SW partition (the choices :func:`mappers.tensor_ir.match`
   enumerates; a categorical of their keys);
 * ``stream_<l>`` -- how many iterations of loop ``l`` one intrinsic call streams through
   the PEs (only for loops the partition puts on the intrinsic's stream index; else 1);
@@ -29,43 +29,63 @@ the intrinsic itself). Known constraints (vectorized): factors of a loop multipl
 most its extent, stream factors only on stream loops, tiles fit the buffers.
 
 Scoring (:meth:`ScheduleProblem.evaluate`): the schedule is a
-:class:`~mappers.mapping.MappingBatch` on :meth:`IntrinsicAccelerator.to_arch
-<accelerators.intrinsic.IntrinsicAccelerator.to_arch>` (levels REG, ACC, SP, DRAM), scored
-by :func:`evaluators.loopnest.evaluate_batch` (exact access counts; systolic fold time for
-GEMM); latency = ``max(compute, on-chip bandwidth cycles) + DRAM cycles`` without double
-buffering, ``max(all)`` with it.
+:class:`~mappers.mapping.MappingBatch` on the intrinsic array's lowered architecture
+(:meth:`IntrinsicAccelerator.to_arch <accelerators.intrinsic.IntrinsicAccelerator.to_arch>`:
+levels REG, ACC, SP, DRAM), scored by the cost function the caller hands in (the
+loop-nest model, :func:`evaluators.loopnest.evaluate_batch`: exact access counts,
+systolic fold time for GEMM); latency = ``max(compute, on-chip bandwidth cycles) + DRAM
+cycles`` without double buffering, ``max(all)`` with it.
 
-Mappers (:func:`random_schedule`, :func:`heuristic_schedule`; the Q-learning search and
-the dispatch with caching are in :mod:`optimizer.hasco`, since they use an optimizer),
-at an equal budget of evaluated schedules:
+Searches (:func:`search_schedule`), at an equal budget of evaluated schedules:
 
-* random -- the budget as feasible samples, scored in one batch;
-* heuristic -- FlexTensor's heuristic as HASCO runs it: random warm-up, then repeatedly
-  pick a start among the visited points (SA-like acceptance ``exp(-0.5 (v - best) /
-  best)``), evaluate its whole neighbourhood (one vectorized batch: a "full walk"), keep
-  everything that improves as new candidate starts, retire the start when nothing
-  around it does (a local minimum).
+* ``default`` -- :func:`default_schedule` only (what a compiler without search emits);
+* ``random`` -- the budget as feasible samples, scored in one batch;
+* ``heuristic`` -- FlexTensor's heuristic as HASCO runs it: random warm-up, then
+  repeatedly pick a start among the visited points (SA-like acceptance ``exp(-0.5 (v -
+  best) / best)``), evaluate its whole neighbourhood (one vectorized batch: a "full
+  walk"), keep everything that improves as new candidate starts, retire the start when
+  nothing around it does (a local minimum);
+* any ask/tell search strategy by name (:data:`mappers.registry.SEARCHES`; the study layer
+  offers every optimizer there, so ``qlearning`` is HASCO's FlexTensor Q-learning:
+  tabular Q over moves to neighbouring schedules,
+  :class:`optimizer.qlearning.QLearning`), after the same random warm-up as the
+  heuristic, episodes restarting at the best point with probability 0.8.
+
+:class:`ScheduleMapper` is the :class:`~mappers.base.Mapper` of a whole computation:
+every decomposition of a computation with more than two inputs into two-input stages is
+tried (:func:`mappers.tensor_ir.decompositions`), each stage's schedule searched, stage
+latencies and energies added, and the best decomposition kept. Searches are memoized per
+(architecture, stage shape, search, budget, seed): the layers of a network that share a
+shape are searched once.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from accelerators.intrinsic import ROLE_OF, IntrinsicAccelerator
+from accelerators.arch import ArchSpec
+from accelerators.intrinsic import ROLE_OF, roles_of
 from design_space import Categorical, Constraint, DesignSpace, Fixed, Ordinal, Permutation
-from evaluators.loopnest import evaluate_batch, layer_constants
-from mappers.intrinsics import Computation, Partition, intrinsic, match
+from design_space.trials import Objective, Trial, TrialStatus
+from mappers.base import CostFunction, MappingResult, NoLegalMapping, check_objective
 from mappers.mapping import MappingBatch
-from mappers.space import divisors
+from mappers.mapping_space import divisors
+from mappers.tensor_ir import Computation, Partition, decompositions, intrinsic, match
 
-__all__ = ["ScheduleProblem", "ScheduleResult", "default_schedule", "heuristic_schedule", "random_schedule",
-           "result_of", "tile_candidates"]
-LEVELS = ("REG", "ACC", "SP", "DRAM")
+__all__ = ["SCHEDULE_SEARCHES", "SEARCH_CACHE", "ScheduleMapper", "ScheduleProblem", "ScheduleResult", "default_schedule",
+           "heuristic_schedule", "random_schedule", "schedule_result", "search_curves", "search_schedule",
+           "tile_candidates"]
+
+SCHEDULE_SEARCHES = ("default", "random", "heuristic")
+"""The searches built in here; any other name is an ask/tell strategy of
+:data:`mappers.registry.SEARCHES`."""
 
 
 def tile_candidates(extent: int) -> list[int]:
@@ -115,34 +135,43 @@ class ScheduleResult:
 
 
 class ScheduleProblem:
-    """The schedule space of ``computation`` on ``accelerator`` and its vectorized scorer.
+    """The schedule space of ``computation`` on an intrinsic array and its vectorized scorer.
 
     Args:
         computation: a two-input computation (a stage; see
-            :func:`mappers.intrinsics.decompositions`).
-        accelerator: the intrinsic accelerator.
+            :func:`mappers.tensor_ir.decompositions`).
+        arch: the intrinsic array's lowered architecture (``arch.intrinsic`` set; levels
+            ``REG``, ``ACC`` with the PE-array fanout, ``SP``, ``DRAM``).
+        cost: the cost function (:data:`mappers.base.CostFunction`); its results must also
+            carry ``compute_cycles``, ``bandwidth_cycles`` (per level), ``reads`` and
+            ``writes`` (per level and operand), as :class:`evaluators.loopnest.LoopNestResult`
+            does.
         partitions: the partitions to choose from (default: every match of the
-            accelerator's intrinsic).
+            architecture's intrinsic).
 
     Raises:
-        ValueError: the computation has no partition onto the accelerator's intrinsic.
+        ValueError: the computation has no partition onto the intrinsic (the message
+            names the computation and the intrinsic), or is not a two-input stage.
     """
 
-    def __init__(self, computation: Computation, accelerator: IntrinsicAccelerator,
+    def __init__(self, computation: Computation, arch: ArchSpec, cost: CostFunction,
                  partitions: Sequence[Partition] | None = None) -> None:
         if len(computation.inputs) != 2:
             raise ValueError(f"computation {computation.name!r} has {len(computation.inputs)} inputs; "
-                             "schedule one two-input stage at a time (mappers.intrinsics.decompositions)")
-        self.comp, self.acc = computation, accelerator
-        self.parts = list(partitions) if partitions is not None else match(computation, intrinsic(accelerator.intrinsic))
+                             "schedule one two-input stage at a time (mappers.tensor_ir.decompositions)")
+        roles = roles_of(arch)
+        self.comp, self.arch, self.cost = computation, arch, cost
+        self.kind = arch.intrinsic
+        self.parts = list(partitions) if partitions is not None else match(computation, intrinsic(self.kind))
         if not self.parts:
             raise ValueError(f"computation {computation.name!r} has no partition onto the "
-                             f"{accelerator.intrinsic} intrinsic")
-        self.arch = accelerator.to_arch()
+                             f"{self.kind} intrinsic")
+        self.pe_x, self.pe_y = arch.array_cols, arch.array_rows
+        self.acc_words = arch.levels[arch.level_index("ACC")].capacity_of("O")
+        self.sp_words = arch.levels[arch.level_index("SP")].capacity_of("W")
         self.dims = list(computation.loops)
         self.extent = np.array([computation.loops[d] for d in self.dims], dtype=np.int64)
         self.loops = [d for d in self.dims if computation.loops[d] > 1]
-        roles = accelerator.roles
         P, D = len(self.parts), len(self.dims)
         self.spatial_x = np.ones((P, D), dtype=np.int64)
         self.spatial_y = np.ones((P, D), dtype=np.int64)
@@ -152,14 +181,13 @@ class ScheduleProblem:
         for p, part in enumerate(self.parts):
             lo = part.loop_of
             ry, cx = self.dims.index(lo[roles.rows]), self.dims.index(lo[roles.cols])
-            self.spatial_y[p, ry] = min(accelerator.pe_y, int(self.extent[ry]))
-            self.spatial_x[p, cx] = min(accelerator.pe_x, int(self.extent[cx]))
+            self.spatial_y[p, ry] = min(self.pe_y, int(self.extent[ry]))
+            self.spatial_x[p, cx] = min(self.pe_x, int(self.extent[cx]))
             for s in roles.stream:
                 self.stream_ok[p, self.dims.index(lo[s])] = True
             key = (part.operand_of("a"), part.operand_of("b"))
             self.group[p] = groups.setdefault(key, len(groups))
         self.layers = [computation.to_layer(a, b) for (a, b) in groups]
-        self.consts = [layer_constants(layer) for layer in self.layers]
         self.keys = [p.key for p in self.parts]
         self._key_index = {k: i for i, k in enumerate(self.keys)}
         self.stationary = ROLE_OF[roles.stationary]
@@ -189,7 +217,7 @@ class ScheduleProblem:
         cons.append(Constraint("capacity_SP", lambda p: self._capacity(p, "SP")))
         cons.append(Constraint("capacity_ACC", lambda p: self._capacity(p, "ACC")))
         return DesignSpace(*params, constraints=cons,
-                           name=f"schedules({self.comp.name} on {self.acc.name})",
+                           name=f"schedules({self.comp.name} on {self.arch.name})",
                            proposal=self._propose)
 
     def _pidx(self, p: Mapping[str, Any]) -> np.ndarray:
@@ -236,9 +264,9 @@ class ScheduleProblem:
         mult = np.where(db, 2, 1)
         ext = self._tiles(p, level)
         if level == "ACC":
-            return self._words(self.comp.output, ext) * mult <= self.acc.acc_words
+            return self._words(self.comp.output, ext) * mult <= self.acc_words
         w = sum(self._words(op, ext) for op in self.comp.inputs)
-        return w * mult <= self.acc.sp_words
+        return w * mult <= self.sp_words
 
     def _propose(self, n: int, rng: np.random.Generator) -> dict[str, Any]:
         """Candidates with the loop-product constraints true by construction: per loop,
@@ -327,7 +355,7 @@ class ScheduleProblem:
             rows = np.flatnonzero((grp == g) & ok)
             if not len(rows):
                 continue
-            r = evaluate_batch(layer, self.arch, self.batch(cols, rows), consts=self.consts[g])
+            r = self.cost(layer, self.arch, self.batch(cols, rows))
             bw = np.asarray(r.bandwidth_cycles)                # (m, L)
             comp = np.asarray(r.compute_cycles, dtype=float)
             onchip = np.maximum(comp, bw[:, :3].max(axis=1))
@@ -341,6 +369,14 @@ class ScheduleProblem:
             out["dram_words"][rows] = reads[:, 3, :].sum(axis=1) + writes[:, 3, :].sum(axis=1)
             out["valid"][rows] = valid
         return out
+
+    def values(self, points: Sequence[Mapping[str, Any]], objective: str = "latency") -> list[float]:
+        """The mapping objective (``latency``, ``energy`` or ``edp``) of each schedule,
+        ``inf`` where it is not legal."""
+        r = self.evaluate(points)
+        lat, energy = r["latency_cycles"], r["energy_pj"]
+        v = {"latency": lat, "energy": energy, "edp": lat * energy}[check_objective(objective)]
+        return [float(x) for x in v]
 
     def sample(self, n: int, rng: Any) -> list[dict[str, Any]]:
         return self.space.sample(n, rng)
@@ -384,12 +420,14 @@ def default_schedule(problem: ScheduleProblem) -> dict[str, Any]:
     return pt
 
 
-def result_of(problem: ScheduleProblem, points: list[dict[str, Any]], lat: list[float],
-            budget: int) -> ScheduleResult:
-    lat_arr = np.asarray(lat[:budget], dtype=float)
+def schedule_result(problem: ScheduleProblem, points: list[dict[str, Any]], values: list[float],
+                    budget: int) -> ScheduleResult:
+    """The best of ``points`` by ``values`` (the search's objective) and its figures;
+    ``history`` is the best value after each evaluation."""
+    lat_arr = np.asarray(values[:budget], dtype=float)
     if not len(lat_arr) or not np.isfinite(lat_arr).any():
-        raise ValueError(f"no legal schedule of {problem.comp.name!r} on {problem.acc.name} "
-                         f"in {len(lat_arr)} evaluations")
+        raise NoLegalMapping(f"no legal schedule of {problem.comp.name!r} on {problem.arch.name} "
+                             f"in {len(lat_arr)} evaluations")
     best = int(np.argmin(lat_arr))
     r = problem.evaluate([points[best]])
     hist = np.minimum.accumulate(lat_arr)
@@ -399,20 +437,24 @@ def result_of(problem: ScheduleProblem, points: list[dict[str, Any]], lat: list[
 
 
 def random_schedule(problem: ScheduleProblem, budget: int, rng: np.random.Generator,
-                    start: Sequence[Mapping[str, Any]] = ()) -> ScheduleResult:
+                    start: Sequence[Mapping[str, Any]] = (), objective: str = "latency") -> ScheduleResult:
     pts = [dict(p) for p in start][:budget]
     pts += problem.sample(budget - len(pts), rng)
-    lat = problem.evaluate(pts)["latency_cycles"].tolist()
-    return result_of(problem, pts, lat, budget)
+    return schedule_result(problem, pts, problem.values(pts, objective), budget)
+
+
+def _warmup(budget: int, warmup: int | None) -> int:
+    return max(1, min(budget, warmup if warmup is not None else max(8, budget // 8)))
 
 
 def heuristic_schedule(problem: ScheduleProblem, budget: int, rng: np.random.Generator,
-                       start: Sequence[Mapping[str, Any]] = (), warmup: int | None = None) -> ScheduleResult:
+                       start: Sequence[Mapping[str, Any]] = (), warmup: int | None = None,
+                       objective: str = "latency") -> ScheduleResult:
     space = problem.space
-    warmup = max(1, min(budget, warmup if warmup is not None else max(8, budget // 8)))
+    warmup = _warmup(budget, warmup)
     pts = [dict(p) for p in start][:budget]
     pts += problem.sample(max(warmup - len(pts), 0), rng)
-    lat = problem.evaluate(pts)["latency_cycles"].tolist()
+    lat = problem.values(pts, objective)
     keys = [space.point_key(p) for p in pts]
     seen = set(keys)
     retired: set[int] = set()
@@ -439,7 +481,7 @@ def heuristic_schedule(problem: ScheduleProblem, budget: int, rng: np.random.Gen
             nbrs, nkeys = [nbrs[k] for k in pick], [nkeys[k] for k in pick]
         improved = False
         if nbrs:
-            vals = problem.evaluate(nbrs)["latency_cycles"].tolist()
+            vals = problem.values(nbrs, objective)
             for q, k, v in zip(nbrs, nkeys, vals):
                 seen.add(k)
                 pts.append(q)
@@ -460,7 +502,186 @@ def heuristic_schedule(problem: ScheduleProblem, budget: int, rng: np.random.Gen
                 extra.append(q)
         if not extra:
             break
-        vals = problem.evaluate(extra)["latency_cycles"].tolist()
+        vals = problem.values(extra, objective)
         pts.extend(extra)
         lat.extend(vals)
-    return result_of(problem, pts, lat, budget)
+    return schedule_result(problem, pts, lat, budget)
+
+
+def ask_tell_schedule(problem: ScheduleProblem, search: str, budget: int, seed: int, rng: np.random.Generator,
+                      start: Sequence[Mapping[str, Any]] = (), warmup: int | None = None,
+                      objective: str = "latency", factory: Callable[..., Any] | None = None,
+                      **options: Any) -> ScheduleResult:
+    """An ask/tell search strategy over the schedule space (``factory``, or by name from
+    :data:`mappers.registry.SEARCHES`), after the same random warm-up as the heuristic;
+    invalid schedules are told as INFEASIBLE. For ``qlearning`` the episodes restart at
+    the best point with probability ``restart_best`` (default 0.8), as HASCO runs
+    FlexTensor's Q-learning; ``options`` go to the strategy."""
+    if factory is None:
+        from mappers.registry import search_factory  # the registry lists this module's mapper
+
+        factory = search_factory(search)
+    if search == "qlearning":
+        options = {"restart_best": 0.8, **options}
+    metric = "objective"
+    opt = factory(problem.space, (Objective(metric, "min"),), seed, **options)
+    pts = [dict(p) for p in start][:budget]
+    pts += problem.sample(max(_warmup(budget, warmup) - len(pts), 0), rng)
+    vals = problem.values(pts, objective)
+
+    def trial(number: int, p: dict[str, Any], v: float) -> Trial:
+        if math.isfinite(v):
+            return Trial(number, p, TrialStatus.COMPLETE, {metric: v})
+        return Trial(number, p, TrialStatus.INFEASIBLE, reason="invalid schedule")
+
+    opt.tell([trial(i, p, v) for i, (p, v) in enumerate(zip(pts, vals))])
+    for number in range(len(pts), budget):
+        ask = opt.ask(1)
+        if not ask:
+            break
+        v = problem.values(ask, objective)[0]
+        pts.append(ask[0])
+        vals.append(v)
+        opt.tell([trial(number, ask[0], v)])
+    return schedule_result(problem, pts, vals, budget)
+
+
+def search_schedule(problem: ScheduleProblem, search: str = "heuristic", budget: int = 100,
+                    seed: int = 0, options: Mapping[str, Any] | None = None, *,
+                    start: Sequence[Mapping[str, Any]] = (), objective: str = "latency",
+                    factory: Callable[..., Any] | None = None) -> ScheduleResult:
+    """The best schedule ``search`` finds in ``budget`` evaluations.
+
+    ``start``: schedules every search evaluates first (counted in the budget; e.g.
+    ``[default_schedule(problem)]``). ``options``: search options (``warmup`` for the
+    heuristic and ask/tell strategies, the strategy's own hyperparameters). ``factory``:
+    an ask/tell strategy's factory (default: looked up by ``search``).
+
+    Raises:
+        ValueError: an unknown search, a budget < 1, or no legal schedule found
+            (:class:`~mappers.base.NoLegalMapping`).
+    """
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget must be a positive integer, got {budget!r}")
+    opts = dict(options or {})
+    rng = np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(11,)))
+    if search == "default":
+        pt = default_schedule(problem)
+        return schedule_result(problem, [pt], problem.values([pt], objective), 1)
+    if search == "random":
+        return random_schedule(problem, budget, rng, start, objective)
+    if search == "heuristic":
+        return heuristic_schedule(problem, budget, rng, start, objective=objective, **opts)
+    return ask_tell_schedule(problem, search, budget, seed, rng, start, objective=objective, factory=factory,
+                             **opts)
+
+
+SEARCH_CACHE: OrderedDict[tuple, ScheduleResult] = OrderedDict()
+"""Memo of the stage searches of :class:`ScheduleMapper` (see the module docstring)."""
+CACHE_SIZE = 20000
+
+
+def _cached_search(stage: Computation, arch: ArchSpec, cost: CostFunction, search: str, budget: int,
+                   seed: int, seed_default: bool, objective: str, options: Mapping[str, Any],
+                   factory: Callable[..., Any] | None) -> ScheduleResult:
+    key = (repr(arch), stage.shape_key(), search, budget, seed, seed_default, objective,
+           repr(sorted(options.items())), cost)
+    hit = SEARCH_CACHE.get(key)
+    if hit is not None:
+        SEARCH_CACHE.move_to_end(key)
+        return hit
+    problem = ScheduleProblem(stage, arch, cost)
+    start = [default_schedule(problem)] if seed_default and search != "default" else []
+    res = search_schedule(problem, search, budget, seed, options, start=start, objective=objective,
+                          factory=factory)
+    SEARCH_CACHE[key] = res
+    if len(SEARCH_CACHE) > CACHE_SIZE:
+        SEARCH_CACHE.popitem(last=False)
+    return res
+
+
+@dataclass(frozen=True)
+class ScheduleMapper:
+    """HASCO's software search as a :class:`~mappers.base.Mapper` of one computation.
+
+    Args:
+        search: ``default``, ``random``, ``heuristic`` or an ask/tell strategy's name
+            (``qlearning``: HASCO's).
+        budget: schedules evaluated per stage.
+        seed_default: evaluate :func:`default_schedule` first (counted in the budget).
+        options: the search's options.
+        fixed_seed: the searches' seed, used instead of the one ``map`` gets, so that a
+            hardware point always gets the same software and stages shared between
+            computations hit the cache (``None``: follow ``map``'s seed).
+        factory: an ask/tell strategy's factory; by default looked up by ``search`` when
+            the mapper is built (for names other than :data:`SCHEDULE_SEARCHES`).
+    """
+
+    search: str = "heuristic"
+    budget: int = 60
+    seed_default: bool = True
+    options: Mapping[str, Any] = field(default_factory=dict)
+    fixed_seed: int | None = 0
+    factory: Callable[..., Any] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 1:
+            raise ValueError(f"ScheduleMapper.budget must be a positive integer, got {self.budget!r}")
+        if not isinstance(self.search, str) or not self.search:
+            raise ValueError(f"ScheduleMapper.search must be a search name, got {self.search!r}")
+        if self.factory is None and self.search not in SCHEDULE_SEARCHES:
+            from mappers.registry import search_factory  # the registry lists this mapper
+
+            object.__setattr__(self, "factory", search_factory(self.search))
+
+    def map(self, layer: Computation, arch: ArchSpec, cost: CostFunction, objective: str = "latency", *,
+            seed: int = 0) -> MappingResult:
+        """The best decomposition of ``layer`` into stages, each with its best schedule.
+
+        Raises:
+            NoLegalMapping: no decomposition whose stages all have a partition onto the
+                intrinsic, or a stage without a legal schedule.
+        """
+        t0 = time.perf_counter()
+        check_objective(objective)
+        s = self.fixed_seed if self.fixed_seed is not None else seed
+        best: tuple[float, list[ScheduleResult]] | None = None
+        for stages in decompositions(layer):
+            if not all(match(st, intrinsic(arch.intrinsic)) for st in stages):
+                continue
+            results = [_cached_search(st, arch, cost, self.search, self.budget, s, self.seed_default,
+                                      objective, dict(self.options), self.factory) for st in stages]
+            lat = sum(r.latency_cycles for r in results)
+            energy = sum(r.energy_pj for r in results)
+            value = {"latency": lat, "energy": energy, "edp": lat * energy}[objective]
+            if best is None or value < best[0]:
+                best = (value, results)
+        if best is None:
+            raise NoLegalMapping(f"{layer.name!r} ({layer.kind}) has no partition onto the "
+                                 f"{arch.intrinsic} intrinsic")
+        results = best[1]
+        lat = sum(r.latency_cycles for r in results)
+        energy = sum(r.energy_pj for r in results)
+        macs = layer.macs
+        return MappingResult(
+            None, None, float(energy), float(lat), float(energy * lat),
+            macs / (lat * arch.array_rows * arch.array_cols) if lat else 0.0,
+            sum(r.evaluated for r in results), time.perf_counter() - t0,
+            history=results[0].history if len(results) == 1 else (),
+            info={"partitions": [r.partition for r in results],
+                  "schedules": [{k: (list(v) if isinstance(v, tuple) else v) for k, v in r.point.items()}
+                                for r in results]})
+
+
+def search_curves(problem: ScheduleProblem, searches: Sequence[str], budget: int,
+                  seeds: Sequence[int]) -> dict[str, np.ndarray]:
+    """Best latency after each evaluation, per search, ``(seeds, budget)`` arrays (the
+    software-search convergence of one two-input computation; no default seed point)."""
+    out = {}
+    for m in searches:
+        rows = []
+        for s in seeds:
+            h = np.asarray(search_schedule(problem, m, budget, s).history, dtype=float)
+            rows.append(np.pad(h, (0, budget - len(h)), mode="edge"))
+        out[m] = np.array(rows)
+    return out

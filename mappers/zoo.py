@@ -15,7 +15,7 @@ not modelled. Convolutions are built with :func:`~mappers.workloads.conv2d_from_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -30,6 +30,7 @@ __all__ = [
     "mlp_dlrm",
     "mobilenet_v2",
     "resnet50",
+    "resolve",
     "shape_key",
     "xception",
 ]
@@ -342,3 +343,36 @@ def get(name: str, **kw: Any) -> list[Layer]:
         known = ", ".join(sorted(NETWORKS))
         raise KeyError(f"unknown network {name!r}; known networks: {known}") from None
     return builder(**kw)
+
+
+def resolve(workload: Sequence[Layer] | str) -> list[Layer]:
+    """A list of layers as given, or a network name of :data:`NETWORKS` with an optional
+    layer selection: ``"resnet50"``, ``"resnet50[0:5]"`` (its first five unique layers),
+    ``"dqn[2]"`` (one layer).
+
+    Raises:
+        ValueError: an unknown network, a malformed selection or one that selects no
+            layer, or a list that is empty or holds something other than layers.
+    """
+    if not isinstance(workload, str):
+        layers = list(workload)
+        if not layers or not all(isinstance(x, Layer) for x in layers):
+            raise ValueError("workload must be a non-empty list of Layer objects or a zoo name")
+        return layers
+    name, _, sel = workload.partition("[")
+    try:
+        layers = get(name.strip())
+    except KeyError as e:
+        raise ValueError(f"workload {workload!r}: {e.args[0]}") from None
+    if sel:
+        if not sel.endswith("]"):
+            raise ValueError(f"workload {workload!r}: expected name[start:stop]")
+        parts = sel[:-1].split(":")
+        try:
+            idx = [int(x) if x else None for x in parts]
+        except ValueError:
+            raise ValueError(f"workload {workload!r}: bad layer selection {sel[:-1]!r}") from None
+        layers = layers[slice(*idx)] if len(idx) > 1 else [layers[idx[0]]]
+        if not layers:
+            raise ValueError(f"workload {workload!r} selects no layers")
+    return layers

@@ -1,4 +1,9 @@
-"""The ask/tell protocol, trial records and objectives.
+"""The ask/tell protocol.
+
+The records it exchanges (:class:`~design_space.trials.Trial`,
+:class:`~design_space.trials.TrialStatus`, :class:`~design_space.trials.Objective`) live in
+:mod:`design_space.trials`, the vocabulary shared with the study layer and with inner
+searches that drive an ask/tell optimizer; they are re-exported here.
 
 Reconstruction contract: an optimizer is constructed from ``(space, objectives, seed,
 **options)`` and then told the whole history. Everything it proposes next must depend only
@@ -11,104 +16,17 @@ points.
 
 from __future__ import annotations
 
-import enum
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-Point = dict[str, Any]
+from design_space.space import SpaceLike
+from design_space.trials import Objective, Point, Trial, TrialStatus, parse_objectives
 
-
-class TrialStatus(enum.StrEnum):
-    """Lifecycle of a trial row. WAITING = queued (e.g. re-queued after a dead driver)."""
-
-    WAITING = "WAITING"
-    RUNNING = "RUNNING"
-    COMPLETE = "COMPLETE"
-    INFEASIBLE = "INFEASIBLE"
-    FAILED = "FAILED"
-
-    @property
-    def finished(self) -> bool:
-        return self in (TrialStatus.COMPLETE, TrialStatus.INFEASIBLE, TrialStatus.FAILED)
-
-
-@dataclass(frozen=True)
-class Trial:
-    """One evaluated (or pending) point of a study, as the optimizer sees it."""
-
-    number: int
-    params: Point
-    status: TrialStatus
-    metrics: Mapping[str, float] = field(default_factory=dict)
-    constraints: Mapping[str, float] = field(default_factory=dict)
-    reason: str | None = None
-
-    @property
-    def feasible(self) -> bool:
-        """COMPLETE with every outcome constraint ``<= 0``."""
-        return self.status is TrialStatus.COMPLETE and all(
-            v <= 0 for v in self.constraints.values()
-        )
-
-
-@dataclass(frozen=True)
-class Objective:
-    """A metric to optimize. ``direction`` is ``"min"`` or ``"max"``."""
-
-    name: str
-    direction: str = "min"
-
-    def __post_init__(self) -> None:
-        if self.direction not in ("min", "max"):
-            raise ValueError(
-                f"objective {self.name!r}: direction must be 'min' or 'max', got {self.direction!r}"
-            )
-
-    @property
-    def sign(self) -> float:
-        """+1 for min, -1 for max: ``sign * value`` is always minimized."""
-        return 1.0 if self.direction == "min" else -1.0
-
-
-def parse_objectives(
-    objectives: Mapping[str, str] | Sequence[Objective] | Sequence[str] | str,
-) -> tuple[Objective, ...]:
-    """Normalize ``{"edp": "min"}``, ``["-energy_pj", "accuracy"]``, ``"edp"`` or objects.
-
-    In the string forms a leading ``-`` means minimize, ``+`` or nothing means... minimize
-    too for a bare name (co-design metrics are costs); write ``+accuracy`` or use the
-    mapping form ``{"accuracy": "max"}`` to maximize.
-    """
-    if isinstance(objectives, str):
-        objectives = [s.strip() for s in objectives.split(",") if s.strip()]
-    out: list[Objective] = []
-    if isinstance(objectives, Mapping):
-        items: Iterable[Any] = objectives.items()
-        for name, direction in items:
-            out.append(Objective(str(name), str(direction).lower()))
-    else:
-        for obj in objectives:
-            if isinstance(obj, Objective):
-                out.append(obj)
-            elif isinstance(obj, str):
-                if obj.startswith("+"):
-                    out.append(Objective(obj[1:], "max"))
-                else:
-                    out.append(Objective(obj.lstrip("-"), "min"))
-            else:
-                raise TypeError(f"objectives: cannot interpret {obj!r}")
-    if not out:
-        raise ValueError("objectives: at least one objective is required")
-    names = [o.name for o in out]
-    dup = {n for n in names if names.count(n) > 1}
-    if dup:
-        raise ValueError(f"objectives: duplicate objective names {sorted(dup)}")
-    return tuple(out)
+__all__ = ["Objective", "Optimizer", "Point", "Trial", "TrialStatus", "objective_matrix",
+           "parse_objectives", "proposal_rng"]
 
 
 def objective_matrix(trials: Sequence[Trial], objectives: Sequence[Objective]) -> np.ndarray:
@@ -137,7 +55,7 @@ class Optimizer(ABC):
 
     name: str = "optimizer"
 
-    def __init__(self, space: Any, objectives: Sequence[Objective] | None = None, seed: int = 0):
+    def __init__(self, space: SpaceLike, objectives: Sequence[Objective] | None = None, seed: int = 0):
         self.space = space
         self.objectives = tuple(objectives or ())
         self.seed = int(seed)

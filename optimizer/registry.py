@@ -1,10 +1,16 @@
-"""Optimizers by name, so configs and the CLI can say ``optimizer: random``.
+"""Optimizers by name, so configs and the CLI can say ``optimizer: constrained-bo``.
 
-Later optimizers (constrained BO, MOBO, Q-learning) register here with :func:`register`.
-The Optuna baselines ``tpe``, ``nsga2``, ``optuna-random`` and ``optuna-gp``
-(:mod:`optimizer.optuna_adapter`) are registered with lazy factories: Optuna (the
-optional ``baselines`` extra) is imported only when one of them is built, and a missing
-Optuna is an ``ImportError`` that names the extra.
+The names live in one :class:`design_space.registry.Registry` (entry-point group
+``coexplore.optimizers``): the built-in ones below, any registered with :func:`register`
+(e.g. by a module a study config lists under ``plugins:``), and any that an installed
+package declares as an entry point. A factory is called as
+``factory(space, objectives, seed, **options)`` and returns an :class:`Optimizer`.
+
+Built in: ``random``, ``grid``, ``qlearning``; ``constrained-bo`` and ``mobo`` (BoTorch,
+imported on first use); and the Optuna baselines ``tpe``, ``nsga2``, ``optuna-random`` and
+``optuna-gp`` (:mod:`optimizer.optuna_adapter`): Optuna, the optional ``baselines`` extra, is
+imported only when one of them is built, and a missing Optuna is an ``ImportError`` that
+names the extra.
 """
 
 from __future__ import annotations
@@ -12,23 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from design_space.registry import Registry
 from optimizer.base import Objective, Optimizer
 from optimizer.grid_search import GridSearch
 from optimizer.qlearning import QLearning
 from optimizer.random_search import RandomSearch
 
+__all__ = ["OPTIMIZERS", "OptimizerFactory", "available_optimizers", "make_optimizer", "register"]
+
 OptimizerFactory = Callable[..., Optimizer]
-
-def _constrained_bo(*a: Any, **k: Any) -> Optimizer:
-    from optimizer.constrained_bo import ConstrainedBO  # lazy: imports torch/BoTorch
-
-    return ConstrainedBO(*a, **k)
-
-
-def _mobo(*a: Any, **k: Any) -> Optimizer:
-    from optimizer.mobo import MOBO
-
-    return MOBO(*a, **k)
 
 
 def _optuna_factory(sampler: str) -> OptimizerFactory:
@@ -42,26 +40,26 @@ def _optuna_factory(sampler: str) -> OptimizerFactory:
     return factory
 
 
-_REGISTRY: dict[str, OptimizerFactory] = {
+OPTIMIZERS: Registry[OptimizerFactory] = Registry("optimizer", "coexplore.optimizers", {
     "random": RandomSearch,
     "grid": GridSearch,
     "qlearning": QLearning,
-    "constrained-bo": _constrained_bo,
-    "mobo": _mobo,
+    "constrained-bo": "optimizer.constrained_bo:ConstrainedBO",   # lazy: torch/BoTorch
+    "mobo": "optimizer.mobo:MOBO",
     "tpe": _optuna_factory("tpe"),
     "nsga2": _optuna_factory("nsga2"),
     "optuna-random": _optuna_factory("random"),
     "optuna-gp": _optuna_factory("gp"),
-}
+})
 
 
-def register(name: str, factory: OptimizerFactory) -> None:
+def register(name: str, factory: OptimizerFactory, *, replace: bool = False) -> OptimizerFactory:
     """Make ``factory(space, objectives, seed, **options)`` available as ``name``."""
-    _REGISTRY[name] = factory
+    return OPTIMIZERS.register(name, factory, replace=replace)
 
 
 def available_optimizers() -> list[str]:
-    return sorted(_REGISTRY)
+    return OPTIMIZERS.names()
 
 
 def make_optimizer(
@@ -77,9 +75,8 @@ def make_optimizer(
         ValueError: unknown name (the message lists the known ones) or options the
             optimizer does not accept (the message names them).
     """
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown optimizer {name!r} (available: {available_optimizers()})")
+    factory = OPTIMIZERS.get(name)
     try:
-        return _REGISTRY[name](space, objectives, seed, **dict(options or {}))
+        return factory(space, objectives, seed, **dict(options or {}))
     except TypeError as e:
         raise ValueError(f"optimizer {name!r}: bad options {dict(options or {})}: {e}") from None

@@ -18,3 +18,5 @@
 
 Nothing here is imported by ``evaluators/__init__``; torch is imported inside functions.
 """
+
+__all__: list[str] = []  # a namespace of modules; import them by name

@@ -4,7 +4,7 @@
 Modules: :mod:`.propagation` (band-limited ASM, Fresnel, Rayleigh-Sommerfeld, validity
 checks), :mod:`.layers` (quantized phase layers, detector regions), :mod:`.noise`
 (every system component), :mod:`.model` (:class:`DiffractiveNetwork`), :mod:`.data`
-(offline MNIST / Fashion-MNIST), :mod:`.train`, :mod:`.robustness`, :mod:`.codesign`.
+(offline MNIST / Fashion-MNIST), :mod:`.train`, :mod:`.robustness`, :mod:`.multitask_evaluator`.
 """
 
 from evaluators.optics.layers import (

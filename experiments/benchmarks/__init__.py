@@ -1,5 +1,15 @@
-"""Benchmarks and cross-checks of coexplore's models against reference tools.
+"""Benchmarks and cross-checks: scripts that print measured figures, each against a
+baseline measured in the same run (``python -m experiments.benchmarks.NAME``).
 
-* :mod:`experiments.benchmarks.scalesim_compare` -- the systolic-array cycle model
-  (:mod:`evaluators.systolic`) against SCALE-Sim v3 on ResNet-50 layers.
+* :mod:`~experiments.benchmarks.evaluator_throughput` -- mappings per second of the cost
+  model (and ZigZag's, in its own venv); :mod:`~experiments.benchmarks.scalesim_compare` --
+  the systolic cycle model against SCALE-Sim v3; :mod:`~experiments.benchmarks.zigzag_compare`.
+* Search: :mod:`~experiments.benchmarks.bo_enumerable`,
+  :mod:`~experiments.benchmarks.gradient_vs_bo`, :mod:`~experiments.benchmarks.hasco_mobo_hv`,
+  :mod:`~experiments.benchmarks.hil_search`.
+* Studies: :mod:`~experiments.benchmarks.scaling`, :mod:`~experiments.benchmarks.chaos`.
+* MeLoPPR: :mod:`~experiments.benchmarks.ppr_memory_latency`.
 """
+
+__all__: list[str] = []  # scripts: run them as modules
+

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 
 from accelerators import SystolicArray, eyeriss_v1  # noqa: E402
 from evaluators.loopnest import evaluate_batch, layer_constants  # noqa: E402
-from mappers.search import random_mappings  # noqa: E402
+from mappers.sampling import random_mappings  # noqa: E402
 from mappers.workloads import conv2d  # noqa: E402
 
 LAYER = conv2d("resnet50.layer1.0.conv2", K=64, C=64, P=56, Q=56, R=3, S=3)

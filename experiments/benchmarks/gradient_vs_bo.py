@@ -5,11 +5,11 @@ Workload: DQN (:func:`mappers.zoo.dqn`). Hardware: the iso-resource Eyeriss-like
 with at most Eyeriss's 168 PEs and its on-chip storage; per-operand RF sizes, GLB size;
 Eyeriss-normalized energies, clock and bandwidths fixed by ``FIXED``).
 
-* **gradient**: :func:`optimizer.gradient.gradient_codesign`, one rounded candidate per
+* **gradient**: :func:`evaluators.gradient_codesign.gradient_codesign`, one rounded candidate per
   start (``starts = budget``), the iso budget given to the relaxation as two soft log
   constraints (PEs and storage, the same formulas as ``shi2020.iso_resources``).
 * **constrained-bo**: :class:`optimizer.constrained_bo.ConstrainedBO` over the hardware
-  space, each point scored by :class:`optimizer.codesign.NestedCoDesign` with the
+  space, each point scored by :class:`evaluators.nested.NestedEvaluator` with the
   heuristic inner mapper (Shi et al. 2020's nested formulation; ``n_init = max(5,
   budget // 6)``, pool 1,000, as ``shi2020.run_study``).
 * **random**: :class:`optimizer.RandomSearch`, same evaluator.
@@ -38,6 +38,8 @@ import numpy as np
 
 from accelerators import SpatialArray
 from evaluators.base import Infeasible
+from evaluators.gradient_codesign import gradient_codesign
+from evaluators.nested import NestedEvaluator
 from experiments.reproduce.shi2020 import (
     EYERISS_PES,
     EYERISS_STORAGE_BYTES,
@@ -47,9 +49,7 @@ from experiments.reproduce.shi2020 import (
 )
 from mappers.zoo import dqn
 from optimizer import Objective, RandomSearch, Trial, TrialStatus
-from optimizer.codesign import NestedCoDesign
 from optimizer.constrained_bo import ConstrainedBO
-from optimizer.gradient import gradient_codesign
 
 METHODS = ("gradient", "constrained-bo", "random")
 DOSA = {"random": 2.80, "constrained-bo": 12.59}   # DOSA's EDP improvement over these baselines
@@ -73,7 +73,7 @@ def run_gradient(seed: int, budget: int, steps: int) -> dict[str, Any]:
                           budget=budget, hw_constraints=[iso_soft])
     drop = np.exp(np.median(r.loss[0] - r.loss[-1]))
     # attribution: the same hardware under the baselines' mapper (heuristic, from scratch)
-    nested = NestedCoDesign("spatial", dqn(), inner="heuristic", fixed=FIXED)(r.point)["edp_uj_ms"]
+    nested = NestedEvaluator("spatial", dqn(), "heuristic", fixed=FIXED)(r.point).metrics["edp_uj_ms"]
     return {"curve": r.history, "best_point": r.point, "timings": r.timings,
             "relaxed_gain_median": float(drop), "evaluations": r.evaluations,
             "best_hw_heuristic_edp": float(nested)}
@@ -81,7 +81,7 @@ def run_gradient(seed: int, budget: int, steps: int) -> dict[str, Any]:
 
 def run_nested(method: str, seed: int, budget: int) -> dict[str, Any]:
     space = hardware_space("iso")
-    ev = NestedCoDesign("spatial", dqn(), inner="heuristic", fixed=FIXED)
+    ev = NestedEvaluator("spatial", dqn(), "heuristic", fixed=FIXED)
     objective = (Objective("edp_uj_ms", "min"),)
     if method == "constrained-bo":
         opt: Any = ConstrainedBO(space, objective, seed, n_init=max(5, budget // 6), pool_size=1000)
@@ -91,7 +91,7 @@ def run_nested(method: str, seed: int, budget: int) -> dict[str, Any]:
     for number in range(budget):
         point = opt.ask(1)[0]
         try:
-            v = float(ev(point)["edp_uj_ms"])
+            v = float(ev(point).metrics["edp_uj_ms"])
             opt.tell([Trial(number, point, TrialStatus.COMPLETE, {"edp_uj_ms": v})])
         except Infeasible as e:
             v = np.inf

@@ -2,8 +2,8 @@
 vs MOBO with HASCO's reject-and-resample vs random search.
 
 Each method searches HASCO's hardware space of an intrinsic accelerator
-(:func:`evaluators.hasco.hardware_space`) for a workload, minimizing latency, power and
-area (:class:`optimizer.hasco.HascoCoDesign`: every hardware point gets its software
+(:func:`evaluators.intrinsic_codesign.hardware_space`) for a workload, minimizing latency, power and
+area (:class:`evaluators.intrinsic_codesign.HascoCoDesign`: every hardware point gets its software
 searched per layer; the generator's bank limit makes some points infeasible). Same
 budget of hardware evaluations for every method (infeasible ones count: each costs an
 evaluation), ``--seeds`` seeds. The hypervolume is computed on log10 objectives

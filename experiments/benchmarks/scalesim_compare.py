@@ -1,10 +1,10 @@
-"""Check the systolic-array cycle model (:mod:`evaluators.systolic`) against SCALE-Sim v3.
+"""Check the systolic-array cycle model (:mod:`evaluators.systolic_timing`) against SCALE-Sim v3.
 
 For every (ResNet-50 layer, dataflow, array shape) it writes a SCALE-Sim topology and
 config into a temporary directory, runs ``scalesim==3.0.0`` in its own environment
 (``.venv-scalesim``, made by ``make validate-env``: SCALE-Sim needs numpy<2.4) as a
 subprocess, reads ``COMPUTE_REPORT.csv`` and compares it with
-:func:`evaluators.systolic.systolic_compute_cycles`::
+:func:`evaluators.systolic_timing.systolic_compute_cycles`::
 
     python -m experiments.benchmarks.scalesim_compare [--quick] [--jobs N] [--python PATH]
 
@@ -15,7 +15,7 @@ SCALE-Sim is not installed.
 What is compared: SCALE-Sim reports ``Total Cycles`` as the 0-based index of the cycle
 serving the last demand row, plus stalls, and ``Stall Cycles`` separately; its number of
 compute cycles is therefore ``Total - Stall + 1`` (see the docstring of
-:mod:`evaluators.systolic`). ``diff %`` compares ours with that; ``raw %`` with the
+:mod:`evaluators.systolic_timing`). ``diff %`` compares ours with that; ``raw %`` with the
 reported ``Total Cycles`` as it stands (the one-cycle offset, for reference).
 
 How a layer is given to SCALE-Sim: its topology CSV takes the *padded* input size and a
@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.systolic import DATAFLOWS, mapping_efficiency, systolic_compute_cycles
+from evaluators.systolic_timing import DATAFLOWS, mapping_efficiency, systolic_compute_cycles
 from mappers.workloads import Layer, conv2d_from_input, gemm
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -42,7 +42,7 @@ def _tail(text: str | bytes | None, lines: int = 15) -> str:
     return "\n".join((text or "").strip().splitlines()[-lines:])
 
 
-def _last_json(stdout: str) -> dict[str, Any] | None:
+def last_json(stdout: str) -> dict[str, Any] | None:
     """The last stdout line that is a JSON object."""
     for line in reversed(stdout.strip().splitlines()):
         line = line.strip()
@@ -102,7 +102,7 @@ def zigzag_run(
         return None, f"could not run {interpreter}: {exc}"
     if proc.returncode != 0:
         return None, f"ZigZag benchmark exited with status {proc.returncode}: {_tail(proc.stderr)}"
-    result = _last_json(proc.stdout)
+    result = last_json(proc.stdout)
     if result is None:
         return None, f"ZigZag benchmark printed no JSON result: {_tail(proc.stdout)}"
     rate = result.get("cost_model_evals_per_s")

@@ -1,1 +1,3 @@
 """Small, documented example evaluators used by the README and `make demo`."""
+
+__all__: list[str] = []  # import the examples by module name

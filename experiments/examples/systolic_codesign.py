@@ -5,7 +5,7 @@ SRAM partitions (16 KiB .. 1 MiB each) and the DRAM bandwidth (4..32 words/cycle
 a known constraint of at most :data:`AREA_BUDGET_MM2` (the area model of
 :class:`accelerators.systolic.SystolicArray`: Horowitz 45 nm MACs + flip-flop registers
 + 6T SRAM). Software: for every hardware point each layer is mapped by the heuristic
-mapper (max PE utilization, then greedy descent on EDP; :mod:`mappers.search`).
+mapper (max PE utilization, then greedy descent on EDP; :mod:`mappers.heuristic`).
 Objective: network EDP (energy x latency of the first six unique ResNet-50 layers, with
 repeat counts); the energy-latency Pareto front is exported next to it.
 """

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["REPRODUCTIONS", "jsonable"]
+
 REPRODUCTIONS = ("shi2020", "meloppr", "hasco", "d2nn")
 
 

@@ -53,8 +53,8 @@ import pandas as pd
 import torch
 
 from accelerators.diffractive import LIGHTRIDGE_VISIBLE, LIN2018_THZ, DiffractiveAccelerator
-from evaluators.optics.codesign import loss_weights
 from evaluators.optics.model import DiffractiveNetwork
+from evaluators.optics.multitask_evaluator import loss_weights
 from evaluators.optics.noise import NOISE_SWEEPS
 from evaluators.optics.propagation import (
     asm_transfer,
@@ -202,7 +202,7 @@ def run_codesign(trials: int, n_init: int, opts: dict[str, Any], out: Path, seed
     objectives = dict(loaded.config.objectives)
     storage = f"sqlite:///{(out / 'codesign.db').resolve()}"
     tag = "-".join(f"{k}{v}" for k, v in sorted(opts.items()))
-    study = Study.create(f"d2nn-{tag}-s{seed}", loaded.space, objectives, "evaluators.optics.codesign:D2NNCoDesign",
+    study = Study.create(f"d2nn-{tag}-s{seed}", loaded.space, objectives, "evaluators.optics.multitask_evaluator:D2NNCoDesign",
                          "mobo", optimizer_options={"n_init": n_init, "pool_size": 500}, evaluator_options=opts,
                          storage=storage, seed=seed)
     t0 = time.perf_counter()

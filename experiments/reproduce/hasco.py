@@ -13,18 +13,18 @@ GEMV, conv2d, depthwise, MTTKRP and TTM on every intrinsic they have a partition
 and each seed:
 
 * **Area budget**: every flow searches HASCO's hardware space
-  (:func:`evaluators.hasco.hardware_space`) under the known constraint "area at most
-  that of a Gemmini-like reference design" (:func:`evaluators.hasco.reference_area_mm2`;
+  (:func:`evaluators.intrinsic_codesign.hardware_space`) under the known constraint "area at most
+  that of a Gemmini-like reference design" (:func:`evaluators.intrinsic_codesign.reference_area_mm2`;
   without a budget the lowest latency is always the largest array).
 * **Co-design**: MOBO (:class:`optimizer.mobo.MOBO`, qLogNEHVI; Sobol initial design of
   ``n_init``, HASCO's testbenches use 5 + 20 iterations) minimizing latency, power and
   area of the workload, every hardware point scored with its software searched per layer
-  (:class:`optimizer.hasco.HascoCoDesign`: heuristic schedule search, ``sw_budget``
+  (:class:`evaluators.intrinsic_codesign.HascoCoDesign`: heuristic schedule search, ``sw_budget``
   schedules per layer, seeded with the default schedule). Invalid hardware (the
   generator's bank limit) is handled by MOBO's feasibility model.
 * **Random search** over the same space at the same budget (the hypervolume baseline).
 * **Separate design**: the same MOBO over the same space and budget, but for a generic
-  proxy workload (:data:`evaluators.hasco.PROXIES`) with the untuned default schedule
+  proxy workload (:data:`evaluators.intrinsic_codesign.PROXIES`) with the untuned default schedule
   (hardware designed without knowing the software); its lowest-latency design is then
   given the same per-layer software search on the real workload.
 * **Comparison**: from each flow, the lowest-latency feasible design (on the proxy for
@@ -89,13 +89,12 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
                sw_budget: int, schedule: str = "search", store: Path | None = None,
                area_cap: str = "reference") -> list[dict[str, Any]]:
     """One hardware search (``optimizer``: ``mobo``, ``mobo-reject`` or ``random``) under
-    the area budget ``area_cap`` (``"reference"``: :func:`evaluators.hasco.reference_area_mm2`;
+    the area budget ``area_cap`` (``"reference"``: :func:`evaluators.intrinsic_codesign.reference_area_mm2`;
     ``"none"``); returns every evaluation in order (``point``, ``status``, ``metrics``,
     ``reason``, ``seconds``), cached as JSON under ``store``."""
     from evaluators.base import Infeasible
-    from evaluators.hasco import hardware_space, reference_area_mm2
+    from evaluators.intrinsic_codesign import HascoCoDesign, hardware_space, reference_area_mm2
     from optimizer import Trial, TrialStatus, make_optimizer, parse_objectives
-    from optimizer.hasco import HascoCoDesign
 
     if area_cap not in ("reference", "none"):
         raise ValueError(f"area_cap must be 'reference' or 'none', got {area_cap!r}")
@@ -124,7 +123,7 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
         p = pts[0]
         t1 = time.perf_counter()
         try:
-            m = ev(p)
+            m = dict(ev(p).metrics)
             tr = Trial(i, p, TrialStatus.COMPLETE, m)
             rec = {"point": p, "status": "COMPLETE", "metrics": m, "reason": None}
         except Infeasible as e:
@@ -194,8 +193,7 @@ def _finish_task(args: tuple) -> dict[str, Any]:
     """Separate-flow tuning and software-search convergence of one pair (after the runs)."""
     (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store) = args
     from evaluators.base import Infeasible
-    from evaluators.hasco import hardware_space, reference_area_mm2
-    from optimizer.hasco import HascoCoDesign
+    from evaluators.intrinsic_codesign import HascoCoDesign, hardware_space, reference_area_mm2
 
     area_cap = reference_area_mm2(kind)
     out: dict[str, Any] = {"workload": workload, "intrinsic": kind, "area_cap_mm2": area_cap, "seeds": {}}
@@ -208,7 +206,7 @@ def _finish_task(args: tuple) -> dict[str, Any]:
         rec: dict[str, Any] = {"codesign": c_sel, "proxy_choice": p_sel}
         if c_sel is not None and p_sel is not None:
             try:
-                sep = tuned(p_sel["point"])
+                sep = dict(tuned(p_sel["point"]).metrics)
                 rec["separate"] = {"point": p_sel["point"], "metrics": sep}
                 rec["ratio"] = sep["latency_ms"] / c_sel["metrics"]["latency_ms"]
             except Infeasible as e:  # the proxy's choice cannot run this workload: report it
@@ -229,12 +227,13 @@ def _finish_task(args: tuple) -> dict[str, Any]:
 def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
                    seeds: Sequence[int]) -> dict[str, Any]:
     """Best total latency (three largest stages, x repeats) after each evaluation."""
-    from evaluators.hasco import build
-    from evaluators.hasco import workload as wl
-    from mappers.intrinsics import decompositions, intrinsic, match
-    from optimizer.hasco import sw_search_curves
+    from evaluators.intrinsic_codesign import build
+    from evaluators.intrinsic_codesign import workload as wl
+    from evaluators.loopnest import evaluate_batch
+    from mappers.schedule import ScheduleProblem, search_curves
+    from mappers.tensor_ir import decompositions, intrinsic, match
 
-    acc = build(kind, point)
+    arch = build(kind, point).to_arch()
     stages = []
     for c in wl(workload, kind):
         for dec in decompositions(c):
@@ -249,7 +248,7 @@ def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
     for s, rep in chosen:
         for m in methods:
             t = time.perf_counter()
-            curves = sw_search_curves(s, acc, [m], budget, seeds)[m]
+            curves = search_curves(ScheduleProblem(s, arch, evaluate_batch), [m], budget, seeds)[m]
             seconds[m] += time.perf_counter() - t
             total[m] += np.where(np.isfinite(curves), curves, np.nan) * rep
     return {"stages": [f"{s.name} x{rep}" for s, rep in chosen], "budget": budget,

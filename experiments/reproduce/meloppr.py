@@ -56,7 +56,7 @@ from evaluators.ppr import (
     precision_at_k_pprpy,
     shared_graph_path,
 )
-from evaluators.ppr.codesign import (
+from evaluators.ppr.engine_evaluator import (
     MeLoPPRCoDesign,
     baseline_subgraph,
     calibrate_host,
@@ -265,7 +265,7 @@ def run_codesign(graph: str, graph_dir: str | None, trials: int, n_init: int, n_
     opts = {"graph": graph, "n_queries": n_queries, "query_seed": 0, "graph_dir": graph_dir}
     storage = f"sqlite:///{(out / 'codesign.db').resolve()}"
     study = Study.create(f"meloppr-{graph}-q{n_queries}-s{seed}", loaded.space, objectives,
-                         "evaluators.ppr.codesign:MeLoPPRCoDesign", "mobo",
+                         "evaluators.ppr.engine_evaluator:MeLoPPRCoDesign", "mobo",
                          optimizer_options={"n_init": n_init, "pool_size": 1000},
                          evaluator_options=opts, storage=storage, seed=seed)
     t0 = time.perf_counter()

@@ -19,7 +19,7 @@ Here, for each workload (ResNet-50, DQN, the DLRM MLPs, a BERT-base block):
 * **Search**: a study per (workload, optimizer, seed) with network EDP as objective, at the
   same budget of evaluations: nested constrained BO, random search, TPE and NSGA-II over
   the hardware space with the nested co-design evaluator
-  (:class:`optimizer.codesign.NestedCoDesign`), and joint constrained BO over hardware x
+  (:class:`evaluators.nested.NestedEvaluator`), and joint constrained BO over hardware x
   every layer's mapping (:func:`optimizer.codesign.joint_space`; only for workloads of at
   most 8 unique layers -- ResNet-50's 24 would make a space of over a thousand
   dimensions, which is why the nested formulation exists). Joint BO is an ablation, run by
@@ -46,7 +46,8 @@ import numpy as np
 
 from accelerators import eyeriss_v1
 from design_space import Constraint, DesignSpace, Integer, Ordinal
-from optimizer.codesign import NestedCoDesign
+from evaluators.nested import NestedEvaluator
+from mappers import zoo
 
 PAPER = {"resnet50": 0.18, "dqn": 0.40, "mlp": None, "transformer": None}
 WORKLOADS = {"resnet50": "resnet50", "dqn": "dqn", "mlp": "mlp_dlrm", "transformer": "bert_base_block"}
@@ -94,11 +95,17 @@ def hardware_space(mode: str = "iso") -> DesignSpace:
     )
 
 
+def inner_mapper(inner: str, inner_budget: int) -> Any:
+    """The mapper spec of ``--inner``: the heuristic and exhaustive mappers have no
+    budget; random and every ask/tell strategy search ``inner_budget`` mappings."""
+    return inner if inner in ("heuristic", "exhaustive") else {"name": inner, "budget": inner_budget}
+
+
 def baseline(workload: str, inner: str, inner_budget: int) -> dict[str, float]:
-    ev = NestedCoDesign("spatial", workload, inner=inner, inner_budget=inner_budget, fixed=FIXED)
+    ev = NestedEvaluator("spatial", workload, inner_mapper(inner, inner_budget), fixed=FIXED)
     e = EYERISS
-    return ev({"pe_x": e.pe_x, "pe_y": e.pe_y, "rf_w_words": e.rf_w_words, "rf_i_words": e.rf_i_words,
-               "rf_o_words": e.rf_o_words, "glb_kib": e.glb_kib})
+    return dict(ev({"pe_x": e.pe_x, "pe_y": e.pe_y, "rf_w_words": e.rf_w_words, "rf_i_words": e.rf_i_words,
+                    "rf_o_words": e.rf_o_words, "glb_kib": e.glb_kib}).metrics)
 
 
 def run_study(workload: str, optimizer: str, seed: int, mode: str, budget: int, inner: str,
@@ -107,15 +114,15 @@ def run_study(workload: str, optimizer: str, seed: int, mode: str, budget: int, 
     evaluation time in seconds (sum of the trials' wall times, stored with them, so a
     resumed run reports the same figure)."""
     from experiments.study import Study
-    from optimizer.codesign import joint_space
+    from mappers.mapping_space import joint_mapping_space
 
     bo = {"n_init": max(5, budget // 6), "pool_size": 1000}
     spec = WORKLOADS.get(workload, workload)
     if optimizer == "constrained-bo-joint":
         hw = hardware_space(mode)
         study = Study.create(
-            f"{workload}-{mode}-{optimizer}-s{seed}", joint_space(hw, "spatial", spec), {"edp_uj_ms": "min"},
-            "optimizer.codesign:JointCoDesign", "constrained-bo", optimizer_options=dict(bo, pool_size=300),
+            f"{workload}-{mode}-{optimizer}-s{seed}", joint_mapping_space(hw, "spatial", spec, fixed=FIXED),
+            {"edp_uj_ms": "min"}, "joint", "constrained-bo", optimizer_options=dict(bo, pool_size=300),
             evaluator_options={"accelerator": "spatial", "workload": spec, "hardware_names": hw.names,
                                "fixed": FIXED},
             storage=storage, seed=seed,
@@ -123,10 +130,10 @@ def run_study(workload: str, optimizer: str, seed: int, mode: str, budget: int, 
     else:
         study = Study.create(
             f"{workload}-{mode}-{optimizer}-s{seed}", hardware_space(mode), {"edp_uj_ms": "min"},
-            "optimizer.codesign:NestedCoDesign", optimizer,
+            "nested", optimizer,
             optimizer_options=bo if optimizer == "constrained-bo" else {},
-            evaluator_options={"accelerator": "spatial", "workload": spec, "inner": inner,
-                               "inner_budget": inner_budget, "fixed": FIXED},
+            evaluator_options={"accelerator": "spatial", "workload": spec,
+                               "mapper": inner_mapper(inner, inner_budget), "fixed": FIXED},
             storage=storage, seed=seed,
         )
     study.optimize(budget, workers=workers, progress=False, timeout_s=1800)
@@ -215,11 +222,9 @@ def main(argv: list[str] | None = None) -> dict:
         for mode in modes:
             curves: dict[str, list[list[float]]] = {}
             walls: dict[str, list[float]] = {}
-            from evaluators.analytical import resolve_workload
-
             for opt in args.optimizers:
-                if opt == "constrained-bo-joint" and len(resolve_workload(spec)) > JOINT_MAX_LAYERS:
-                    print(f"  {mode:4} {opt:15} skipped: {len(resolve_workload(spec))} unique layers "
+                if opt == "constrained-bo-joint" and len(zoo.resolve(spec)) > JOINT_MAX_LAYERS:
+                    print(f"  {mode:4} {opt:15} skipped: {len(zoo.resolve(spec))} unique layers "
                           f"(> {JOINT_MAX_LAYERS}) make the joint space too large")
                     continue
                 if (opt == "constrained-bo-joint" and not quick and "all" not in args.joint_on

@@ -8,3 +8,5 @@
   optimizer over feasible candidates (pools + local search).
 * :mod:`optimizer.bo.driver` -- the loop the BO optimizers share.
 """
+
+__all__: list[str] = []  # internals: import the modules by name

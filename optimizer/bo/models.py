@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from design_space.space import SpaceLike
 from optimizer.base import Objective, Trial, TrialStatus
 
 DTYPE = torch.float64
@@ -66,18 +67,9 @@ def make_kernel(space: Any) -> Any:
     return parts[0] if len(parts) == 1 else ProductKernel(*parts)
 
 
-def encoding_groups(space: Any) -> list[Any]:
-    """The encoded column groups of a DesignSpace or a JointSpace (software columns are
-    the reference software space's, shifted after the hardware columns)."""
-    if hasattr(space, "encoding"):
-        return list(space.encoding())
-    from design_space.space import EncodedGroup
-
-    hw = list(space.hardware.encoding())
-    off = space.hardware.dim
-    sw = [EncodedGroup(g.name, g.kind, slice(g.columns.start + off, g.columns.stop + off),
-                       g.n_values, g.conditional) for g in space._ref.encoding()]
-    return hw + sw
+def encoding_groups(space: SpaceLike) -> list[Any]:
+    """The encoded column groups of a DesignSpace or a JointSpace."""
+    return list(space.encoding())
 
 
 def fit_gp(X: torch.Tensor, y: torch.Tensor, space: Any, seed: int) -> Any:
@@ -121,11 +113,6 @@ def objective_transform(values: np.ndarray, objective: Objective, log: str | boo
     use_log = (log is True) or (log == "auto" and v.size and np.all(v > 0))
     z = np.log(v) if use_log else v
     return -objective.sign * z
-
-
-def uses_log(values: np.ndarray, log: str | bool) -> bool:
-    v = np.asarray(values, dtype=float)
-    return bool((log is True) or (log == "auto" and v.size and np.all(v > 0)))
 
 
 @dataclass

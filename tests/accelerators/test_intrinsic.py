@@ -15,7 +15,8 @@ from accelerators.intrinsic import (
     PE_REGISTER_BITS,
     IntrinsicAccelerator,
 )
-from mappers import intrinsics as ir
+from evaluators.loopnest import evaluate_batch
+from mappers import tensor_ir as ir
 from mappers import zoo
 from mappers.schedule import ScheduleProblem
 
@@ -46,12 +47,12 @@ def test_lowering_structure():
     assert (accl.fanout_x, accl.fanout_y) == (8, 4) and accl.capacity_of("O") == 32 * 1024 / 4
     assert sp.capacity_words == 64 * 1024 and sp.tensors == frozenset({"W", "I"})
     assert sp.bandwidth_words_per_cycle == 2 * 8 and dram.bandwidth_words_per_cycle == 32
-    assert "dataflow" not in arch.attrs                                   # no systolic timing
+    assert arch.dataflow is None and arch.intrinsic == "CONV"            # no systolic timing
     assert arch.n_macs == 32
     # smaller banks: cheaper accesses (Horowitz SRAM fit)
     assert sp.read_energy_pj["W"] == pytest.approx(tech.sram_energy_pj(32, 8))
     g = IntrinsicAccelerator("GEMM", dataflow="WS").to_arch()
-    assert g.attrs["dataflow"] == "WS" and g.levels[0].tensors == frozenset({"W"})
+    assert g.dataflow == "WS" and g.levels[0].tensors == frozenset({"W"})
     assert IntrinsicAccelerator("GEMM", dataflow="OS").to_arch().levels[0].tensors == frozenset({"O"})
 
 
@@ -93,12 +94,11 @@ def test_hand_computed_gemm_on_an_output_stationary_array():
     """
     acc = IntrinsicAccelerator("GEMM", 16, 16, sp_kib=256, local_kib=128, dataflow="OS", sp_banks=4,
                                dma_bus_bits=128)
-    pr = ScheduleProblem(ir.gemm(16, 16, 16), acc)
+    pr = ScheduleProblem(ir.gemm(16, 16, 16), acc.to_arch(), evaluate_batch)
     for db, want in ((True, 48), (False, 94)):
         r = pr.evaluate([_gemm16_point(pr, db)])
         assert r["valid"][0] and r["compute_cycles"][0] == 46
         assert r["latency_cycles"][0] == want and r["dram_words"][0] == 768
-    from evaluators.loopnest import evaluate_batch
     res = evaluate_batch(pr.layers[0], pr.arch, pr.batch(pr.space.columns([_gemm16_point(pr, True)])))
     assert res.level_energy_pj[0][3] == pytest.approx(768 * 160.0)
     assert float(res.mac_energy_pj[0]) == pytest.approx(4096 * 0.3)
@@ -118,7 +118,7 @@ CASES = [
 def test_physical_bounds_on_random_schedules(kind, df, comp):
     acc = IntrinsicAccelerator(kind, pe_x=12, pe_y=8, sp_kib=64, local_kib=32, dataflow=df, sp_banks=2,
                                dma_bus_bits=64)
-    pr = ScheduleProblem(comp, acc)
+    pr = ScheduleProblem(comp, acc.to_arch(), evaluate_batch)
     pts = pr.sample(300, np.random.default_rng(1))
     r = pr.evaluate(pts)
     ok = r["valid"]

@@ -58,7 +58,7 @@ def test_tpu_v1_like_golden():
 
     a = t.to_arch()
     assert a.n_macs == 65536
-    assert a.attrs["dataflow"] == "WS" and (a.attrs["rows"], a.attrs["cols"]) == (256, 256)
+    assert a.dataflow == "WS" and (a.array_rows, a.array_cols) == (256, 256)
     sram = a.levels[1]
     assert sram.capacity_words == {"I": 24 * 2**20, "W": 256 * 2**10, "O": 4 * 2**20}
 

@@ -101,7 +101,7 @@ def test_to_arch_structure():
     assert sram.capacity_words == {"I": 32768, "W": 16384, "O": 8192}
     assert (sram.instances, sram.fanout_x, sram.fanout_y, sram.multicast) == (1, 4, 8, True)
     assert dram.capacity_words is None and dram.bandwidth_words_per_cycle == 12.0
-    assert a.attrs["dataflow"] == "OS" and a.attrs["rows"] == 8 and a.attrs["cols"] == 4
+    assert a.dataflow == "OS" and a.array_rows == 8 and a.array_cols == 4
     assert (a.word_bits, a.clock_mhz) == (16, 500.0)
     assert a.area_mm2 == pytest.approx(s.area_mm2)
     # energies (Horowitz)

@@ -115,9 +115,9 @@ def param_and_values(draw):
 
 
 def _array(p, vals):
-    from design_space.space import _column
+    from design_space import DesignSpace
 
-    return _column(p, [p.normalize(v) for v in vals])
+    return DesignSpace(p).columns([{p.name: p.normalize(v)} for v in vals], check=False)[p.name]
 
 
 @settings(max_examples=300, deadline=None)

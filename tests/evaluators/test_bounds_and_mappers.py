@@ -18,17 +18,12 @@ from evaluators.bounds import (
     touched_words,
 )
 from evaluators.loopnest import evaluate_batch
-from evaluators.reference import simulate
+from evaluators.loopnest_walk import simulate
+from mappers.exhaustive import ExhaustiveMapper, enumerate_mappings, factorizations
+from mappers.heuristic import HeuristicMapper
 from mappers.mapping import MappingBatch
-from mappers.search import (
-    _factorizations,
-    enumerate_mappings,
-    exhaustive_search,
-    heuristic_mapping,
-    random_mappings,
-    random_search,
-)
-from mappers.space import batch_from_columns, mapping_space, prime_factors
+from mappers.mapping_space import batch_from_columns, mapping_space, prime_factors
+from mappers.sampling import RandomMapper, random_mappings
 from mappers.workloads import conv2d, gemm
 from tests.evaluators.mapping_gen import random_arch, random_layer, random_mapping
 
@@ -79,7 +74,7 @@ def test_bounds_are_attained_by_an_ideal_case():
     layer = gemm("g", M=2, N=2, K=2)
     arch = ArchSpec("a", (MemoryLevel("B", capacity_words=100, read_energy_pj=0.0, write_energy_pj=0.0),
                           MemoryLevel("DRAM", read_energy_pj=10.0, write_energy_pj=10.0)), mac_energy_pj=1.0)
-    r = exhaustive_search(layer, arch)
+    r = ExhaustiveMapper().map(layer, arch, evaluate_batch)
     assert r.energy_pj == energy_lower_bound_pj(layer, arch) == 8 + 12 * 10
     assert r.latency_cycles == latency_lower_bound_cycles(layer, arch) == 8
 
@@ -118,7 +113,7 @@ def test_systolic_dataflow_rules_hold_in_samples():
 
 def test_factorizations_count_matches_formula():
     for n, k in ((12, 3), (64, 4), (56, 5), (7, 2), (1, 3)):
-        fs = _factorizations(n, k)
+        fs = factorizations(n, k)
         assert all(math.prod(f) == n for f in fs) and len(set(fs)) == len(fs)
         primes = {p: prime_factors(n).count(p) for p in set(prime_factors(n))}
         assert len(fs) == math.prod(math.comb(e + k - 1, k - 1) for e in primes.values())
@@ -126,12 +121,12 @@ def test_factorizations_count_matches_formula():
 
 def test_exhaustive_is_optimal_and_heuristic_close():
     layer = gemm("g", M=4, N=4, K=6)
-    ex = exhaustive_search(layer, TOY)
+    ex = ExhaustiveMapper().map(layer, TOY, evaluate_batch)
     n = sum(len(b) for b in enumerate_mappings(layer, TOY))
     assert ex.evaluated == n
     rnd = evaluate_batch(layer, TOY, random_mappings(layer, TOY, 3000, seed=1))
     assert np.min(np.where(rnd.valid, rnd.edp, np.inf)) >= ex.edp
-    h = heuristic_mapping(layer, TOY)
+    h = HeuristicMapper().map(layer, TOY, evaluate_batch)
     assert h.edp <= 1.1 * ex.edp and h.evaluated < n / 10
     # the best mapping's counts are exact too
     ref = simulate(layer, TOY, ex.mapping)
@@ -141,7 +136,7 @@ def test_exhaustive_is_optimal_and_heuristic_close():
 def test_heuristic_beats_random_on_a_resnet_layer():
     layer = conv2d("res3x3", K=64, C=64, P=56, Q=56, R=3, S=3)
     for arch in (eyeriss_v1().to_arch(), systolic("WS")):
-        h = heuristic_mapping(layer, arch)
-        r = random_search(layer, arch, budget=5000, seed=0)
+        h = HeuristicMapper().map(layer, arch, evaluate_batch)
+        r = RandomMapper(5000).map(layer, arch, evaluate_batch, seed=0)
         assert h.edp <= r.edp and h.evaluated < 5000
         assert h.edp >= edp_lower_bound(layer, arch)

@@ -11,7 +11,8 @@ jnp = jax.numpy
 from accelerators import SystolicArray, eyeriss_v1  # noqa: E402
 from evaluators.differentiable import relaxed_model  # noqa: E402
 from evaluators.loopnest import evaluate_batch  # noqa: E402
-from mappers.search import heuristic_mapping, random_mappings  # noqa: E402
+from mappers.heuristic import HeuristicMapper  # noqa: E402
+from mappers.sampling import random_mappings  # noqa: E402
 from mappers.workloads import conv2d, gemm  # noqa: E402
 
 
@@ -45,7 +46,7 @@ def test_jax_equals_numpy_on_integer_mappings(arch_factory):
 def test_gradient_matches_finite_differences():
     layer = gemm("g", M=64, N=64, K=64)
     arch = eyeriss_v1().to_arch()
-    m = heuristic_mapping(layer, arch).batch
+    m = HeuristicMapper().map(layer, arch, evaluate_batch).batch
     with jax.enable_x64(True):
         f = relaxed_model(layer, arch, m.order[0], m.keep[0])
 
@@ -69,7 +70,7 @@ def test_gradient_matches_finite_differences():
 def test_overflow_penalty_grows_with_tiles():
     layer = gemm("g", M=32, N=32, K=32)
     arch = eyeriss_v1().to_arch()
-    m = heuristic_mapping(layer, arch).batch
+    m = HeuristicMapper().map(layer, arch, evaluate_batch).batch
     with jax.enable_x64(True):
         f = relaxed_model(layer, arch, m.order[0], m.keep[0])
         small = jnp.asarray(caps(arch)) * 0.01

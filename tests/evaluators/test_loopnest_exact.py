@@ -7,7 +7,7 @@ import pytest
 
 from accelerators.arch import ArchSpec, MemoryLevel
 from evaluators.loopnest import evaluate_batch
-from evaluators.reference import simulate
+from evaluators.loopnest_walk import simulate
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import conv2d, gemm
 from tests.evaluators.mapping_gen import random_arch, random_layer, random_mapping

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.systolic import DATAFLOWS
+from evaluators.systolic_timing import DATAFLOWS
 from experiments.benchmarks.scalesim_compare import (
     DEFAULT_PYTHON,
     RESNET50_LAYERS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluators.hasco import hardware_space, reference_point
+from evaluators.intrinsic_codesign import hardware_space, reference_point
 from experiments.config import load_config
 
 CONFIG = Path(__file__).resolve().parents[2] / "experiments" / "configs" / "hasco_resnet50_gemm.yaml"
@@ -19,7 +19,7 @@ def test_config_space_is_hascos_gemm_space():
     cfg = loaded.config
     assert cfg.objectives == {"latency_ms": "min", "power_mw": "min", "area_mm2": "min"}
     assert cfg.optimizer.name == "mobo" and cfg.budget.n_trials == 25
-    assert cfg.evaluator.function == "optimizer.hasco:HascoCoDesign"
+    assert cfg.evaluator.function == "hasco"
 
 
 def test_config_evaluator_scores_a_point():

@@ -19,7 +19,7 @@ def test_config_space_is_the_codesign_space():
     cfg = loaded.config
     assert cfg.objectives == {"precision": "max", "latency_ms": "min", "bram36": "min"}
     assert cfg.optimizer.name == "mobo"
-    assert cfg.evaluator.function == "evaluators.ppr.codesign:MeLoPPRCoDesign"
+    assert cfg.evaluator.function == "evaluators.ppr.engine_evaluator:MeLoPPRCoDesign"
     assert cfg.budget.n_trials <= 60  # a modest default: minutes on 2 cores
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from experiments.benchmarks.zigzag_compare import (
     DEFAULT_PYTHON,
-    _last_json,
+    last_json,
     zigzag_rate,
     zigzag_run,
 )
@@ -42,8 +42,8 @@ def test_failing_run_gives_none_not_an_exception():
 
 def test_last_json_takes_the_last_object_line():
     out = 'log line\n{"a": 1}\nWARNING: {not json\n{"cost_model_evals_per_s": 2.5}\n'
-    assert _last_json(out) == {"cost_model_evals_per_s": 2.5}
-    assert _last_json("nothing here\n[1, 2]\n") is None
+    assert last_json(out) == {"cost_model_evals_per_s": 2.5}
+    assert last_json("nothing here\n[1, 2]\n") is None
 
 
 @pytest.mark.slow

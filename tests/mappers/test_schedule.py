@@ -5,18 +5,24 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import experiments.inner_search  # noqa: F401  (offers QLearning as the "qlearning" strategy)
 from accelerators.intrinsic import IntrinsicAccelerator
-from mappers import intrinsics as ir
+from evaluators.loopnest import evaluate_batch
 from mappers import schedule as sch
-from mappers.schedule import ScheduleProblem, default_schedule
-from optimizer import hasco as oh
-from optimizer.hasco import search_schedule
+from mappers import tensor_ir as ir
+from mappers.schedule import ScheduleMapper, ScheduleProblem, default_schedule, search_schedule
+
+METHODS = ("heuristic", "qlearning", "random")
+
+
+def problem(comp, acc):
+    return ScheduleProblem(comp, acc.to_arch(), evaluate_batch)
 
 
 @pytest.fixture(scope="module")
 def conv_problem():
     acc = IntrinsicAccelerator("GEMM", 16, 16, sp_kib=128, local_kib=64, dataflow="WS", sp_banks=4)
-    return ScheduleProblem(ir.conv2d(N=1, K=64, C=32, P=28, Q=28, R=3, S=3), acc)
+    return problem(ir.conv2d(N=1, K=64, C=32, P=28, Q=28, R=3, S=3), acc)
 
 
 def test_tile_candidates():
@@ -63,7 +69,7 @@ def test_capacity_constraint_and_double_buffering(conv_problem):
 
 def test_searches_respect_the_budget_and_improve(conv_problem):
     pr = conv_problem
-    for m in oh.METHODS:
+    for m in METHODS:
         res = search_schedule(pr, m, 40, seed=1)
         assert res.evaluated == 40 and len(res.history) == 40
         h = np.asarray(res.history)
@@ -80,19 +86,24 @@ def test_cache_by_shape():
     acc = IntrinsicAccelerator("GEMV", 8, 8, dataflow="FIXED")
     a = ir.gemv(M=64, L=32, name="first")
     b = ir.gemv(M=64, L=32, name="second", repeat=3)
-    r1 = oh.schedule_cached(a, acc, "random", 20, 0)
-    assert oh.schedule_cached(b, acc, "random", 20, 0) is r1
-    assert oh.schedule_cached(ir.gemv(M=64, L=16), acc, "random", 20, 0) is not r1
+    arch, mapper = acc.to_arch(), ScheduleMapper("random", 20)
+    n0 = len(sch.SEARCH_CACHE)
+    r1 = mapper.map(a, arch, evaluate_batch)
+    assert len(sch.SEARCH_CACHE) == n0 + 1
+    r2 = mapper.map(b, arch, evaluate_batch)                 # same shape: no new search
+    assert len(sch.SEARCH_CACHE) == n0 + 1 and r2.info == r1.info
+    mapper.map(ir.gemv(M=64, L=16), arch, evaluate_batch)
+    assert len(sch.SEARCH_CACHE) == n0 + 2
 
 
 def test_errors_name_the_problem():
     acc = IntrinsicAccelerator("GEMM", 8, 8, dataflow="OS")
     with pytest.raises(ValueError, match="no partition onto the GEMM intrinsic"):
-        ScheduleProblem(ir.dot(N=4, L=4), acc)
+        problem(ir.dot(N=4, L=4), acc)
     with pytest.raises(ValueError, match="has 3 inputs"):
-        ScheduleProblem(ir.mttkrp(M=2, N=2, K=2, L=2), acc)
-    pr = ScheduleProblem(ir.gemm(M=8, N=8, K=8), acc)
-    with pytest.raises(ValueError, match="unknown schedule search method 'anneal'"):
+        problem(ir.mttkrp(M=2, N=2, K=2, L=2), acc)
+    pr = problem(ir.gemm(M=8, N=8, K=8), acc)
+    with pytest.raises(ValueError, match="unknown search strategy 'anneal'"):
         search_schedule(pr, "anneal", 10)
     with pytest.raises(ValueError, match="budget must be a positive integer"):
         search_schedule(pr, "random", 0)

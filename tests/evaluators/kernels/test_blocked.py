@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from evaluators.kernels import blocked
-from mappers.search import search
+from evaluators.loopnest import evaluate_batch
+from mappers.sampling import RandomMapper
 
 
 def _ints(*shape, seed=0):
@@ -54,7 +55,7 @@ def test_a_mapper_chosen_mapping_runs_exactly():
     words); the blocked matmul runs that mapping and is exact."""
     layer = blocked.gemm_layer(32, 64, 48)
     arch = blocked.cpu_arch(cache_words=4096)
-    r = search(layer, arch, "random", budget=200, seed=0)
+    r = RandomMapper(200).map(layer, arch, evaluate_batch, seed=0)
     p = blocked.from_mapping(layer, r.mapping)
     a, b = _ints(32, 48, seed=3), _ints(48, 64, seed=4)
     assert torch.equal(blocked.blocked_matmul(a, b, p), a @ b)

@@ -16,7 +16,7 @@ random starts, then rounds back to a legal design and scores it exactly.
   model does not read) stay at the start's value; starts that differ in them descend
   separately (one compiled model per group).
 * Mapping: per layer, the log tile factor of every loop slot a dimension may use
-  (:func:`mappers.space.allowed_slots`: temporal per on-chip level, spatial per fanout,
+  (:func:`mappers.mapping_space.allowed_slots`: temporal per on-chip level, spatial per fanout,
   dataflow rules included). The backing store's factor is *derived*, ``size /
   product(others)``, so the factors of every dimension multiply to its size by
   construction; after every step the log factors of each dimension are projected onto
@@ -51,7 +51,7 @@ random starts, then rounds back to a legal design and scores it exactly.
   far (``best_iterate``), not its current one.
 
 The per-layer model is :func:`evaluators.differentiable.relaxed_model`'s: the same
-``evaluators.loopnest._core`` on ``jax.numpy`` with ``integer=False``, the same latency
+``evaluators.loopnest.count`` on ``jax.numpy`` with ``integer=False``, the same latency
 (max of compute -- with the systolic fill/drain closed form -- and bandwidth cycles).
 It is called here directly, with loop orders, bypass bits and per-access energies as
 *traced inputs* and a batch of starts, rather than through ``relaxed_model``, which bakes
@@ -74,13 +74,13 @@ that both give the same energy and latency.
   permitting), else to the backing store -- an exact divisor factorization; (2)
   *capacity repair*: while a tile overflows, move the prime whose removal shrinks the
   overflow most from an on-chip slot to the backing store; (3) *refine* (default on):
-  steepest descent with :func:`mappers.search.heuristic_mapping`'s neighbourhood
+  steepest descent over :func:`mappers.heuristic.neighbourhood`
   (single prime-factor moves and adjacent loop swaps), per-layer EDP, starting from the
   snapped mapping -- i.e. the heuristic mapper re-run seeded with the rounded factors
   instead of its max-utilization start. Every result passes ``Mapping.violations``.
 * Score: the exact numpy model per layer, summed into
-  :func:`optimizer.codesign.network_metrics` (the same metrics as
-  :class:`~optimizer.codesign.NestedCoDesign`: ``edp_uj_ms``, ``energy_uj``, ...).
+  :func:`evaluators.nested.network_metrics` (the same metrics as
+  :class:`~evaluators.nested.NestedEvaluator`: ``edp_uj_ms``, ``energy_uj``, ...).
 
 **Evaluations.** One evaluation = one rounded candidate (hardware + mappings) scored by
 the exact model, so budgets compare with BO or random search over the hardware space
@@ -106,15 +106,17 @@ from accelerators import tech as _tech
 from accelerators.arch import OPERANDS, ArchSpec
 from accelerators.spatial import SpatialArray
 from accelerators.systolic import SystolicArray
-from evaluators.analytical import resolve_workload
 from evaluators.differentiable import DATAFLOW_OVERHEAD
-from evaluators.loopnest import _core, _static, evaluate_batch, layer_constants
+from evaluators.loopnest import count, evaluate_batch, layer_constants, prepare
+from evaluators.nested import network_metrics
+from mappers import zoo
+from mappers.base import result_of
+from mappers.heuristic import HeuristicMapper, descend
 from mappers.mapping import Mapping as LayerMapping
 from mappers.mapping import MappingBatch
-from mappers.search import _moves, _score, heuristic_mapping, random_mappings
-from mappers.space import MappingSpaceInfo, allowed_slots, prime_factors
+from mappers.mapping_space import MappingSpaceInfo, allowed_slots, prime_factors
+from mappers.sampling import random_mappings
 from mappers.workloads import Layer
-from optimizer.codesign import network_metrics
 
 __all__ = ["GradientCandidate", "GradientResult", "GradientSearch", "RelaxedNetwork", "fit_capacity",
            "gradient_codesign", "project_capped_simplex", "refine_mapping", "round_hardware", "snap_mapping",
@@ -135,10 +137,7 @@ def sram_energy_pj_jnp(capacity_kib: Any, word_bits: float) -> Any:
     capacity): the same piecewise log-log law through Horowitz's three points."""
     import jax.numpy as jnp
 
-    lk, lp, sl = _tech._SRAM_LOG_KIB, _tech._SRAM_LOG_PJ, _tech._SRAM_SLOPES
-    lx = jnp.log(capacity_kib)
-    log_pj = jnp.where(lx < lk[1], lp[0] + sl[0] * (lx - lk[0]), lp[1] + sl[1] * (lx - lk[1]))
-    return jnp.exp(log_pj) * word_bits / _tech.SRAM_FIT_WORD_BITS
+    return _tech.sram_energy_law(capacity_kib, word_bits, jnp)
 
 
 def _register_pj(t: _tech.TechModel, words: Any, bits: int) -> Any:
@@ -249,7 +248,7 @@ class RelaxedNetwork:
         self.layers, self.kind, self.acc, self.arch = list(layers), kind, acc, arch
         self.relaxed = tuple(relaxed)
         self.hw_constraints = tuple(hw_constraints)
-        self.statics = [_static(layer, arch, layer_constants(layer)) for layer in self.layers]
+        self.statics = [prepare(layer, arch) for layer in self.layers]
         self.slots = [_slot_masks(layer, arch) for layer in self.layers]
         L = arch.n_levels
         bounded = [lv.capacity_words is not None for lv in arch.levels]
@@ -261,7 +260,7 @@ class RelaxedNetwork:
         self.shared_mask[L - 1] = False
         self.fan_x_levels = [li for li, lv in enumerate(arch.levels) if lv.fanout_x > 1]
         self.fan_y_levels = [li for li, lv in enumerate(arch.levels) if lv.fanout_y > 1]
-        self.dataflow = (arch.attrs or {}).get("dataflow")
+        self.dataflow = arch.dataflow
 
     def hw_values(self, z_hw: Any) -> dict[str, Any]:
         import jax.numpy as jnp
@@ -298,7 +297,7 @@ class RelaxedNetwork:
             zt, zx, zy = params["maps"][i]
             T, SX, SY, cover = self.factors(i, zt, zx, zy)
             order, keep = data["order"][i], data["keep"][i]
-            out = _core(jnp, st, T, SX, SY, order, keep, integer=False)
+            out = count(jnp, st, T, SX, SY, order, keep, integer=False)
             energy = (jnp.sum(out["R"] * qn["e_read"] + out["Wr"] * qn["e_write"], axis=(0, 1))
                       + jnp.sum(out["noc"] * jnp.asarray(st.e_noc)[:, None], axis=0)
                       + out["macs_exec"] * st.mac_energy)
@@ -574,21 +573,10 @@ def fit_capacity(layer: Layer, arch: ArchSpec, batch: MappingBatch) -> MappingBa
 
 def refine_mapping(layer: Layer, arch: ArchSpec, batch: MappingBatch, *, objective: str = "edp",
                    max_rounds: int = 200) -> MappingBatch:
-    """Steepest descent from ``batch`` (legal) over heuristic_mapping's neighbourhood."""
+    """Steepest descent from ``batch`` (legal) over the heuristic mapper's neighbourhood
+    (:func:`mappers.heuristic.descend`)."""
     info = MappingSpaceInfo(layer, arch, "divisors", False)
-    consts = layer_constants(layer)
-    cur = batch
-    cur_s = _score(evaluate_batch(layer, arch, cur, consts=consts), objective)[0]
-    for _ in range(max_rounds):
-        cand = _moves(cur, info)
-        if not len(cand):
-            break
-        s = _score(evaluate_batch(layer, arch, cand, consts=consts), objective)
-        i = int(np.argmin(s))
-        if not s[i] < cur_s:
-            break
-        cur, cur_s = cand.take(np.array([i])), s[i]
-    return cur
+    return descend(layer, arch, evaluate_batch, batch, info, objective, max_rounds)[0]
 
 
 # ------------------------------------------------------------------ results
@@ -680,7 +668,7 @@ class GradientSearch:
                  init: str = "heuristic", refine: bool = True,
                  start_points: Sequence[Mapping[str, Any]] | None = None, repair_nodes: int = 2000,
                  lr_final: float = 0.05, warmup: float = 0.1, best_iterate: bool = True) -> None:
-        self.layers = resolve_workload(layers)
+        self.layers = zoo.resolve(layers)
         self.space = hw_space
         self.build: Callable[[Mapping[str, Any]], Any] = getattr(build, "from_point", build)
         self.starts = len(start_points) if start_points is not None else int(starts)
@@ -716,7 +704,7 @@ class GradientSearch:
         out = []
         for layer in self.layers:
             if self.init == "heuristic":
-                out.append(heuristic_mapping(layer, arch).batch)
+                out.append(HeuristicMapper().map(layer, arch, evaluate_batch).batch)
             else:
                 out.append(random_mappings(layer, arch, 1, int(rng.integers(2 ** 31))))
         return out
@@ -880,11 +868,9 @@ class GradientSearch:
         if key in seen:
             return None
         seen.add(key)
-        per_layer = []
-        for layer, mb in zip(self.layers, batches):
-            r = evaluate_batch(layer, arch, mb)
-            per_layer.append((float(r.energy_pj[0]), float(r.latency_cycles[0]), float(r.utilization[0])))
-        metrics = network_metrics(arch, acc.area_mm2, self.layers, per_layer)
+        results = [result_of(layer, arch, evaluate_batch, mb, 0, evaluated=1)
+                   for layer, mb in zip(self.layers, batches)]
+        metrics = network_metrics(arch, acc.area_mm2, self.layers, results)
         return GradientCandidate(number, b, s, point, tuple(mb.mapping(0) for mb in batches), metrics,
                                  rel, moves)
 

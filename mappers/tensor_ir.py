@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -287,6 +287,11 @@ class Computation:
 
         return cls(layer.name, dict(layer.dims), op(layer.tensor("O")),
                    (op(layer.tensor("I")), op(layer.tensor("W"))), layer.kind, layer.repeat)
+
+    def shape_key(self) -> tuple:
+        """What identifies the computation's schedule space: loops, output and inputs
+        (not its name, kind or repeat)."""
+        return (tuple(self.loops.items()), self.output, self.inputs)
 
     def to_layer(self, a: str | None = None, b: str | None = None) -> Layer:
         """This (two-input) computation as a :class:`~mappers.workloads.Layer` for the
@@ -786,7 +791,3 @@ def execute_stages(plan: Sequence[Partition], arrays: Mapping[str, np.ndarray],
     assert res is not None
     return res
 
-
-def enumerate_all(comps: Iterable[Computation], kinds: Sequence[str] = INTRINSIC_KINDS) -> dict[str, dict[str, int]]:
-    """``{computation name: {intrinsic kind: number of stage plans}}`` (a summary)."""
-    return {c.name: {k: len(match_stages(c, intrinsic(k))) for k in kinds} for c in comps}

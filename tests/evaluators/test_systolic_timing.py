@@ -1,7 +1,7 @@
-"""The systolic-array cycle model (evaluators.systolic), checked by hand and by properties.
+"""The systolic-array cycle model (evaluators.systolic_timing), checked by hand and by properties.
 
 The formulas come from SCALE-Sim 3.0.0's compute classes (see the module docstring of
-evaluators.systolic). One fold of a ``rows x cols`` array lasts as many cycles as its
+evaluators.systolic_timing). One fold of a ``rows x cols`` array lasts as many cycles as its
 demand matrices have rows:
 
 * OS (``systolic_compute_os.create_ifmap_demand_mat``): ``T`` rows of operands, a
@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators.systolic import (
+from evaluators.systolic_timing import (
     DATAFLOWS,
     fold_counts,
     fold_cycles,

@@ -9,7 +9,7 @@ import pytest
 
 from evaluators.base import Infeasible
 from evaluators.optics import data
-from evaluators.optics.codesign import D2NNCoDesign, loss_weights
+from evaluators.optics.multitask_evaluator import D2NNCoDesign, loss_weights
 
 CONFIG = Path(__file__).resolve().parents[3] / "experiments" / "configs" / "d2nn_codesign.yaml"
 POINT = {"layers": 2, "shared_depth": 1, "n": 16, "pitch_um": 36.0, "z_mm": 30.0, "phase_levels": 16,

@@ -1,10 +1,9 @@
-"""HASCO's co-design problem: workloads, hardware spaces, the generator's limit and the
-network totals. The evaluator that searches the software of every hardware point,
-:class:`optimizer.hasco.HascoCoDesign`, is built from these (it lives with the optimizers
-because its inner loop is a search).
+"""HASCO's co-design problem on tensor-intrinsic arrays: workloads, hardware spaces, the
+generator's limit, and :class:`HascoCoDesign`, the evaluator that scores a hardware point
+with its software searched (the nested evaluator with HASCO's schedule mapper).
 
 * **Workloads** (:func:`workload`): the networks ResNet-50, MobileNetV2 and Xception
-  (:mod:`mappers.zoo`, as :class:`~mappers.intrinsics.Computation` s; HASCO feeds its
+  (:mod:`mappers.zoo`, as :class:`~mappers.tensor_ir.Computation` s; HASCO feeds its
   Keras models 224x224 images, so Xception defaults to 224 here) and HASCO's kernel
   benchmarks with the shapes of its testbenches (``testbench/sw_*_test.py`` of
   github.com/pku-liang/HASCO): :data:`KERNELS`. For the CONV intrinsic a network's
@@ -14,15 +13,17 @@ because its inner loop is a search).
   as a :class:`~design_space.DesignSpace`, with the known constraint HASCO's code
   comment says is missing (``local_kib <= sp_kib``) and optionally an area budget
   (:func:`reference_area_mm2`: that of a Gemmini-like reference design).
-* **Evaluation** (:class:`optimizer.hasco.HascoCoDesign`): build the accelerator; a point the hardware
-  generator cannot build raises :class:`~evaluators.base.Infeasible` -- here a memory
-  bank larger than :data:`MAX_BANK_KIB` (see there); then for every unique layer, the
-  best schedule found by :func:`optimizer.hasco.schedule_cached` (every decomposition of
-  a computation with more than two inputs is tried, stage latencies add up; a layer
-  without any partition onto the intrinsic is infeasible). Network totals: latency =
-  sum of layer latencies x repeats (layers run one after another), energy likewise,
-  power = energy / latency (HASCO averages per-layer powers instead), area of the
-  accelerator. HASCO's +3 % uniform noise on every metric is not reproduced.
+* **Evaluation** (:class:`HascoCoDesign`, a :class:`~evaluators.nested.NestedEvaluator`):
+  build the accelerator; a point the hardware generator cannot build raises
+  :class:`~evaluators.base.Infeasible` -- here a memory bank larger than
+  :data:`MAX_BANK_KIB` (see there); then every unique layer is mapped by
+  :class:`mappers.schedule.ScheduleMapper` (every decomposition of a computation with
+  more than two inputs is tried, stage latencies add up; a layer without any partition
+  onto the intrinsic is infeasible), minimizing latency. Network totals
+  (:func:`evaluators.nested.network_metrics`): latency = sum of layer latencies x
+  repeats (layers run one after another), energy likewise, power = energy / latency
+  (HASCO averages per-layer powers instead), area of the accelerator. HASCO's +3 %
+  uniform noise on every metric is not reproduced.
 """
 
 from __future__ import annotations
@@ -30,15 +31,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from accelerators.intrinsic import ACC_BANKS, HASCO_SPACES, IntrinsicAccelerator
+from accelerators.intrinsic import ACC_BANKS, DATAFLOWS, HASCO_SPACES, IntrinsicAccelerator
 from design_space import Categorical, Constraint, DesignSpace, Integer, Ordinal
-from mappers import intrinsics as ir
+from evaluators.nested import NestedEvaluator
+from mappers import tensor_ir as ir
 from mappers import zoo
-from mappers.intrinsics import Computation
+from mappers.schedule import SCHEDULE_SEARCHES, ScheduleMapper
+from mappers.tensor_ir import Computation
 from mappers.workloads import Layer, conv2d
 
-__all__ = ["KERNELS", "MAX_BANK_KIB", "NETWORKS", "PROXIES", "build", "generator_check", "hardware_space",
-           "network_totals", "reference_area_mm2", "reference_point", "workload"]
+__all__ = ["KERNELS", "MAX_BANK_KIB", "NETWORKS", "PROXIES", "HascoCoDesign", "build", "generator_check",
+           "hardware_space", "reference_area_mm2", "reference_point", "workload"]
 
 MAX_BANK_KIB = 128.0
 """[inferred] Largest SRAM bank the hardware generator can build (KiB): a stand-in for
@@ -141,8 +144,6 @@ def hardware_space(intrinsic_kind: str, area_cap_mm2: float | None = None) -> De
 def build(intrinsic_kind: str, point: Mapping[str, Any]) -> IntrinsicAccelerator:
     """The accelerator of a hardware point (``dataflow`` defaults to the kind's only or
     first one)."""
-    from accelerators.intrinsic import DATAFLOWS
-
     p = dict(point)
     p.setdefault("dataflow", next(iter(DATAFLOWS[intrinsic_kind.upper()])))
     return IntrinsicAccelerator.from_point(p, intrinsic=intrinsic_kind.upper())
@@ -157,16 +158,6 @@ def generator_check(acc: IntrinsicAccelerator, max_bank_kib: float = MAX_BANK_KI
         return (f"accumulator bank of {acc.local_kib / ACC_BANKS:g} KiB exceeds the {max_bank_kib:g} KiB "
                 f"macro limit ({acc.local_kib:g} KiB in {ACC_BANKS} banks)")
     return None
-
-
-def network_totals(acc: IntrinsicAccelerator, comps: Sequence[Computation],
-                   per: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    lat = sum(p["latency_cycles"] * c.repeat for c, p in zip(comps, per))
-    energy = sum(p["energy_pj"] * c.repeat for c, p in zip(comps, per))
-    macs = sum(c.macs * c.repeat for c in comps)
-    return {"latency_cycles": float(lat), "latency_ms": float(acc.cycles_to_ms(lat)),
-            "energy_uj": float(energy) * 1e-6, "power_mw": float(acc.power_mw(energy, lat)),
-            "area_mm2": acc.area_mm2, "utilization": macs / (lat * acc.n_pes) if lat else 0.0}
 
 
 def reference_area_mm2(intrinsic_kind: str) -> float:
@@ -187,3 +178,68 @@ def reference_point(intrinsic_kind: str) -> dict[str, Any]:
     if kind == "GEMM":
         p["dataflow"] = "WS"
     return p
+
+
+class HascoCoDesign(NestedEvaluator):
+    """``hardware point -> {latency_ms, power_mw, area_mm2, ...}`` with the software of
+    every layer searched (see the module docstring).
+
+    Args:
+        intrinsic: ``"GEMM"``, ``"GEMV"``, ``"DOT"`` or ``"CONV"``.
+        workload: a name for :func:`workload` or a list of computations.
+        sw_method: the schedule search (``heuristic``, ``random``, or an ask/tell
+            strategy such as ``qlearning``; :class:`~mappers.schedule.ScheduleMapper`).
+        sw_budget: schedules evaluated per layer (and stage).
+        schedule: ``"search"`` (co-design) or ``"default"`` (no software search: the
+            default schedule only).
+        max_bank_kib: the generator's largest SRAM bank (:data:`MAX_BANK_KIB`).
+        workload_options: passed to :func:`workload`.
+        sw_seed: seed of the schedule searches. It does not follow the trial's seed, so
+            a hardware point always gets the same software (and cache hits).
+    """
+
+    def __init__(self, intrinsic: str, workload: str | Sequence[Computation], *, sw_method: str = "heuristic",
+                 sw_budget: int = 60, schedule: str = "search", max_bank_kib: float = MAX_BANK_KIB,
+                 workload_options: Mapping[str, Any] | None = None, sw_seed: int = 0) -> None:
+        kind = intrinsic.upper() if isinstance(intrinsic, str) else intrinsic
+        if kind not in HASCO_SPACES:
+            raise ValueError(f"unknown intrinsic {intrinsic!r}; choices: {sorted(HASCO_SPACES)}")
+        if schedule not in ("search", "default"):
+            raise ValueError(f"schedule must be 'search' or 'default', got {schedule!r}")
+        if not isinstance(sw_method, str) or (sw_method == "default" and schedule == "search"):
+            raise ValueError(f"sw_method must name a search ({list(SCHEDULE_SEARCHES[1:])} or an "
+                             f"ask/tell strategy), got {sw_method!r}")
+        self.intrinsic = kind
+        self.max_bank_kib = float(max_bank_kib)
+        mapper = ScheduleMapper("default" if schedule == "default" else sw_method, sw_budget,
+                                fixed_seed=int(sw_seed))
+        super().__init__(_Builder(kind), _workload(workload, kind, **dict(workload_options or {})), mapper,
+                         objective="latency", check=_GeneratorCheck(self.max_bank_kib))
+
+    @property
+    def comps(self) -> list[Computation]:
+        """The computations of the workload."""
+        return self.units
+
+
+_workload = workload
+
+
+class _Builder:
+    """``point -> IntrinsicAccelerator`` of one intrinsic kind (picklable)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __call__(self, point: Mapping[str, Any]) -> IntrinsicAccelerator:
+        return build(self.kind, point)
+
+
+class _GeneratorCheck:
+    """``acc -> reason | None`` for the generator's largest bank (picklable)."""
+
+    def __init__(self, max_bank_kib: float) -> None:
+        self.max_bank_kib = max_bank_kib
+
+    def __call__(self, acc: IntrinsicAccelerator) -> str | None:
+        return generator_check(acc, self.max_bank_kib)

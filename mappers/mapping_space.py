@@ -1,7 +1,8 @@
 """The legal mappings of a layer on an architecture, as a :class:`DesignSpace`.
 
-This is the software half of a co-design space: ``JointSpace(hw_space, lambda hw:
-mapping_space(layer, build(hw).to_arch()))`` gives the full joint space.
+This is the software half of a co-design space: :func:`joint_mapping_space` couples a
+hardware space with every layer's mapping space (``JointSpace(hw_space, lambda hw:
+mapping_space(layer, build(hw).to_arch()))`` for one layer).
 
 Parameters (only for dimensions of size > 1; ``<lv>`` is a level name such as ``GLB``):
 
@@ -26,7 +27,7 @@ speed): factors of each dimension fit it; spatial factors fit each fanout; every
 fits its level's capacity (per partition, or summed for a shared buffer); and for
 systolic arrays the dataflow's rules (below).
 
-Systolic dataflows (``arch.attrs["dataflow"]``), in SCALE-Sim's convention, by the
+Systolic dataflows (``arch.dataflow``), in SCALE-Sim's convention, by the
 operand relevance of each dimension: *output-only* dims (``N, P, Q``; GEMM ``M``),
 *weight-output* dims (``K``; GEMM ``N``) and *reduction* dims (``C, R, S``; GEMM ``K``).
 OS: rows <- output-only, columns <- weight-output, PE-level temporal <- reduction, the
@@ -47,18 +48,38 @@ from typing import Any
 import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
-from design_space import Categorical, Constraint, DesignSpace, Ordinal, Permutation
+from accelerators.registry import resolve_accelerator
+from design_space import Categorical, Constraint, DesignSpace, JointSpace, Ordinal, Permutation
+from design_space.compose import product
+from mappers import zoo
 from mappers.mapping import MappingBatch
 from mappers.workloads import Layer
 
+__all__ = [
+    "DATAFLOW_RULES",
+    "FACTOR_MODES",
+    "MappingSpaceInfo",
+    "allowed_slots",
+    "batch_from_columns",
+    "dim_classes",
+    "divisors",
+    "factor_candidates",
+    "joint_mapping_space",
+    "keep_array",
+    "mapping_space",
+    "prime_factors",
+    "propose",
+]
+
 FACTOR_MODES = ("divisors", "padded")
 
-# dataflow -> (dims on Y rows, dims on X cols, PE-level temporal dims, PE keeps)
-DATAFLOWS: dict[str, tuple[str, str, str, str]] = {
+DATAFLOW_RULES: dict[str, tuple[str, str, str, str]] = {
     "OS": ("output_only", "weight_output", "reduction", "O"),
     "WS": ("reduction", "weight_output", "output_only", "W"),
     "IS": ("reduction", "output_only", "weight_output", "I"),
 }
+"""Systolic dataflow -> (dimension class on the Y rows, on the X columns, of the PE-level
+temporal loops, the operand the PE keeps); see the module docstring."""
 
 
 def divisors(n: int) -> list[int]:
@@ -100,7 +121,7 @@ class MappingSpaceInfo:
         self.sy = {(li, d): f"sy_{self.names[li]}_{d}" for li in range(L) if arch.levels[li].fanout_y > 1
                    for d in self.dims}
         self.order = {li: f"order_{self.names[li]}" for li in range(1, L)} if len(self.dims) > 1 else {}
-        self.dataflow = (arch.attrs or {}).get("dataflow")
+        self.dataflow = arch.dataflow
         self.keep: dict[tuple[int, str], str] = {}
         if bypass and self.dataflow is None:
             self.keep = {(li, op): f"keep_{self.names[li]}_{op}" for li in range(L - 1)
@@ -177,7 +198,7 @@ def allowed_slots(info: MappingSpaceInfo) -> dict[str, list[tuple[str, int]]]:
     store's temporal slot ``("t", L-1)`` is always allowed."""
     L = info.arch.n_levels
     classes = dim_classes(info.layer)
-    rules = DATAFLOWS.get(info.dataflow) if info.dataflow else None
+    rules = DATAFLOW_RULES.get(info.dataflow) if info.dataflow else None
     out: dict[str, list[tuple[str, int]]] = {}
     for d in info.dims:
         slots = []
@@ -246,9 +267,9 @@ def propose(info: MappingSpaceInfo, n: int, rng: np.random.Generator) -> dict[st
 
 
 def _dataflow_constraints(layer: Layer, arch: ArchSpec, info: MappingSpaceInfo) -> list[Constraint]:
-    if info.dataflow not in DATAFLOWS:
-        raise ValueError(f"unknown dataflow {info.dataflow!r} (known: {sorted(DATAFLOWS)})")
-    rows_cls, cols_cls, pe_cls, _ = DATAFLOWS[info.dataflow]
+    if info.dataflow not in DATAFLOW_RULES:
+        raise ValueError(f"unknown dataflow {info.dataflow!r} (known: {sorted(DATAFLOW_RULES)})")
+    rows_cls, cols_cls, pe_cls, _ = DATAFLOW_RULES[info.dataflow]
     classes = dim_classes(layer)
     pinned = []
     for (_li, d), name in info.sy.items():
@@ -266,7 +287,10 @@ def _dataflow_constraints(layer: Layer, arch: ArchSpec, info: MappingSpaceInfo) 
                        lambda p, pinned=pinned: np.all([p[n] == 1 for n in pinned], axis=0))]
 
 
-def _keep_arrays(info: MappingSpaceInfo, cols: MappingT[str, np.ndarray], n: int) -> np.ndarray:
+def keep_array(info: MappingSpaceInfo, cols: MappingT[str, np.ndarray] | None = None, n: int = 1) -> np.ndarray:
+    """``(n, L, 3)``: whether each level keeps W, I, O -- the backing store keeps all; a
+    systolic PE keeps the dataflow's stationary operand only; with bypass parameters in
+    ``cols`` (``keep_<lv>_<op>``) those decide; otherwise every operand a level can hold."""
     arch = info.arch
     L = arch.n_levels
     keep = np.zeros((n, L, 3), dtype=bool)
@@ -276,8 +300,8 @@ def _keep_arrays(info: MappingSpaceInfo, cols: MappingT[str, np.ndarray], n: int
             if op not in arch.levels[li].tensors:
                 continue
             if info.dataflow is not None and li == 0:
-                keep[:, li, t] = op == DATAFLOWS[info.dataflow][3]
-            elif (li, op) in info.keep:
+                keep[:, li, t] = op == DATAFLOW_RULES[info.dataflow][3]
+            elif cols is not None and (li, op) in info.keep:
                 keep[:, li, t] = np.asarray(cols[info.keep[(li, op)]], dtype=bool)
             else:
                 keep[:, li, t] = True
@@ -301,7 +325,7 @@ def _capacity_constraints(layer: Layer, arch: ArchSpec, info: MappingSpaceInfo) 
                         name = group.get((lj, d))
                         if name is not None:
                             ext[d] = ext[d] * p[name]
-            keep = _keep_arrays(info, p, n)[:, li, :]
+            keep = keep_array(info, p, n)[:, li, :]
             words = []
             for op in OPERANDS:
                 t = layer.tensor(op)
@@ -351,10 +375,30 @@ def batch_from_columns(layer: Layer, arch: ArchSpec, cols: MappingT[str, np.ndar
                 row = uniq[key] = np.array(seq, dtype=np.int64)
             idx_rows[r] = row
         order[:, li, :] = idx_rows
-    keep = _keep_arrays(info, cols, n)
+    keep = keep_array(info, cols, n)
     return MappingBatch(dims, T, SX, SY, order, keep)
 
 
-def batch_from_points(layer: Layer, arch: ArchSpec, space: DesignSpace, points: Sequence[MappingT[str, Any]],
-                      **kw: Any) -> MappingBatch:
-    return batch_from_columns(layer, arch, space.columns(points), **kw)
+def joint_mapping_space(hardware: DesignSpace, accelerator: Any, workload: Sequence[Layer] | str, *,
+                        fixed: MappingT[str, Any] | None = None) -> JointSpace:
+    """Hardware space x every layer's mapping space, flattened: a joint point holds the
+    hardware parameters and ``L<i>.<param>`` for layer ``i``'s mapping (the flattened
+    view of nested co-design, for one optimizer over everything; its dimension grows
+    with the layers).
+
+    Args:
+        hardware: the hardware space.
+        accelerator: a class with ``from_point`` (or a registered name) whose ``to_arch()``
+            gives the architecture of a hardware point.
+        workload: layers, or a zoo name (:func:`mappers.zoo.resolve`).
+        fixed: parameters merged under every hardware point before it is built.
+    """
+    builder = getattr(resolve_accelerator(accelerator), "from_point", resolve_accelerator(accelerator))
+    layers = zoo.resolve(workload)
+    base = dict(fixed or {})
+
+    def software(hw: dict) -> DesignSpace:
+        arch = builder({**base, **hw}).to_arch()
+        return product({f"L{i}": mapping_space(layer, arch) for i, layer in enumerate(layers)})
+
+    return JointSpace(hardware, software)

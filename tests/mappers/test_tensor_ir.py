@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mappers import intrinsics as ir
+from mappers import tensor_ir as ir
 from mappers import zoo
-from mappers.intrinsics import INTRINSIC_KINDS, intrinsic, match, match_stages
+from mappers.tensor_ir import INTRINSIC_KINDS, intrinsic, match, match_stages
 
 
 def keyset(parts):

@@ -1,4 +1,4 @@
-"""evaluators.ppr.codesign: scoring joint FPGA x MeLoPPR-plan points."""
+"""evaluators.ppr.engine_evaluator: scoring joint FPGA x MeLoPPR-plan points."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from accelerators.ppr_fpga import HostModel, PPRFpgaEngine
 from evaluators import Infeasible
 from evaluators.ppr import load_edgelist, local_ppr, meloppr, precision_at_k
-from evaluators.ppr.codesign import (
+from evaluators.ppr.engine_evaluator import (
     MeLoPPRCoDesign,
     baseline_subgraph,
     calibrate_host,

@@ -14,11 +14,7 @@ from accelerators import SpatialArray, tech  # noqa: E402
 from design_space import Constraint, DesignSpace, Integer, Ordinal  # noqa: E402
 from evaluators.bounds import edp_lower_bound  # noqa: E402
 from evaluators.differentiable import relaxed_model  # noqa: E402
-from evaluators.loopnest import evaluate  # noqa: E402
-from mappers.search import heuristic_mapping  # noqa: E402
-from mappers.workloads import conv2d, gemm  # noqa: E402
-from optimizer.codesign import NestedCoDesign  # noqa: E402
-from optimizer.gradient import (  # noqa: E402
+from evaluators.gradient_codesign import (  # noqa: E402
     RelaxedNetwork,
     fit_capacity,
     gradient_codesign,
@@ -26,6 +22,10 @@ from optimizer.gradient import (  # noqa: E402
     snap_mapping,
     sram_energy_pj_jnp,
 )
+from evaluators.loopnest import evaluate, evaluate_batch  # noqa: E402
+from evaluators.nested import NestedEvaluator  # noqa: E402
+from mappers.heuristic import HeuristicMapper  # noqa: E402
+from mappers.workloads import conv2d, gemm  # noqa: E402
 
 LAYER = gemm("g", M=16, N=16, K=32)
 WORDS = [4, 8, 16, 32]
@@ -69,7 +69,7 @@ def test_relaxed_network_matches_relaxed_model():
                                    tech.sram_energy_pj(caps, 16), rtol=1e-12)
     acc = SpatialArray(pe_x=4, pe_y=4, rf_w_words=16, rf_i_words=8, rf_o_words=8, glb_kib=2)
     arch = acc.to_arch()
-    mb = heuristic_mapping(LAYER, arch).batch
+    mb = HeuristicMapper().map(LAYER, arch, evaluate_batch).batch
     with jax.enable_x64(True):
         net = RelaxedNetwork([LAYER], "spatial", acc, arch, NAMES)
         z_hw = jnp.asarray([[math.log(float(getattr(acc, n)))] for n in NAMES])
@@ -125,7 +125,7 @@ def test_snap_and_capacity_repair_alone_give_legal_mappings():
     layer = conv2d("c", K=16, C=8, P=6, Q=6, R=3, S=3)
     arch = SpatialArray(pe_x=4, pe_y=3, rf_w_words=4, rf_i_words=4, rf_o_words=4, glb_kib=1).to_arch()
     rng = np.random.default_rng(1)
-    mb0 = heuristic_mapping(layer, arch).batch
+    mb0 = HeuristicMapper().map(layer, arch, evaluate_batch).batch
     L, D = mb0.temporal.shape[1:]
     for _ in range(10):
         T, SX, SY = (np.exp(rng.normal(0.8, 1.0, size=(L, D))) for _ in range(3))
@@ -134,8 +134,8 @@ def test_snap_and_capacity_repair_alone_give_legal_mappings():
 
 
 def test_no_worse_than_the_heuristic_on_the_start_hardware(run):
-    ev = NestedCoDesign(SpatialArray, [LAYER], inner="heuristic")
-    start_best = min(ev(p)["edp_uj_ms"] for p in run.starts)
+    ev = NestedEvaluator(SpatialArray, [LAYER], "heuristic")
+    start_best = min(ev(p).metrics["edp_uj_ms"] for p in run.starts)
     assert run.best.edp <= start_best * (1 + 1e-12)
     assert run.history == sorted(run.history, reverse=True) and run.history[-1] == run.best.edp
 

@@ -1,0 +1,289 @@
+"""The nested co-design evaluator: a hardware point -> network energy, latency, EDP, area.
+
+Every co-design flow in coexplore scores a hardware point the same way, in five steps
+(ZigZag's stage pipeline, written as plain functions):
+
+1. **build** (:func:`build_accelerator`): the accelerator from the point, with ``fixed``
+   parameters merged under it. Hardware that cannot be built (an
+   :class:`~accelerators.base.InvalidParameter`) raises :class:`~evaluators.base.Infeasible`
+   naming the parameter; so does an optional ``check(acc)`` that returns a reason (a
+   hardware generator's limit, discovered only by trying to build the design).
+2. **lower**: ``acc.to_arch()``, the memory hierarchy the cost model scores.
+3. **map**: every work unit of the workload (a layer, or a HASCO computation) by the
+   :class:`~mappers.base.Mapper`, under the cost function (default: the loop-nest model,
+   :func:`evaluators.loopnest.evaluate_batch`) and the mapping objective (``edp``,
+   ``energy``, ``latency``). Results are cached per (hardware point, unit shape): layers
+   of the same shape are mapped once, and a hardware point proposed again (a resumed
+   study, a Q-learning walk) costs nothing -- it gets the first result, whatever the
+   trial's seed. A unit the mapper cannot map makes the point INFEASIBLE (an unknown
+   constraint: it depends on the buffers), with the unit named. Units are mapped one after
+   another, or through a ``task_map`` the caller supplies (the study layer owns processes;
+   an evaluator never starts any).
+4. **sum** (:func:`network_metrics`): layers run one after another, so energy and latency
+   add up over units times their ``repeat``.
+5. **explain** (:func:`breakdown`): per unit, its figures and, where the cost model gives
+   them, the energy of every memory level and of the MACs.
+
+Metrics (units in the names): ``energy_pj``, ``energy_uj``, ``latency_cycles``,
+``latency_ms`` (at the architecture's clock), ``edp_uj_ms`` (network energy x network
+latency), ``power_mw`` (average: energy / latency), ``area_mm2``, ``utilization``
+(MAC-weighted PE utilization), ``macs``. The evaluator returns an
+:class:`~evaluators.base.Evaluation` whose ``info["breakdown"]`` is::
+
+    {"levels": ["RF", "GLB", "DRAM"],
+     "layers": [{"name": ..., "repeat": 1, "macs": ..., "energy_pj": ..., "latency_cycles": ...,
+                 "utilization": ..., "evaluated": ..., "map_seconds": ...,
+                 "energy_by_level_pj": {"MAC": ..., "RF": ..., "GLB": ..., "DRAM": ...}}, ...]}
+
+with each layer's figures for one instance (multiply by ``repeat`` for the network;
+``energy_by_level_pj`` only where the mapping is a loop nest the cost model breaks down).
+
+:class:`JointEvaluator` scores points of :func:`mappers.mapping_space.joint_mapping_space`
+(the hardware and every layer's mapping in one flat point) with the same steps, the
+mapping of every layer read from the point instead of searched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+import numpy as np
+
+from accelerators.arch import ArchSpec
+from accelerators.registry import resolve_accelerator
+from design_space.compose import split
+from design_space.errors import UnsatisfiableSpaceError
+from evaluators.base import Evaluation, Infeasible
+from evaluators.loopnest import evaluate_batch
+from mappers import zoo
+from mappers.base import (
+    CostFunction,
+    Mapper,
+    MappingResult,
+    NoLegalMapping,
+    check_objective,
+    result_of,
+)
+from mappers.mapping_space import batch_from_columns, mapping_space
+from mappers.registry import make_mapper
+
+__all__ = ["JointEvaluator", "NestedEvaluator", "TaskMap", "breakdown", "build_accelerator",
+           "network_metrics", "unit_key"]
+
+TaskMap = Callable[[Callable[[Any], Any], Sequence[Any]], Sequence[Any]]
+"""``task_map(fn, items) -> [fn(item) for item in items]``, possibly in parallel (e.g. a
+process pool's ``map``); ``fn`` and the items are picklable."""
+
+
+# ------------------------------------------------------------------------ the steps
+def build_accelerator(builder: Callable[[Mapping[str, Any]], Any], point: Mapping[str, Any],
+                      fixed: Mapping[str, Any] | None = None,
+                      check: Callable[[Any], str | None] | None = None) -> Any:
+    """Step 1: ``builder({**fixed, **point})``; a ``ValueError`` / ``TypeError`` while
+    building, or a reason from ``check(acc)``, raises :class:`Infeasible`."""
+    try:
+        acc = builder({**dict(fixed or {}), **point})
+    except (ValueError, TypeError) as e:
+        raise Infeasible(f"invalid hardware: {e}") from None
+    why = check(acc) if check is not None else None
+    if why:
+        raise Infeasible(f"generator: {why}")
+    return acc
+
+
+def unit_key(unit: Any) -> str:
+    """What identifies a work unit's mapping problem: every field but ``name`` and
+    ``repeat`` (two ResNet blocks of one shape are one problem)."""
+    if is_dataclass(unit):
+        return repr((type(unit).__name__, [(f.name, getattr(unit, f.name)) for f in fields(unit)
+                                           if f.name not in ("name", "repeat")]))
+    return repr(unit)
+
+
+def _map_one(task: tuple) -> MappingResult | str:
+    """Map one unit; a unit without a legal mapping comes back as its message (so that a
+    ``task_map`` over processes never has to pickle an exception)."""
+    mapper, unit, arch, cost, objective, seed = task
+    try:
+        return mapper.map(unit, arch, cost, objective, seed=seed)
+    except (NoLegalMapping, UnsatisfiableSpaceError) as e:   # no legal mapping, or none found
+        return str(e)
+
+
+def network_metrics(arch: ArchSpec, area_mm2: float, units: Sequence[Any],
+                    results: Sequence[MappingResult]) -> dict[str, float]:
+    """Step 4: network totals from per-unit results (see the module docstring)."""
+    energy = sum(r.energy_pj * u.repeat for u, r in zip(units, results))
+    latency = sum(r.latency_cycles * u.repeat for u, r in zip(units, results))
+    macs = sum(u.macs * u.repeat for u in units)
+    latency_ms = latency / (arch.clock_mhz * 1e3)
+    seconds = latency / (arch.clock_mhz * 1e6)
+    return {"energy_pj": energy, "energy_uj": energy * 1e-6, "latency_cycles": latency,
+            "latency_ms": latency_ms, "edp_uj_ms": energy * 1e-6 * latency_ms,
+            "power_mw": energy * 1e-12 / seconds * 1e3 if latency else 0.0,
+            "area_mm2": float(area_mm2),
+            "utilization": macs / (latency * arch.n_macs) if latency else 0.0, "macs": float(macs)}
+
+
+def breakdown(arch: ArchSpec, units: Sequence[Any], results: Sequence[MappingResult],
+              cost: CostFunction) -> dict[str, Any]:
+    """Step 5: per-unit figures and energy by level (see the module docstring)."""
+    levels = [lv.name for lv in arch.levels]
+    rows = []
+    for u, r in zip(units, results):
+        row: dict[str, Any] = {"name": u.name, "repeat": int(u.repeat), "macs": int(u.macs),
+                               "energy_pj": r.energy_pj, "latency_cycles": r.latency_cycles,
+                               "utilization": r.utilization, "evaluated": r.evaluated,
+                               "map_seconds": r.seconds}
+        if r.batch is not None:
+            c = cost(u, arch, r.batch)
+            level = getattr(c, "level_energy_pj", None)
+            mac = getattr(c, "mac_energy_pj", None)
+            if level is not None and mac is not None:
+                by = {"MAC": float(np.asarray(mac)[0])}
+                by.update({name: float(e) for name, e in zip(levels, np.asarray(level)[0])})
+                row["energy_by_level_pj"] = by
+        if r.info:
+            row["mapping_info"] = dict(r.info)
+        rows.append(row)
+    return {"levels": levels, "layers": rows}
+
+
+def _area(acc: Any, arch: ArchSpec) -> float:
+    area = getattr(acc, "area_mm2", None)
+    return float(area) if area is not None else float(arch.area_mm2)
+
+
+# ------------------------------------------------------------------------ evaluators
+class NestedEvaluator:
+    """``point -> Evaluation`` of network metrics, every unit mapped by an inner mapper.
+
+    Args:
+        accelerator: a class with ``from_point`` and ``to_arch`` (e.g.
+            :class:`~accelerators.systolic.SystolicArray`), a builder ``point ->
+            accelerator``, a registered name (``"systolic"``, ``"spatial"``, ...) or
+            ``"module:Class"``.
+        workload: units (layers, or HASCO computations), or a zoo name with an optional
+            selection (``"resnet50[0:6]"``, :func:`mappers.zoo.resolve`).
+        mapper: a :class:`~mappers.base.Mapper`, a name (``"heuristic"``, ``"random"``,
+            ``"exhaustive"``, any ask/tell optimizer's name ...) or ``{"name": ...,
+            **options}`` (:func:`mappers.registry.make_mapper`).
+        objective: what the mapper minimizes per unit: ``"edp"``, ``"energy"`` or
+            ``"latency"``.
+        cost: the cost function handed to the mapper (default: the loop-nest model).
+        fixed: parameters merged under every point (e.g. a fixed clock or energy table).
+        check: ``acc -> reason | None``, a feasibility check beyond ``validate``.
+        task_map: maps units in parallel (see :data:`TaskMap`); default: one after another.
+        cache_size: mapping results kept per (hardware point, unit shape).
+    """
+
+    def __init__(self, accelerator: Any, workload: Sequence[Any] | str, mapper: Any = "heuristic", *,
+                 objective: str = "edp", cost: CostFunction | None = None,
+                 fixed: Mapping[str, Any] | None = None, check: Callable[[Any], str | None] | None = None,
+                 task_map: TaskMap | None = None, cache_size: int = 4096) -> None:
+        self.accelerator = resolve_accelerator(accelerator)
+        self.units = zoo.resolve(workload) if isinstance(workload, str) else list(workload)
+        if not self.units:
+            raise ValueError("workload must hold at least one layer")
+        self.mapper: Mapper = make_mapper(mapper)
+        self.objective = check_objective(objective)
+        self.cost = cost or evaluate_batch
+        self.fixed = dict(fixed or {})
+        self.check = check
+        self.task_map = task_map
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
+            raise ValueError(f"cache_size must be an integer >= 0, got {cache_size!r}")
+        self._cache: OrderedDict[tuple[str, str], MappingResult] = OrderedDict()
+        self._cache_size = cache_size
+
+    @property
+    def layers(self) -> list[Any]:
+        """The work units (layers for loop-nest workloads)."""
+        return self.units
+
+    def build(self, point: Mapping[str, Any]) -> Any:
+        """The accelerator of ``point`` (step 1; :class:`Infeasible` if it cannot be built)."""
+        return build_accelerator(getattr(self.accelerator, "from_point", self.accelerator), point,
+                                 self.fixed, self.check)
+
+    def map_units(self, arch: ArchSpec, point: Mapping[str, Any], seed: int = 0) -> list[MappingResult]:
+        """Step 3: a :class:`MappingResult` per unit (cached; see the module docstring).
+
+        Raises:
+            Infeasible: a unit has no legal mapping (the message names it).
+        """
+        hw_key = repr(sorted({**self.fixed, **point}.items()))
+        results: list[MappingResult | None] = [None] * len(self.units)
+        todo: dict[str, list[int]] = {}
+        for i, unit in enumerate(self.units):
+            key = (hw_key, unit_key(unit))
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                results[i] = hit
+            else:
+                todo.setdefault(key[1], []).append(i)
+        if todo:
+            tasks = [(self.mapper, self.units[idx[0]], arch, self.cost, self.objective, seed + idx[0])
+                     for idx in todo.values()]
+            outs = (self.task_map or _serial_map)(_map_one, tasks)
+            for (ukey, idx), out in zip(todo.items(), outs):
+                if isinstance(out, str):
+                    raise Infeasible(f"layer {self.units[idx[0]].name!r}: {out}")
+                for i in idx:
+                    results[i] = out
+                if self._cache_size:
+                    self._cache[(hw_key, ukey)] = out
+                    while len(self._cache) > self._cache_size:
+                        self._cache.popitem(last=False)
+        return [r for r in results if r is not None]
+
+    def __call__(self, point: Mapping[str, Any], seed: int | None = None) -> Evaluation:
+        acc = self.build(point)
+        arch = acc.to_arch()
+        results = self.map_units(arch, point, 0 if seed is None else int(seed))
+        metrics = network_metrics(arch, _area(acc, arch), self.units, results)
+        if not all(math.isfinite(v) for v in metrics.values()):
+            raise Infeasible("no legal mapping for some layer (a non-finite figure)")
+        return Evaluation(metrics=metrics, info={"breakdown": breakdown(arch, self.units, results, self.cost)})
+
+
+def _serial_map(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    return [fn(x) for x in items]
+
+
+class JointEvaluator:
+    """``flat joint point -> Evaluation`` for points of
+    :func:`mappers.mapping_space.joint_mapping_space`: hardware parameters plus
+    ``L<i>.<param>`` for layer ``i``'s mapping.
+
+    Args:
+        accelerator, workload, fixed, cost: as :class:`NestedEvaluator`'s.
+        hardware_names: the hardware parameters of the joint space.
+    """
+
+    def __init__(self, accelerator: Any, workload: Sequence[Any] | str, hardware_names: Sequence[str], *,
+                 fixed: Mapping[str, Any] | None = None, cost: CostFunction | None = None) -> None:
+        self.accelerator = resolve_accelerator(accelerator)
+        self.units = zoo.resolve(workload)
+        self.hardware_names = list(hardware_names)
+        self.fixed = dict(fixed or {})
+        self.cost = cost or evaluate_batch
+
+    def __call__(self, point: Mapping[str, Any], seed: int | None = None) -> Evaluation:
+        hw = {k: v for k, v in point.items() if k in self.hardware_names}
+        acc = build_accelerator(getattr(self.accelerator, "from_point", self.accelerator), hw, self.fixed)
+        arch = acc.to_arch()
+        parts = split({k: v for k, v in point.items() if k not in self.hardware_names})
+        results = []
+        for i, layer in enumerate(self.units):
+            batch = batch_from_columns(layer, arch, mapping_space(layer, arch).columns([parts.get(f"L{i}", {})]))
+            if not bool(np.asarray(self.cost(layer, arch, batch).valid)[0]):
+                raise Infeasible(f"layer {layer.name!r}: mapping does not fit {arch.name}")
+            results.append(result_of(layer, arch, self.cost, batch, 0, evaluated=1))
+        metrics = network_metrics(arch, _area(acc, arch), self.units, results)
+        return Evaluation(metrics=metrics, info={"breakdown": breakdown(arch, self.units, results, self.cost)})
