@@ -20,7 +20,7 @@ Here, for each workload (ResNet-50, DQN, the DLRM MLPs, a BERT-base block):
   same budget of evaluations: nested constrained BO, random search, TPE and NSGA-II over
   the hardware space with the nested co-design evaluator
   (:class:`evaluators.nested.NestedEvaluator`), and joint constrained BO over hardware x
-  every layer's mapping (:func:`optimizer.codesign.joint_space`; only for workloads of at
+  every layer's mapping (:func:`mappers.mapping_space.joint_mapping_space`; only for workloads of at
   most 8 unique layers -- ResNet-50's 24 would make a space of over a thousand
   dimensions, which is why the nested formulation exists). Joint BO is an ablation, run by
   default on DQN with iso resources only (``--joint-on``), as it costs ~25 min a run.
