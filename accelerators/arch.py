@@ -183,13 +183,9 @@ class ArchSpec:
             raise ValueError(f"arch {self.name!r}: duplicate level names {names}")
         if self.mac_energy_pj < 0 or self.clock_mhz <= 0 or self.word_bits < 1:
             raise ValueError(f"arch {self.name!r}: bad mac_energy_pj / clock_mhz / word_bits")
-        if self.dataflow is not None:
-            if self.dataflow not in SYSTOLIC_DATAFLOWS:
-                raise ValueError(f"arch {self.name!r}: dataflow must be one of {list(SYSTOLIC_DATAFLOWS)} "
-                                 f"or None, got {self.dataflow!r}")
-            if max(level.fanout for level in lv) < 2:
-                raise ValueError(f"arch {self.name!r}: a systolic dataflow needs a PE array (a level "
-                                 "with a fanout)")
+        if self.dataflow is not None and self.dataflow not in SYSTOLIC_DATAFLOWS:
+            raise ValueError(f"arch {self.name!r}: dataflow must be one of {list(SYSTOLIC_DATAFLOWS)} "
+                             f"or None, got {self.dataflow!r}")
 
     @property
     def n_levels(self) -> int:
@@ -202,7 +198,8 @@ class ArchSpec:
 
     @property
     def pe_array_level(self) -> int:
-        """Index of the level whose fanout is the PE array (the largest fanout)."""
+        """Index of the level whose fanout is the PE array: the first level with the
+        largest fanout (level 0 when no level has one)."""
         return max(range(len(self.levels)), key=lambda i: (self.levels[i].fanout, -i))
 
     @property

@@ -51,6 +51,7 @@ are derived in the comments below.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -61,7 +62,7 @@ from evaluators.systolic_timing import fold_cycles as systolic_fold_cycles
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import Layer
 
-__all__ = ["LayerArch", "LayerConstants", "LoopNestResult", "count", "evaluate", "evaluate_batch",
+__all__ = ["LOOPNEST", "FillContext", "LayerArch", "LayerConstants", "LoopNestCost", "LoopNestResult", "count", "evaluate", "evaluate_batch",
            "layer_constants", "prepare"]
 
 
@@ -126,6 +127,58 @@ class LoopNestResult:
             "edp": float(self.edp[i]),
             "utilization": float(self.utilization[i]),
         }
+
+
+@dataclass(frozen=True)
+class FillContext:
+    """What :func:`count` knows about one (operand, level) pair when it asks a ``fills``
+    hook for the fill count; arrays are batch-last.
+
+    Attributes:
+        t, c: operand index (0 W, 1 I, 2 O) and level.
+        F: the model's per-instance fill count under the batch's loop orders ``(B,)``.
+        words: the operand's tile words at every level ``(L, B)``.
+        E: tile extents per level and dimension ``(L, D, B)`` (temporal and spatial
+            loops at or below the level).
+        T_above: product of the temporal factors above each level ``(L, D, B)``.
+        inst: active instances of each level ``(L, B)``.
+        SP: spatial factors per level and dimension ``(L, D, B)``.
+        axes: the operand's axes as ``[(dim index, coefficient), ...]`` lists.
+        L, D: levels and (live) dimensions.
+        nest_dims, nest_factors, n_trans: per temporal loop slot in nest order
+            (outermost first, ``(L * D, B)``): its dimension, its factor and how often it
+            increments.
+    """
+
+    t: int
+    c: int
+    F: Any
+    words: Any
+    E: Any
+    T_above: Any
+    inst: Any
+    SP: Any
+    axes: list[list[tuple[int, float]]]
+    L: int
+    D: int
+    nest_dims: Any
+    nest_factors: Any
+    n_trans: Any
+
+    def multiplier(self, dims: frozenset[int], level: int) -> Any:
+        """How many times a tile of level ``level`` must be fetched whole if it moves
+        exactly when a loop over one of ``dims`` (above ``level``) changes its position:
+        ``1 + sum of n_trans_j`` over the loops ``j`` above ``level`` that are over
+        ``dims`` or have such a loop (factor > 1) inside them above ``level``. For an
+        operand whose every axis is one dimension and ``dims`` its dimensions, this times
+        the tile's words is the fill count itself (numpy only)."""
+        s_b = (self.L - 1 - level) * self.D
+        if s_b == 0:
+            return np.ones(self.nest_dims.shape[1])
+        rows = self.nest_dims[:s_b]
+        hit = np.isin(rows, list(dims)) & (self.nest_factors[:s_b] > 1)
+        moves = np.flip(np.logical_or.accumulate(np.flip(hit, axis=0), axis=0), axis=0)
+        return 1.0 + (self.n_trans[:s_b] * moves).sum(axis=0)
 
 
 def _distinct_two_aps(xp: Any, a: Any, m: Any, b: Any, n: Any, integer: bool) -> Any:
@@ -212,7 +265,7 @@ def _mul(rows: list[Any]) -> Any:
 
 
 def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
-          integer: bool) -> dict[str, Any]:
+          integer: bool, fills: Callable[[FillContext], Any] | None = None) -> dict[str, Any]:
     """The access counts and energy of one block of mappings, batch-last: every array is
     ``(..., B)``. The core of :func:`evaluate_batch` (which adds latency and validity);
     :mod:`evaluators.differentiable` and :mod:`evaluators.gradient_codesign` call it on
@@ -227,6 +280,12 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
     ``energy``, ``iters`` (temporal iterations), ``BW`` bandwidth cycles ``(L, B)``,
     ``padded`` (padded dimension sizes ``(D, B)``), and the inputs ``SX``, ``SY``, ``T``,
     ``keep``.
+
+    ``fills``: replaces the per-instance fill count ``F`` of every (operand, level) pair
+    (levels ``c >= 0``; a MAC's reads are always the iterations) by ``fills(ctx)`` with a
+    :class:`FillContext`; everything the counts derive from ``F`` (parent reads with
+    multicast, evictions and refills of partial sums, NoC deliveries, energy, bandwidth
+    cycles) follows unchanged. Lower bounds use it (:meth:`LoopNestCost.lower_bound`).
     """
     L, D = st.L, st.D
     B = T.shape[-1]
@@ -406,6 +465,8 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                     F = w_c + ov.sum(axis=0)
                 else:
                     F = w_c + xp.sum(n_trans[:s_c] * (w_c[None, :] - ov), axis=0)
+                if fills is not None:
+                    F = fills(FillContext(t, c, F, words, E, T_above, inst, SP, axes, L, D, s_dim, f, n_trans))
                 inst_c = inst[c]
                 U = _mul([E[c, d] * T_above[c, d] for d in rel]) if rel else ones_d[0]
             child_total = F * inst_c
@@ -459,6 +520,7 @@ def evaluate_batch(
     consts: LayerConstants | None = None,
     fold_cycles: Any = None,
     block: int = 16384,
+    fills: Callable[[FillContext], Any] | None = None,
 ) -> LoopNestResult:
     """Score ``batch`` (see module docstring).
 
@@ -469,17 +531,18 @@ def evaluate_batch(
         fold_cycles: ``f(rows_used, cols_used, t)`` giving one fold's cycles; by default
             :func:`evaluators.systolic_timing.fold_cycles` when ``arch.dataflow`` is set.
         block: mappings per internal block (numpy): keeps temporaries in cache.
+        fills: replaces fill counts (see :func:`count`).
     """
     st = prepare(layer, arch, consts)
     B = len(batch)
     if xp is np and B > block:
         return _concat([_evaluate_block(xp, st, arch, _rows(batch, i, min(i + block, B)),
-                                        integer, fold_cycles) for i in range(0, B, block)])
-    return _evaluate_block(xp, st, arch, batch, integer, fold_cycles)
+                                        integer, fold_cycles, fills) for i in range(0, B, block)])
+    return _evaluate_block(xp, st, arch, batch, integer, fold_cycles, fills)
 
 
 def _evaluate_block(xp: Any, st: LayerArch, arch: ArchSpec, batch: MappingBatch, integer: bool,
-                    fold_cycles: Any) -> LoopNestResult:
+                    fold_cycles: Any, fills: Callable[[FillContext], Any] | None = None) -> LoopNestResult:
     def cast(a: Any, dtype: Any = float) -> Any:
         moved = np.moveaxis(np.asarray(a), 0, -1)             # (B, ...) -> (..., B)
         return xp.asarray(np.ascontiguousarray(moved), dtype=dtype)
@@ -501,7 +564,7 @@ def _evaluate_block(xp: Any, st: LayerArch, arch: ArchSpec, batch: MappingBatch,
             st = replace(st, D=len(live), coef=tuple(c[:, live] for c in st.coef),
                          relevant=st.relevant[:, live], sizes=st.sizes[live])
     out = count(xp, st, cast(batch.temporal), cast(batch.spatial_x), cast(batch.spatial_y),
-                cast(batch.order, np.int64), cast(batch.keep, bool), integer)
+                cast(batch.order, np.int64), cast(batch.keep, bool), integer, fills)
     return _finish(xp, st, arch, out, integer, fold_cycles)
 
 
@@ -592,3 +655,98 @@ def _fix_multi(nd: Any, multi: np.ndarray, two: Any, coef: np.ndarray, ds: tuple
 def evaluate(layer: Layer, arch: ArchSpec, mapping: Mapping) -> LoopNestResult:
     """Score one mapping (a batch of one)."""
     return evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [mapping]))
+
+
+# ------------------------------------------------------------------ cost function object
+def _distinct_words(ctx: FillContext, extents: Any) -> Any:
+    """A lower bound on the distinct words of the operand touched when every dimension
+    ``d`` takes ``extents[d]`` distinct index values (``(D, B)``): an axis over one
+    dimension touches ``X_d``; an axis ``a p + b r`` over two touches at least
+    ``X_p + X_r - 1`` (a sumset of integers, whatever the index sets)."""
+    out = np.ones(extents.shape[-1])
+    for ax in ctx.axes:
+        if len(ax) == 1:
+            out = out * extents[ax[0][0]]
+        else:
+            out = out * (sum(extents[d] for d, _ in ax) - (len(ax) - 1))
+    return out
+
+
+def _bound_hook(known: int) -> Callable[[FillContext], Any]:
+    """The ``fills`` hook of :meth:`LoopNestCost.lower_bound` (see there)."""
+    b = known - 1                                   # tiles of levels >= b are known
+
+    def hook(ctx: FillContext) -> Any:
+        single = all(len(ax) == 1 for ax in ctx.axes)
+        # the dimensions whose change moves the tile to disjoint words: all of a
+        # single-dimension operand's; a sliding operand's single-dimension axes only
+        dims = frozenset(d for ax in ctx.axes if len(ax) == 1 for d, _ in ax)
+        if ctx.c >= b:
+            return ctx.F if single else ctx.words[ctx.c] * ctx.multiplier(dims, ctx.c)
+        spatial_between = np.prod(ctx.SP[ctx.c + 1:b + 1], axis=0)    # (D, B)
+        return ctx.multiplier(dims, b) * _distinct_words(ctx, ctx.E[b] / spatial_between)
+
+    return hook
+
+
+class LoopNestCost:
+    """The loop-nest model as the cost function a mapper receives, with what an exact
+    mapper needs beyond scoring (the :class:`mappers.base.BoundedCost` protocol).
+
+    * ``cost(layer, arch, batch)`` is :func:`evaluate_batch`.
+    * ``separable_orders`` (true): every count -- hence energy and every level's
+      bandwidth cycles -- is a constant plus one term per level that depends on that
+      level's loop order alone. A fill at a level is the sum over the loops ``j`` above
+      it of ``n_trans_j (w - overlap_j)``; ``n_trans_j`` depends on the product of the
+      loops outside ``j`` (at higher levels: a product, whatever their order) and
+      ``overlap_j`` on the *set* of loops inside ``j`` (at lower levels: sets), so the
+      loops of one level contribute through that level's order only.
+      ``tests/evaluators/test_loopnest_bounds.py`` checks it on random mappings.
+    * :meth:`lower_bound` bounds every completion of a partial mapping.
+    """
+
+    separable_orders = True
+
+    def __call__(self, layer: Layer, arch: ArchSpec, batch: MappingBatch) -> LoopNestResult:
+        return evaluate_batch(layer, arch, batch)
+
+    def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int) -> LoopNestResult:
+        """Figures no completion of a partial mapping can beat.
+
+        A row of ``batch`` is a partial mapping: its spatial factors, bypass choices and
+        the temporal factors of levels ``>= known`` are final, as are the loop orders of
+        those levels; the temporal factors of the levels below ``known`` are free but for
+        their product per dimension (whatever the batch puts there), and so are those
+        levels' orders. The result's ``energy_pj``, ``compute_cycles`` and
+        ``bandwidth_cycles`` (hence ``latency_cycles`` and ``edp``) are at most those of
+        any completion, provided the batch puts the free factors as low as they may go
+        (the compute cycles of a systolic array fall as its stream grows). ``valid`` is
+        not meaningful.
+
+        How (per operand and level ``c`` with a parent; ``b = known - 1``):
+
+        * tile known (``c >= b``): an operand whose every tensor axis is one dimension
+          has exactly the model's fills; a sliding-window operand (an axis
+          ``stride p + dilation r``) at least ``tile words x m`` where ``m`` counts the
+          tile's moves along its one-dimension axes (each lands on disjoint words and
+          needs the whole tile);
+        * tile unknown (``c < b``): at least ``m_b x`` (distinct words an instance of
+          ``c`` touches within the tile of ``b``), where ``m_b`` counts the moves of
+          ``b``'s tile along the operand's one-dimension axes under the known loops: each
+          such move starts a sweep of ``c``'s instance over new, disjoint words (a
+          sliding axis ``a p + b r`` over ``X_p`` and ``X_r`` values touches at least
+          ``X_p + X_r - 1``: a sumset of integers). For a single-dimension operand this
+          is at least its distinct words per instance, so partial-sum refills stay
+          non-negative.
+
+        Everything the model derives from fill counts (multicast reads, partial-sum
+        refills, NoC deliveries, energy, bandwidth) grows with them, so the figures bound
+        every completion. Like the model's own counts, the bound is separable over the
+        known levels' loop orders (every term is a sum over loops of ``n_trans_j`` times
+        a function of the set of loops inside ``j``).
+        """
+        return evaluate_batch(layer, arch, batch, fills=_bound_hook(known))
+
+
+LOOPNEST = LoopNestCost()
+"""The loop-nest cost function (the nested evaluator's default)."""

@@ -58,7 +58,7 @@ from accelerators.registry import resolve_accelerator
 from design_space.compose import split
 from design_space.errors import UnsatisfiableSpaceError
 from evaluators.base import Evaluation, Infeasible
-from evaluators.loopnest import evaluate_batch
+from evaluators.loopnest import LOOPNEST
 from mappers import zoo
 from mappers.base import (
     CostFunction,
@@ -191,7 +191,7 @@ class NestedEvaluator:
             raise ValueError("workload must hold at least one layer")
         self.mapper: Mapper = make_mapper(mapper)
         self.objective = check_objective(objective)
-        self.cost = cost or evaluate_batch
+        self.cost = cost or LOOPNEST
         self.fixed = dict(fixed or {})
         self.check = check
         self.task_map = task_map
@@ -272,7 +272,7 @@ class JointEvaluator:
         self.units = zoo.resolve(workload)
         self.hardware_names = list(hardware_names)
         self.fixed = dict(fixed or {})
-        self.cost = cost or evaluate_batch
+        self.cost = cost or LOOPNEST
 
     def __call__(self, point: Mapping[str, Any], seed: int | None = None) -> Evaluation:
         hw = {k: v for k, v in point.items() if k in self.hardware_names}

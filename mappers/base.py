@@ -43,6 +43,7 @@ from mappers.workloads import Layer
 __all__ = [
     "OBJECTIVES",
     "BatchCost",
+    "BoundedCost",
     "CostFunction",
     "Mapper",
     "MappingResult",
@@ -69,6 +70,25 @@ class BatchCost(Protocol):
 
 
 CostFunction = Callable[[Layer, ArchSpec, MappingBatch], BatchCost]
+
+
+@runtime_checkable
+class BoundedCost(Protocol):
+    """A cost function that also bounds partial mappings: what an exact mapper needs
+    (:class:`evaluators.loopnest.LoopNestCost` is one).
+
+    * ``separable_orders``: every count (so energy and each level's bandwidth cycles) is a
+      constant plus one term per level that depends on that level's loop order alone.
+    * ``lower_bound(layer, arch, batch, known)``: figures (``energy_pj``,
+      ``compute_cycles``, ``bandwidth_cycles``) that no completion of each partial mapping
+      beats; the temporal factors of levels ``< known`` and their orders are free.
+    """
+
+    separable_orders: bool
+
+    def __call__(self, layer: Layer, arch: ArchSpec, batch: MappingBatch) -> BatchCost: ...
+
+    def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int) -> Any: ...
 
 
 @runtime_checkable

@@ -1,0 +1,136 @@
+"""The exact mapper against brute force: on small layers x architectures where every
+mapping can be enumerated (every divisor factorization, every loop order, every bypass
+choice), its objective equals the brute-force minimum, for EDP, energy and latency.
+
+Cases (seeded): convolutions (strided, dilated, grouped, depthwise), GEMM and batched
+matmul on random hierarchies (1-3 on-chip levels, fanouts at any level, partitioned or
+shared capacities, with or without multicast, bandwidth limits), on systolic arrays of
+every dataflow, on Eyeriss-like spatial arrays and on HASCO's intrinsic arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from accelerators import SpatialArray, SystolicArray
+from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
+from accelerators.intrinsic import IntrinsicAccelerator
+from evaluators.loopnest import LOOPNEST, evaluate_batch
+from mappers.base import NoLegalMapping
+from mappers.exact import ExactMapper, objective_of
+from mappers.exhaustive import enumerate_mappings
+from mappers.workloads import conv2d, gemm
+
+OBJECTIVES = ("edp", "energy", "latency")
+N_CASES = 210
+
+
+def small_layer(rng: np.random.Generator):
+    kind = int(rng.integers(0, 6))
+    r = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    if kind == 0:
+        return conv2d("conv", N=r(1, 2), K=r(1, 4), C=r(1, 3), P=r(1, 4), Q=r(1, 3), R=r(1, 3), S=r(1, 2),
+                      stride=r(1, 2), dilation=r(1, 2))
+    if kind == 1:
+        ch = r(2, 4)
+        return conv2d("depthwise", K=ch, C=ch, groups=ch, P=r(1, 4), Q=r(1, 2), R=r(1, 3), S=1, stride=r(1, 2))
+    if kind == 2:
+        g = 2
+        return conv2d("grouped", K=2 * g, C=2 * g, groups=g, P=r(1, 3), Q=r(1, 2), R=r(1, 2), S=1)
+    if kind == 3:
+        return gemm("gemm", M=r(1, 6), N=r(1, 6), K=r(1, 6))
+    if kind == 4:
+        return gemm("bmm", B=r(2, 3), M=r(1, 4), N=r(1, 3), K=r(1, 4))
+    return conv2d("conv1x1s2", K=r(1, 4), C=r(1, 4), P=r(1, 4), Q=r(1, 3), R=1, S=1, stride=2)
+
+
+def random_hierarchy(rng: np.random.Generator) -> ArchSpec:
+    n_on = int(rng.integers(1, 4))
+    fx = [int(rng.integers(1, 4)) for _ in range(n_on)]
+    fy = [int(rng.integers(1, 3)) for _ in range(n_on)]
+    inst = [1] * (n_on + 1)
+    for li in range(n_on - 1, -1, -1):
+        up = li + 1
+        inst[li] = inst[up] * (fx[up] * fy[up] if up < n_on else 1)
+    levels = []
+    for li in range(n_on):
+        holds = frozenset(op for op in OPERANDS if rng.random() < 0.85) or frozenset({"O"})
+        if rng.random() < 0.5:
+            cap = {op: int(rng.integers(1, 40)) * (li + 1) for op in holds}
+        else:
+            cap = int(rng.integers(8, 120)) * (li + 1)
+        levels.append(MemoryLevel(
+            f"L{li}", tensors=holds, capacity_words=cap, instances=inst[li], fanout_x=fx[li], fanout_y=fy[li],
+            read_energy_pj=float(rng.uniform(0.5, 3)) * (li + 1), write_energy_pj=float(rng.uniform(0.5, 3)) * (li + 1),
+            multicast=bool(rng.random() < 0.7), noc_energy_pj=float(rng.uniform(0, 2)) * (fx[li] * fy[li] > 1),
+            bandwidth_words_per_cycle=float(rng.integers(1, 9)) if rng.random() < 0.5 else None))
+    levels.append(MemoryLevel("DRAM", read_energy_pj=100.0, write_energy_pj=100.0,
+                              bandwidth_words_per_cycle=float(rng.integers(1, 5)) if rng.random() < 0.7 else None))
+    return ArchSpec("hier", tuple(levels), mac_energy_pj=1.0)
+
+
+def small_arch(rng: np.random.Generator) -> ArchSpec:
+    kind = int(rng.integers(0, 5))
+    if kind <= 1:
+        return random_hierarchy(rng)
+    if kind == 2:
+        df = ("OS", "WS", "IS")[int(rng.integers(0, 3))]
+        return SystolicArray(rows=int(rng.integers(1, 4)), cols=int(rng.integers(1, 4)), dataflow=df,
+                             ifmap_sram_kib=0.03, filter_sram_kib=0.03, ofmap_sram_kib=0.03,
+                             dram_bw_words_per_cycle=float(rng.integers(1, 4))).to_arch()
+    if kind == 3:
+        return SpatialArray(pe_x=int(rng.integers(1, 4)), pe_y=int(rng.integers(1, 3)), rf_w_words=int(rng.integers(2, 9)),
+                            rf_i_words=int(rng.integers(2, 9)), rf_o_words=int(rng.integers(2, 9)), glb_kib=0.1,
+                            dram_bw_words_per_cycle=2.0, glb_bw_words_per_cycle=4.0).to_arch()
+    return IntrinsicAccelerator("GEMM", pe_x=int(rng.integers(1, 4)), pe_y=int(rng.integers(1, 3)), sp_kib=0.1,
+                                local_kib=0.1, dataflow=("OS", "WS")[int(rng.integers(0, 2))], sp_banks=1,
+                                dma_bus_bits=16).to_arch()
+
+
+def brute_force(layer, arch) -> dict[str, float]:
+    best = dict.fromkeys(OBJECTIVES, math.inf)
+    for batch in enumerate_mappings(layer, arch, bypass=True, max_mappings=400_000):
+        r = evaluate_batch(layer, arch, batch)
+        ok = np.asarray(r.valid)
+        if not ok.any():
+            continue
+        for obj in OBJECTIVES:
+            v = objective_of(obj, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[ok]
+            best[obj] = min(best[obj], float(v.min()))
+    return best
+
+
+def cases():
+    rng = np.random.default_rng(20261124)
+    out = []
+    while len(out) < N_CASES:
+        layer, arch = small_layer(rng), small_arch(rng)
+        try:
+            n = sum(len(b) for b in enumerate_mappings(layer, arch, bypass=True, orders=False, max_mappings=400_000))
+        except ValueError:
+            continue
+        if n <= 3000:
+            out.append((layer, arch))
+    return out
+
+
+CASES = cases()
+
+
+@pytest.mark.parametrize("case", range(N_CASES))
+def test_exact_equals_the_brute_force_minimum(case):
+    layer, arch = CASES[case]
+    want = brute_force(layer, arch)
+    for obj in OBJECTIVES:
+        if not math.isfinite(want[obj]):
+            with pytest.raises(NoLegalMapping):
+                ExactMapper().map(layer, arch, LOOPNEST, obj)
+            continue
+        r = ExactMapper().map(layer, arch, LOOPNEST, obj)
+        assert r.optimal and not r.stopped_early
+        assert r.mapping.violations(layer, arch) == []
+        assert r.objective(obj) == pytest.approx(want[obj], rel=1e-9), (layer, arch.name, obj)
+        assert r.lower_bound <= r.objective(obj) * (1 + 1e-9)
