@@ -294,12 +294,25 @@ class _Search:
             self.evaluated += h.evaluated
         except NoLegalMapping:
             pass
+        roots = []
+        sx = sy = None
         for keep in self.keeps:
             p = _problem(self.layer, self.arch, keep, self.bypass)
             self.space_size += _space_size(p)
-            self._search_keep(p)
-            if self.stopped:
+            if sx is None:
+                sx, sy = _spatial_assignments(p)
+            root = self._roots(p, sx, sy)
+            if root is not None:
+                roots.append((float(np.min(root[1])), p, *root))
+        # the most promising bypass choice first: its mappings set the bar for the others
+        roots.sort(key=lambda r: r[0])
+        self.root_bounds = [r[0] for r in roots]
+        for k, (lb_min, p, nodes, lb) in enumerate(roots):
+            if self._timed_out():
+                self.open_bounds.extend(r[0] for r in roots[k:])
                 return
+            if lb_min < self.incumbent * (1 - _TOL):
+                self._descend(p, nodes, lb, self.arch.n_levels - 1)
 
     def _timed_out(self) -> bool:
         if self.deadline is not None and time.perf_counter() > self.deadline:
@@ -307,23 +320,19 @@ class _Search:
         return self.stopped
 
     # ---------------------------------------------------------------- one bypass choice
-    def _search_keep(self, p: _Problem) -> None:
-        sx, sy = _spatial_assignments(p)
+    def _roots(self, p: _Problem, sx: np.ndarray, sy: np.ndarray) -> tuple[_Nodes, np.ndarray] | None:
+        """The root nodes of one bypass choice (spatial factors fixed, every temporal
+        factor free) whose smallest tiles fit, with their bounds."""
         if not len(sx):
-            return
+            return None
         L, D = self.arch.n_levels, len(p.dims)
-        n = len(sx)
-        # the root nodes: spatial fixed, every temporal factor still free (placed low)
-        T = np.ones((n, L, D), dtype=np.int64)
+        T = np.ones((len(sx), L, D), dtype=np.int64)
         remaining = p.sizes[None, :] // (sx.prod(axis=1) * sy.prod(axis=1))
         nodes = _Nodes(sx, sy, T, remaining)
-        ok = self._min_tiles_fit(p, nodes, L)
-        nodes = nodes.take(np.flatnonzero(ok))
+        nodes = nodes.take(np.flatnonzero(self._min_tiles_fit(p, nodes, L)))
         if not len(nodes):
-            return
-        lb = self._bound(p, nodes, L)
-        self.root_bounds.append(float(np.min(lb)) if len(lb) else math.inf)
-        self._descend(p, nodes, lb, L - 1)
+            return None
+        return nodes, self._bound(p, nodes, L)
 
     def _descend(self, p: _Problem, nodes: _Nodes, lb: np.ndarray, level: int) -> None:
         """Explore ``nodes`` (temporal factors decided at levels > ``level``) best bound
@@ -570,6 +579,9 @@ class _Search:
             self._accept(p, leaves, int(i), order)
 
     def _exact_orders(self, p: _Problem, leaves: _Nodes) -> None:
+        """Every order of every level (loops with a factor > 1), combined through order
+        separability: per level, the orders another of the same level beats in energy and
+        in every bandwidth are dropped, then every combination of the rest is scored."""
         L, D = self.arch.n_levels, len(p.dims)
         n = len(leaves)
         T = leaves.T
@@ -581,19 +593,26 @@ class _Search:
         bw0 = np.asarray(r0.bandwidth_cycles, dtype=float)
         compute = np.asarray(r0.compute_cycles, dtype=float)
         valid = np.asarray(r0.valid, dtype=bool)
-        # per level: every order of its loops with a factor > 1 -> (energy, bandwidth) terms
+        # per leaf and level: (energy terms, bandwidth terms, level orders) of the
+        # orders no other order of that level beats
         terms: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in range(n)]
         for li in range(1, L):
-            rows_leaf, rows_order = [], []
-            for i in range(n):
-                moving = [j for j in range(D) if T[i, li, j] > 1]
-                still = [j for j in range(D) if T[i, li, j] == 1]
-                for perm in itertools.permutations(moving):
-                    rows_leaf.append(i)
-                    rows_order.append(list(perm) + still)
-            rl = np.array(rows_leaf, dtype=np.int64)
+            moving = T[:, li, :] > 1                                   # (n, D)
+            patterns, inverse = np.unique(moving, axis=0, return_inverse=True)
+            inverse = inverse.ravel()
+            groups = []
+            for k, pat in enumerate(patterns):
+                members = np.flatnonzero(inverse == k)
+                mv = np.flatnonzero(pat)
+                still = np.flatnonzero(~pat)
+                perms = np.array(list(itertools.permutations(mv)), dtype=np.int64).reshape(-1, len(mv)) \
+                    if len(mv) else np.zeros((1, 0), dtype=np.int64)
+                level_orders = np.concatenate([perms, np.broadcast_to(still, (len(perms), len(still)))], axis=1)
+                groups.append((members, level_orders))
+            rl = np.concatenate([np.repeat(mem, len(lo_)) for mem, lo_ in groups])
+            lvl = np.concatenate([np.tile(lo_, (len(mem), 1)) for mem, lo_ in groups])
             orders = ref[rl].copy()
-            orders[:, li, :] = np.array(rows_order, dtype=np.int64)
+            orders[:, li, :] = lvl
             energy = np.empty(len(rl))
             bw = np.empty((len(rl), L))
             for lo in range(0, len(rl), self.chunk):
@@ -603,13 +622,16 @@ class _Search:
                 energy[sl] = np.asarray(r.energy_pj, dtype=float)
                 bw[sl] = np.asarray(r.bandwidth_cycles, dtype=float)
             self.evaluated += len(rl)
-            de = energy - e0[rl]
-            dbw = bw - bw0[rl]
-            starts = np.searchsorted(rl, np.arange(n + 1))
-            for i in range(n):
-                m = slice(starts[i], starts[i + 1])
-                keepm = _pareto(np.column_stack([de[m], dbw[m]]))
-                terms[i].append((de[m][keepm], dbw[m][keepm], orders[m][keepm][:, li, :]))
+            vec_all = np.concatenate([(energy - e0[rl])[:, None], bw - bw0[rl]], axis=1)
+            start = 0
+            for members, level_orders in groups:
+                g, m = len(members), len(level_orders)
+                vec = vec_all[start:start + g * m].reshape(g, m, L + 1)
+                start += g * m
+                front = _pareto_batch(vec)                               # (g, m) bool
+                for a, i in enumerate(members):
+                    sel = np.flatnonzero(front[a])
+                    terms[i].append((vec[a, sel, 0], vec[a, sel, 1:], level_orders[sel]))
         for i in range(n):
             if not valid[i]:
                 continue
@@ -627,18 +649,17 @@ class _Search:
                 self._accept(p, leaves, i, order)
 
 
-def _pareto(x: np.ndarray) -> np.ndarray:
-    """Indices of the rows of ``x`` no other row beats in every column (ties: the first)."""
-    if len(x) <= 1:
-        return np.arange(len(x))
-    x = np.round(x, 9)
-    uniq, first = np.unique(x, axis=0, return_index=True)
-    keep = []
-    for a in range(len(uniq)):
-        dominated = np.all(uniq <= uniq[a], axis=1) & np.any(uniq < uniq[a], axis=1)
-        if not dominated.any():
-            keep.append(first[a])
-    return np.array(sorted(keep), dtype=np.int64)
+def _pareto_batch(x: np.ndarray) -> np.ndarray:
+    """``(g, m)``: for each of ``g`` sets of ``m`` vectors (``(g, m, k)``), whether a
+    vector is kept: no other vector of its set is at most it everywhere and below it
+    somewhere, and of equal vectors the first is kept."""
+    x = np.round(x, 6)
+    le = (x[:, :, None, :] <= x[:, None, :, :]).all(axis=-1)          # le[g, a, b]: a <= b
+    lt = (x[:, :, None, :] < x[:, None, :, :]).any(axis=-1)
+    m = x.shape[1]
+    earlier = np.tri(m, k=-1, dtype=bool).T                            # earlier[a, b]: a < b
+    dominated = (le & lt).any(axis=1) | (le & ~lt & earlier[None]).any(axis=1)
+    return ~dominated
 
 
 @dataclass
