@@ -179,7 +179,17 @@ def run(
     n = n_trials if n_trials is not None else budget.n_trials
     out = output or loaded.output_dir
     log_file = out / "run.log"
-    _log_to_file(log_file)
+    handler = _log_to_file(log_file)
+
+    def _close_log() -> None:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+    import click
+
+    click_ctx = click.get_current_context(silent=True)
+    if click_ctx is not None:
+        click_ctx.call_on_close(_close_log)
     before = s.n_finished()
     typer.echo(f"study {s.name!r} in {st.url}: {before} finished trial(s), target {n}")
     try:
