@@ -185,46 +185,44 @@ def run(
         logging.getLogger().removeHandler(handler)
         handler.close()
 
-    import click
-
-    click_ctx = click.get_current_context(silent=True)
-    if click_ctx is not None:
-        click_ctx.call_on_close(_close_log)
-    before = s.n_finished()
-    typer.echo(f"study {s.name!r} in {st.url}: {before} finished trial(s), target {n}")
     try:
-        s.optimize(
-            n, workers=workers or budget.workers, executor=executor or budget.executor,
-            timeout_s=timeout if timeout is not None else budget.timeout_s, progress=progress,
-            cluster=cluster or budget.cluster,
-        )
-    except KeyboardInterrupt:
-        typer.echo("interrupted; run the same command again to resume", err=True)
-        raise typer.Exit(130) from None
-    except _user_errors() as e:
-        _fail(str(e))
-    counts = s.status_counts()
-    typer.echo("trials: " + ", ".join(f"{k.value.lower()} {v}" for k, v in counts.items() if v))
-    label = "best trials" if len(s.objectives) == 1 else "Pareto front (feasible)"
-    typer.echo(f"{label}:")
-    _print_table(s.best_trials(), s.objectives)
-    if s.report_objectives != s.objectives:
-        names = ", ".join(o.name for o in s.report_objectives)
-        typer.echo(f"Pareto front of {names} (feasible):")
-        front = s.pareto_front(objectives={o.name: o.direction for o in s.report_objectives})
-        _print_table(front, s.report_objectives)
-    front_csv = s.export(out / "pareto_front.csv", pareto=True)
-    trials_csv = s.export(out / "trials.csv")
-    pngs = s.plot(out)
-    report_html = s.report(out / "report.html")
-    typer.echo(f"study storage:  {st.url}")
-    typer.echo(f"pareto front:   {front_csv}")
-    typer.echo(f"all trials:     {trials_csv}")
-    for p in pngs:
-        typer.echo(f"plot:           {p}")
-    typer.echo(f"report:         {report_html}   (open it in a browser; no network needed)")
-    typer.echo(f"log:            {log_file}")
-    typer.echo(f"live view:      coexplore dashboard {st.url}")
+        before = s.n_finished()
+        typer.echo(f"study {s.name!r} in {st.url}: {before} finished trial(s), target {n}")
+        try:
+            s.optimize(
+                n, workers=workers or budget.workers, executor=executor or budget.executor,
+                timeout_s=timeout if timeout is not None else budget.timeout_s, progress=progress,
+                cluster=cluster or budget.cluster,
+            )
+        except KeyboardInterrupt:
+            typer.echo("interrupted; run the same command again to resume", err=True)
+            raise typer.Exit(130) from None
+        except _user_errors() as e:
+            _fail(str(e))
+        counts = s.status_counts()
+        typer.echo("trials: " + ", ".join(f"{k.value.lower()} {v}" for k, v in counts.items() if v))
+        label = "best trials" if len(s.objectives) == 1 else "Pareto front (feasible)"
+        typer.echo(f"{label}:")
+        _print_table(s.best_trials(), s.objectives)
+        if s.report_objectives != s.objectives:
+            names = ", ".join(o.name for o in s.report_objectives)
+            typer.echo(f"Pareto front of {names} (feasible):")
+            front = s.pareto_front(objectives={o.name: o.direction for o in s.report_objectives})
+            _print_table(front, s.report_objectives)
+        front_csv = s.export(out / "pareto_front.csv", pareto=True)
+        trials_csv = s.export(out / "trials.csv")
+        pngs = s.plot(out)
+        report_html = s.report(out / "report.html")
+        typer.echo(f"study storage:  {st.url}")
+        typer.echo(f"pareto front:   {front_csv}")
+        typer.echo(f"all trials:     {trials_csv}")
+        for p in pngs:
+            typer.echo(f"plot:           {p}")
+        typer.echo(f"report:         {report_html}   (open it in a browser; no network needed)")
+        typer.echo(f"log:            {log_file}")
+        typer.echo(f"live view:      coexplore dashboard {st.url}")
+    finally:
+        _close_log()
 
 
 @app.command()
