@@ -221,15 +221,17 @@ def _label(o: Objective) -> str:
 
 
 def _hover(df: pd.DataFrame, metric_cols: Sequence[str], param_cols: Sequence[str]) -> list[str]:
-    """One hover text per row: the trial, its metrics, then its parameters."""
-    out = []
-    for _, r in df.iterrows():
-        parts = [f"<b>trial {int(r['number'])}</b>"]
-        parts += [f"{c.removeprefix('metrics_')} = {_fmt(r[c])}" for c in metric_cols]
-        parts += [f"{c.removeprefix('params_')}: {_fmt(r[c])}" for c in param_cols
-                  if not (isinstance(r[c], float) and math.isnan(r[c]))]
-        out.append("<br>".join(parts))
-    return out
+    """One hover text per row: the trial, its metrics, then its parameters (built column by
+    column: tens of thousands of rows stay fast)."""
+    parts = [[f"<b>trial {int(n)}</b>" for n in df["number"]]]
+    for c in metric_cols:
+        name = c.removeprefix("metrics_")
+        parts.append([f"{name} = {_fmt(float(v))}" for v in df[c]])
+    for c in param_cols:
+        name = c.removeprefix("params_")
+        parts.append(["" if isinstance(v, float) and math.isnan(v) else f"{name}: {_fmt(v)}"
+                      for v in df[c]])
+    return ["<br>".join(p for p in row if p) for row in zip(*parts)]
 
 
 def _thin(n: int, keep: np.ndarray, limit: int, seed: int = 0) -> np.ndarray:
@@ -430,15 +432,21 @@ def trials_table(df: pd.DataFrame, objectives: Sequence[Objective]) -> dict[str,
     cols = ["number", "status", *[c for c in ocols if c in df], *mcols, *ccols, *pcols,
             "reason", "wall_time_s", "attempts"]
     cols = [c for c in cols if c in df.columns]
-    out = df[cols].copy()
-    kinds = []
+    columns, kinds = [], []
     for c in cols:
-        kinds.append("number" if pd.api.types.is_numeric_dtype(out[c]) and out[c].dtype != bool
-                     else "text")
-        if kinds[-1] == "text":
-            out[c] = out[c].map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v))
-                                else _fmt(v))
-    rows = [[_plain(v) for v in row] for row in out.itertuples(index=False, name=None)]
+        col = df[c]
+        if pd.api.types.is_numeric_dtype(col) and col.dtype != bool:
+            x = col.to_numpy(dtype=float)
+            ints = np.isfinite(x) & (np.abs(x) < 2**53) & (x == np.round(x))
+            vals = [int(v) if i else (float(v) if f else None)
+                    for v, i, f in zip(x.tolist(), ints.tolist(), np.isfinite(x).tolist())]
+            kinds.append("number")
+        else:
+            vals = [None if v is None or (isinstance(v, float) and math.isnan(v)) else _fmt(v)
+                    for v in col.tolist()]
+            kinds.append("text")
+        columns.append(vals)
+    rows = [list(r) for r in zip(*columns)]
     names = [c.removeprefix("metrics_").removeprefix("params_") for c in cols]
     groups = ["objective" if c in ocols else "metric" if c.startswith("metrics_")
               else "constraint" if c.startswith("constraints_") else "param"
