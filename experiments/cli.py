@@ -48,6 +48,18 @@ def _main(
     configure_logging(verbose)
 
 
+class _Stderr(logging.StreamHandler):
+    """A console handler that writes to whatever ``sys.stderr`` is when a record comes."""
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def configure_logging(verbose: bool) -> None:
     """Console: our warnings and errors; with ``verbose``, also INFO lines and every
     Python warning (captured into the ``py.warnings`` logger, hidden otherwise)."""
@@ -56,7 +68,7 @@ def configure_logging(verbose: bool) -> None:
     root.setLevel(logging.DEBUG)
     console = next((h for h in root.handlers if getattr(h, "_coexplore_console", False)), None)
     if console is None:
-        console = logging.StreamHandler()
+        console = _Stderr()
         console._coexplore_console = True  # type: ignore[attr-defined]
         console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(console)

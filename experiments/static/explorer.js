@@ -8,6 +8,7 @@
   const EMBEDDED = JSON.parse(document.getElementById("coexplore-data").textContent);
   const LIVE = CONFIG.mode === "live";
   const PLOT_CONFIG = { responsive: true, displaylogo: false };
+  const SMALL_CONFIG = { responsive: true, displayModeBar: false };
   const A_COLOR = "#1f77b4", B_COLOR = "#ff7f0e";
   const LEVEL_COLORS = ["#4c78a8", "#72b7b2", "#54a24b", "#eeca3b", "#f58518", "#e45756", "#b279a2", "#9d755d"];
 
@@ -286,20 +287,20 @@
                marker: { color: LEVEL_COLORS[li % LEVEL_COLORS.length] } };
     });
     Plotly.react($("fig-bd-energy"), energyTraces,
-      barLayout("energy by layer and level (network, layer x repeat), \u00B5J", { barmode: "stack", height: 380 }), PLOT_CONFIG);
+      barLayout("energy by layer and level (network, layer x repeat), \u00B5J", { barmode: "stack", height: 380 }), SMALL_CONFIG);
     const perDesign = (fn, kind) => items.map((it) => Object.assign({ type: "bar", name: it.label, marker: { color: it.color } }, fn(it.d.breakdown)));
     Plotly.react($("fig-bd-levels"), perDesign((bd) => ({
       x: bd.levels, y: bd.levels.map((lv) => uj(bd.totals.energy_by_level_pj[lv])),
-    })), barLayout("energy per level (network), \u00B5J"), PLOT_CONFIG);
+    })), barLayout("energy per level (network), \u00B5J"), SMALL_CONFIG);
     const lat = perDesign((bd) => ({ x: bd.layers, y: bd.latency_cycles }));
     Plotly.react($("fig-bd-latency"), lat, barLayout("latency by layer (x repeat), cycles",
-      { yaxis: { type: spansDecade(lat.flatMap((t) => t.y)) ? "log" : "linear" } }), PLOT_CONFIG);
+      { yaxis: { type: spansDecade(lat.flatMap((t) => t.y)) ? "log" : "linear" } }), SMALL_CONFIG);
     Plotly.react($("fig-bd-util"), perDesign((bd) => ({
       x: bd.layers, y: bd.utilization,
       hovertemplate: "%{x}: %{y:.1%}<extra>" + "</extra>",
     })), barLayout("PE utilization by layer (network: " +
       items.map((it) => `${it.label} ${(100 * it.d.breakdown.totals.utilization).toFixed(1)} %`).join(", ") + ")",
-      { yaxis: { range: [0, 1], tickformat: ".0%" } }), PLOT_CONFIG);
+      { yaxis: { range: [0, 1], tickformat: ".0%" } }), SMALL_CONFIG);
   }
 
   // ---------------------------------------------------------------- the whole view

@@ -25,6 +25,7 @@ def _config(tmp_path, name):
 
 
 def test_warnings_go_to_the_log_unless_verbose(tmp_path):
+    warnings.simplefilter("always")  # every run warns, however often this process warned before
     quiet = runner.invoke(app, ["run", str(_config(tmp_path, "q")), "--no-progress"])
     assert quiet.exit_code == 0, quiet.output
     assert NOISE not in quiet.output
