@@ -63,6 +63,9 @@ class _Stderr(logging.StreamHandler):
 def configure_logging(verbose: bool) -> None:
     """Console: our warnings and errors; with ``verbose``, also INFO lines and every
     Python warning (captured into the ``py.warnings`` logger, hidden otherwise)."""
+    # captureWarnings(True) does nothing when it ran before, even if warnings.showwarning
+    # was put back since (as a test harness does): switch it off and on to be sure.
+    logging.captureWarnings(False)
     logging.captureWarnings(True)
     root = logging.getLogger()
     root.setLevel(logging.DEBUG)
