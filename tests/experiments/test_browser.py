@@ -126,11 +126,14 @@ def test_dashboard_shows_trials_added_after_the_page_opened(storage_url):
             assert proc.wait(timeout=120) == 0
         finally:
             proc.kill()
-        wait_for(drv, "return document.getElementById('n-trials').textContent === '9'", 30,
-                 "the 4 trials added by the other process")
-        assert drv.find_element("id", "table-count").text == "9 of 9 trials"
+        # the other process has finished: within a few polls the page shows all 9 trials
+        # finished (a poll may first catch the 9th trial still RUNNING)
         n_complete = int((s.trials_dataframe()["status"] == "COMPLETE").sum())
-        assert _count(drv, "#fig-history .scatterlayer .point") == 2 * n_complete > points_before
+        wait_for(drv, "return document.getElementById('n-trials').textContent === '9' && "
+                 "document.querySelectorAll('#fig-history .scatterlayer .point').length === "
+                 f"{2 * n_complete}", 30, "the 4 trials added by the other process")
+        assert drv.find_element("id", "table-count").text == "9 of 9 trials"
+        assert 2 * n_complete > points_before
         assert "live" in drv.find_element("id", "live-status").text
         # a design's breakdown comes from the server on demand
         last = drv.execute_script("return window.coexplore.state.sel[0]")
