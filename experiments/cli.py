@@ -6,12 +6,18 @@
     coexplore status STORAGE [--study NAME]
     coexplore export STORAGE [--study NAME] [--pareto] [--format csv|json|parquet] -o FILE
     coexplore plot STORAGE [--study NAME] -o DIR
+    coexplore report STORAGE [--study NAME] -o report.html
+    coexplore dashboard STORAGE [--study NAME] [--host H] [--port P]
     coexplore validate CONFIG.yaml
     coexplore calibrate [--device cpu|cuda] [-o FILE] [--quick]
 
 ``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. User errors
 (bad config, unknown study, unknown optimizer ...) print one line naming the problem
 and exit with status 2; no traceback.
+
+The console shows progress and results. Library warnings (Python ``warnings``) and
+informational log lines go to the log, which ``coexplore --verbose ...`` prints; a run
+also appends them to ``run.log`` in its output folder.
 """
 
 from __future__ import annotations
@@ -32,6 +38,57 @@ app = typer.Typer(
 )
 
 StudyOpt = Annotated[str | None, typer.Option("--study", help="study name (optional if the storage holds one)")]
+
+
+@app.callback()
+def _main(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="also print library warnings and log messages")] = False,
+) -> None:
+    """coexplore: hardware/software co-design exploration."""
+    configure_logging(verbose)
+
+
+class _Stderr(logging.StreamHandler):
+    """A console handler that writes to whatever ``sys.stderr`` is when a record comes."""
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
+def configure_logging(verbose: bool) -> None:
+    """Console: our warnings and errors; with ``verbose``, also INFO lines and every
+    Python warning (captured into the ``py.warnings`` logger, hidden otherwise)."""
+    # captureWarnings(True) does nothing when it ran before, even if warnings.showwarning
+    # was put back since (as a test harness does): switch it off and on to be sure.
+    logging.captureWarnings(False)
+    logging.captureWarnings(True)
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG)
+    console = next((h for h in root.handlers if getattr(h, "_coexplore_console", False)), None)
+    if console is None:
+        console = _Stderr()
+        console._coexplore_console = True  # type: ignore[attr-defined]
+        console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(console)
+    console.setLevel(logging.INFO if verbose else logging.WARNING)
+    console.filters.clear()
+    if not verbose:
+        console.addFilter(lambda r: r.name != "py.warnings")
+
+
+def _log_to_file(path: Path) -> logging.Handler:
+    """Append every log record (warnings included) of this command to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    h = logging.FileHandler(path, encoding="utf-8")
+    h.setLevel(logging.INFO)
+    h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(h)
+    return h
 
 
 def _fail(msg: str) -> None:
@@ -103,8 +160,12 @@ def run(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="directory for the Pareto CSV/PNG")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="require the study to exist already")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="also print library warnings and log messages")] = False,
 ) -> None:
-    """Run (or resume) the study a config describes, then export its Pareto front."""
+    """Run (or resume) the study a config describes, then export its Pareto front, plots
+    and the interactive report."""
+    if verbose:
+        configure_logging(True)
     from experiments.config import load_config
     from experiments.storage import Storage
     from experiments.study import Study
@@ -131,38 +192,52 @@ def run(
         _fail(str(e))
     budget = cfg.budget
     n = n_trials if n_trials is not None else budget.n_trials
-    before = s.n_finished()
-    typer.echo(f"study {s.name!r} in {st.url}: {before} finished trial(s), target {n}")
-    try:
-        s.optimize(
-            n, workers=workers or budget.workers, executor=executor or budget.executor,
-            timeout_s=timeout if timeout is not None else budget.timeout_s, progress=progress,
-            cluster=cluster or budget.cluster,
-        )
-    except KeyboardInterrupt:
-        typer.echo("interrupted; run the same command again to resume", err=True)
-        raise typer.Exit(130) from None
-    except _user_errors() as e:
-        _fail(str(e))
-    counts = s.status_counts()
-    typer.echo("trials: " + ", ".join(f"{k.value.lower()} {v}" for k, v in counts.items() if v))
-    label = "best trials" if len(s.objectives) == 1 else "Pareto front (feasible)"
-    typer.echo(f"{label}:")
-    _print_table(s.best_trials(), s.objectives)
-    if s.report_objectives != s.objectives:
-        names = ", ".join(o.name for o in s.report_objectives)
-        typer.echo(f"Pareto front of {names} (feasible):")
-        front = s.pareto_front(objectives={o.name: o.direction for o in s.report_objectives})
-        _print_table(front, s.report_objectives)
     out = output or loaded.output_dir
-    front_csv = s.export(out / "pareto_front.csv", pareto=True)
-    trials_csv = s.export(out / "trials.csv")
-    pngs = s.plot(out)
-    typer.echo(f"study storage:  {st.url}")
-    typer.echo(f"pareto front:   {front_csv}")
-    typer.echo(f"all trials:     {trials_csv}")
-    for p in pngs:
-        typer.echo(f"plot:           {p}")
+    log_file = out / "run.log"
+    handler = _log_to_file(log_file)
+
+    def _close_log() -> None:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+    try:
+        before = s.n_finished()
+        typer.echo(f"study {s.name!r} in {st.url}: {before} finished trial(s), target {n}")
+        try:
+            s.optimize(
+                n, workers=workers or budget.workers, executor=executor or budget.executor,
+                timeout_s=timeout if timeout is not None else budget.timeout_s, progress=progress,
+                cluster=cluster or budget.cluster,
+            )
+        except KeyboardInterrupt:
+            typer.echo("interrupted; run the same command again to resume", err=True)
+            raise typer.Exit(130) from None
+        except _user_errors() as e:
+            _fail(str(e))
+        counts = s.status_counts()
+        typer.echo("trials: " + ", ".join(f"{k.value.lower()} {v}" for k, v in counts.items() if v))
+        label = "best trials" if len(s.objectives) == 1 else "Pareto front (feasible)"
+        typer.echo(f"{label}:")
+        _print_table(s.best_trials(), s.objectives)
+        if s.report_objectives != s.objectives:
+            names = ", ".join(o.name for o in s.report_objectives)
+            typer.echo(f"Pareto front of {names} (feasible):")
+            front = s.pareto_front(objectives={o.name: o.direction for o in s.report_objectives})
+            _print_table(front, s.report_objectives)
+        front_csv = s.export(out / "pareto_front.csv", pareto=True)
+        trials_csv = s.export(out / "trials.csv")
+        pngs = s.plot(out)
+        report_html = s.report(out / "report.html")
+        typer.echo(f"study storage:  {st.url}")
+        typer.echo(f"pareto front:   {front_csv}")
+        typer.echo(f"all trials:     {trials_csv}")
+        for p in pngs:
+            typer.echo(f"plot:           {p}")
+        typer.echo(f"report:         {report_html}   (open it in a browser; no network needed)")
+        typer.echo(f"log:            {log_file}")
+        typer.echo(f"live view:      coexplore dashboard {st.url}")
+    finally:
+        _close_log()
 
 
 @app.command()
@@ -236,6 +311,58 @@ def plot(
 
 
 @app.command()
+def report(
+    storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write")] = Path("report.html"),
+    study: StudyOpt = None,
+    max_points: Annotated[int, typer.Option("--max-points", help="most trials drawn per scatter (the front is always drawn whole)")] = 4000,
+    max_details: Annotated[int, typer.Option("--max-details", help="designs whose breakdown the file embeds (front and best first)")] = 1000,
+) -> None:
+    """One self-contained interactive HTML file: Pareto front, history, parallel
+    coordinates, trial table, and the breakdown of selected designs."""
+    from experiments.study import Study
+
+    try:
+        if max_points < 1:
+            raise ValueError(f"--max-points must be >= 1, got {max_points}")
+        if max_details < 0:
+            raise ValueError(f"--max-details must be >= 0, got {max_details}")
+        s = Study.load(study, _open_existing(storage))
+        path = s.report(output, max_points=max_points, max_details=max_details)
+    except _user_errors() as e:
+        _fail(str(e))
+    typer.echo(str(path))
+
+
+@app.command()
+def dashboard(
+    storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
+    study: Annotated[str | None, typer.Option("--study", help="study to open first (default: the first; the page lists all)")] = None,
+    host: Annotated[str, typer.Option(help="address to listen on (localhost only by default)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port (0: any free one)")] = 8050,
+    poll: Annotated[float, typer.Option("--poll", help="seconds between the page's checks for new trials")] = 2.0,
+) -> None:
+    """Serve the report's views on localhost, updated as trials finish (also while a
+    study runs in another process)."""
+    from experiments.dashboard import Dashboard
+
+    try:
+        if not 0 <= port <= 65535:
+            raise ValueError(f"--port must be in 0..65535, got {port}")
+        board = Dashboard(_open_existing(storage), study, host=host, port=port, poll_s=poll)
+    except _user_errors() as e:
+        _fail(str(e))
+    typer.echo(f"dashboard: {board.url}   (Ctrl-C to stop)", err=False)
+    sys.stdout.flush()
+    try:
+        board.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        board.close()
+
+
+@app.command()
 def validate(config: Annotated[Path, typer.Argument(help="study config (YAML)")]) -> None:
     """Check a config without running it: schema, space, evaluator import."""
     from experiments.config import load_config
@@ -301,7 +428,7 @@ def reproduce(
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(False)
     app()
 
 

@@ -6,8 +6,11 @@ exports are built from, so a figure and a file always show the same points.
 Columns of a trials table (Optuna-like prefixes so names never collide): ``number``,
 ``status``, ``feasible``, ``params_<name>``..., ``metrics_<name>``...,
 ``constraints_<name>``..., ``reason``, ``wall_time_s``, ``seed``, ``attempts``,
-``created_at``, ``started_at``, ``finished_at`` (UTC timestamps). Permutation values are
-lists. Non-finite metric values are missing (NaN).
+``created_at``, ``started_at``, ``finished_at`` (UTC timestamps), and ``info`` (the
+evaluator's ``Evaluation.info`` as a dict, None where a trial has none; the column is
+there only when some trial has one). Permutation values are lists. Non-finite metric
+values are missing (NaN). CSV and Parquet files hold ``info`` as JSON text, JSON files
+as an object.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ def _ts(x: float | None) -> Any:
 def trials_dataframe(records: Sequence[Any], objectives: Sequence[Objective] = ()) -> pd.DataFrame:
     """One row per trial record (``experiments.storage.TrialRecord``), ordered by number."""
     rows = []
+    any_info = any(getattr(r, "info", None) for r in records)
     for r in records:
         row: dict[str, Any] = {"number": r.number, "status": str(r.status)}
         cons = {k: v for k, v in (r.constraints or {}).items()}
@@ -55,6 +59,8 @@ def trials_dataframe(records: Sequence[Any], objectives: Sequence[Objective] = (
             started_at=_ts(r.started_at),
             finished_at=_ts(r.finished_at),
         )
+        if any_info:
+            row["info"] = getattr(r, "info", None) or None
         rows.append(row)
     df = pd.DataFrame(rows)
     if df.empty:
@@ -123,6 +129,8 @@ def write_table(df: pd.DataFrame, path: str | Path, format: str | None = None) -
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (formats: {list(FORMATS)})")
     path.parent.mkdir(parents=True, exist_ok=True)
+    if "info" in df.columns and fmt != "json":  # free-form dicts: JSON text per trial
+        df = df.assign(info=df["info"].map(lambda v: None if not v else json.dumps(v)))
     if fmt == "csv":
         df.to_csv(path, index=False)
     elif fmt == "json":

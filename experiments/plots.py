@@ -9,9 +9,13 @@ Each ``*_info`` function turns a trials table into the exact numbers a figure sh
   objectives every pair of objectives gets a panel.
 * Optimization history: best-so-far per objective (1 objective) or dominated
   hypervolume (several) against the trial number.
-* Parallel coordinates: every parameter scaled to [0, 1] (numbers min-max, log2 for
-  spans over 16x; categories by index) and the objective, coloured by the first
-  objective.
+* Parallel coordinates: one vertical axis per parameter and objective, each labelled in
+  its own real values (numbers linear, or logarithmic where they span more than a
+  decade; categories by name), coloured by the first objective.
+
+Value axes are logarithmic wherever the values shown are all positive and span more than
+a decade (:func:`spans_decade`): the Pareto front's axes, the history's values and the
+parallel coordinates' numeric axes.
 """
 
 from __future__ import annotations
@@ -36,6 +40,16 @@ from experiments.export import (
 )
 from optimizer.base import Objective, TrialStatus
 from optimizer.pareto import default_reference_point, hypervolume_history
+
+DECADE = 10.0
+
+
+def spans_decade(values: Any) -> bool:
+    """Whether finite ``values`` are all positive and span more than a decade (max/min >
+    10): then a logarithmic axis shows their differences, a linear one hides them."""
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[np.isfinite(v)]
+    return bool(len(v) and np.all(v > 0) and v.max() / v.min() > DECADE)
 
 
 def _save(fig: Any, path: str | Path) -> Path:
@@ -102,8 +116,9 @@ def plot_pareto_front(info: ParetoInfo, path: str | Path, title: str = "") -> Pa
         ax.set_xlabel(_label(info.objectives[i]))
         ax.set_ylabel(_label(info.objectives[j]))
         for a, setter in ((info.objectives[i], ax.set_xscale), (info.objectives[j], ax.set_yscale)):
-            vals = info.feasible[:, info.objectives.index(a)] if len(info.feasible) else []
-            if len(vals) and np.all(vals > 0) and vals.max() / vals.min() > 100:
+            col = info.objectives.index(a)
+            vals = np.concatenate([info.feasible[:, col], info.violating[:, col]])
+            if spans_decade(vals):
                 setter("log")
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "linear":
@@ -158,11 +173,10 @@ def plot_optimization_history(info: HistoryInfo, objectives: Sequence[Objective]
     if len(objectives) == 1 and len(info.numbers):
         o = objectives[0]
         ax.scatter(info.numbers, info.values[o.name], s=8, c="0.6", label="trial")
-        ax.plot(info.numbers, info.best[o.name], c="tab:blue", label="best so far")
+        ax.plot(info.numbers, info.best[o.name], c="tab:blue", label="best so far",
+                drawstyle="steps-post")
         ax.set_ylabel(_label(o))
-        v = info.values[o.name]
-        v = v[np.isfinite(v)]
-        if len(v) and np.all(v > 0) and v.max() / v.min() > 100:
+        if spans_decade(info.values[o.name]):
             ax.set_yscale("log")
     elif info.hypervolume is not None:
         ax.plot(info.numbers, info.hypervolume, c="tab:blue")
@@ -179,25 +193,59 @@ def plot_optimization_history(info: HistoryInfo, objectives: Sequence[Objective]
 @dataclass(frozen=True)
 class ParallelInfo:
     axes: list[str]            # parameter names then objective names
-    data: np.ndarray           # (n, len(axes)) in [0, 1]
+    data: np.ndarray           # (n, len(axes)): positions on each axis, in [0, 1]
     color: np.ndarray          # (n,) first objective (raw)
     color_label: str           # the first objective's name
-    ticks: dict[str, list[tuple[float, str]]]  # axis -> (position, label) for categories
+    ticks: dict[str, list[tuple[float, str]]]  # axis -> (position, real-value label)
+    log_axes: frozenset[str] = frozenset()     # numeric axes drawn logarithmically
 
 
-def _scale(col: pd.Series) -> tuple[np.ndarray, list[tuple[float, str]]]:
+def _fmt_tick(v: float) -> str:
+    if v == 0:
+        return "0"
+    if float(v).is_integer() and abs(v) < 1e6:
+        return str(int(v))
+    return f"{v:.3g}"
+
+
+def _numeric_ticks(x: np.ndarray, log: bool, lo: float, hi: float) -> list[tuple[float, str]]:
+    """Ticks in real values: every distinct value when there are few (a power-of-two or
+    ordinal parameter), else about five round values from matplotlib's locators."""
+    from matplotlib.ticker import LogLocator, MaxNLocator
+
+    distinct = np.unique(x[np.isfinite(x)])
+    if len(distinct) <= 8:
+        vals = distinct
+    else:
+        a, b = float(distinct[0]), float(distinct[-1])
+        loc = LogLocator(base=10, numticks=6) if log else MaxNLocator(nbins=5)
+        vals = np.array([v for v in loc.tick_values(a, b) if a <= v <= b] or [a, b])
+        if len(vals) < 2:
+            vals = np.array([a, b])
+    f = np.log10 if log else (lambda v: v)
+    span = (f(hi) - f(lo)) or 1.0
+    return [(float((f(v) - f(lo)) / span) if hi > lo else 0.5, _fmt_tick(float(v))) for v in vals]
+
+
+def _scale(col: pd.Series) -> tuple[np.ndarray, list[tuple[float, str]], bool]:
+    """Positions in [0, 1] on one axis, its ticks (position, label in real values) and
+    whether the axis is logarithmic."""
     vals = col.tolist()
     if all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in vals):
         x = np.asarray(vals, dtype=float)
-        lo, hi = np.nanmin(x), np.nanmax(x)
-        if lo > 0 and hi / lo > 16:
-            x, lo, hi = np.log2(x), math.log2(lo), math.log2(hi)
-        return ((x - lo) / (hi - lo) if hi > lo else np.full(len(x), 0.5)), []
+        lo, hi = float(np.nanmin(x)), float(np.nanmax(x))
+        log = spans_decade(x)
+        t = np.log10(x) if log else x
+        tlo, thi = (math.log10(lo), math.log10(hi)) if log else (lo, hi)
+        pos = (t - tlo) / (thi - tlo) if thi > tlo else np.full(len(x), 0.5)
+        return pos, _numeric_ticks(x, log, lo, hi), log
     labels = sorted({str(v) for v in vals})
     idx = {lab: i for i, lab in enumerate(labels)}
     n = max(len(labels) - 1, 1)
-    return (np.array([idx[str(v)] / n for v in vals]) if len(labels) > 1
-            else np.full(len(vals), 0.5)), [(i / n, lab) for i, lab in enumerate(labels)]
+    pos = (np.array([idx[str(v)] / n for v in vals]) if len(labels) > 1
+           else np.full(len(vals), 0.5))
+    ticks = [(i / n, lab) for i, lab in enumerate(labels)] if len(labels) > 1 else [(0.5, labels[0])]
+    return pos, ticks, False
 
 
 def parallel_coordinate_info(df: pd.DataFrame, objectives: Sequence[Objective]) -> ParallelInfo:
@@ -207,7 +255,7 @@ def parallel_coordinate_info(df: pd.DataFrame, objectives: Sequence[Objective]) 
     if len(ok):
         ok = ok[np.isfinite(ok[cols].to_numpy(dtype=float)).all(axis=1)]
     pcols = [c for c in df.columns if c.startswith("params_")]
-    axes, data, ticks = [], [], {}
+    axes, data, ticks, logs = [], [], {}, set()
     for c in pcols + cols:
         if not len(ok):
             break
@@ -218,36 +266,48 @@ def parallel_coordinate_info(df: pd.DataFrame, objectives: Sequence[Objective]) 
             col = col.map(lambda v: ">".join(map(str, v)))
         if col.nunique() <= 1 and c in pcols:
             continue
-        x, t = _scale(col)
+        x, t, log = _scale(col)
         name = c.removeprefix("params_").removeprefix("metrics_")
         axes.append(name)
         data.append(x)
-        if t:
-            ticks[name] = t
+        ticks[name] = t
+        if log:
+            logs.add(name)
     arr = np.column_stack(data) if data else np.zeros((len(ok), 0))
     color = ok[cols[0]].to_numpy(dtype=float) if len(ok) else np.zeros(0)
-    return ParallelInfo(axes, arr, color, objectives[0].name if objectives else "", ticks)
+    return ParallelInfo(axes, arr, color, objectives[0].name if objectives else "", ticks,
+                        frozenset(logs))
 
 
 def plot_parallel_coordinate(info: ParallelInfo, path: str | Path) -> Path:
-    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(info.axes)), 4.2))
+    fig, ax = plt.subplots(figsize=(max(6, 1.5 * len(info.axes)), 4.4))
     if len(info.axes) and len(info.data):
         c = info.color
-        norm = plt.Normalize(np.nanmin(c), np.nanmax(c))
+        log_c = spans_decade(c)
         cmap = plt.get_cmap("viridis_r")
+        norm = (matplotlib.colors.LogNorm(np.nanmin(c), np.nanmax(c)) if log_c
+                else plt.Normalize(np.nanmin(c), np.nanmax(c)))
         xs = np.arange(len(info.axes))
         order = np.argsort(-c)  # best (smallest) drawn last
         for i in order:
             ax.plot(xs, info.data[i], c=cmap(norm(c[i])), alpha=0.5, lw=0.8)
-        ax.set_xticks(xs, info.axes, rotation=30, ha="right")
-        for a, t in info.ticks.items():
-            j = info.axes.index(a)
-            for pos, lab in t:
-                ax.annotate(lab, (j, pos), fontsize=7, xytext=(3, 0), textcoords="offset points")
+        for j, a in enumerate(info.axes):
+            ax.axvline(j, c="0.35", lw=0.8, zorder=0)
+            for pos, lab in info.ticks.get(a, []):
+                ax.plot([j - 0.03, j], [pos, pos], c="0.35", lw=0.8)
+                ax.annotate(lab, (j, pos), fontsize=7, xytext=(-5, 0), textcoords="offset points",
+                            ha="right", va="center",
+                            bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7})
+        labels = [f"{a}\n(log)" if a in info.log_axes else a for a in info.axes]
+        ax.set_xticks(xs, labels, rotation=25, ha="right", fontsize=8)
+        ax.set_xlim(-0.5, len(info.axes) - 0.5)
         sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
         fig.colorbar(sm, ax=ax, label=info.color_label)
     ax.set_ylim(-0.05, 1.05)
-    ax.set_ylabel("scaled value")
+    ax.set_yticks([])
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+    ax.set_title("parallel coordinates (feasible trials; each axis in its own units)", fontsize=9)
     return _save(fig, path)
 
 

@@ -9,7 +9,11 @@ Schema (two tables):
   config_hash, manifest (JSON), created_at.
 * ``trials``: id, study_id, number (unique per study), params (JSON), status, metrics
   (JSON), constraints (JSON), reason, traceback, wall_time_s, seed, owner, attempts,
-  created_at, started_at, finished_at.
+  created_at, started_at, finished_at, heartbeat_at, info (JSON: the evaluator's
+  ``Evaluation.info``, e.g. a per-layer breakdown; NULL when it gave none).
+
+Stores made by an earlier version lack the later columns (``heartbeat_at``, ``info``);
+opening one adds them (:func:`_migrate`, additive only), so old databases keep working.
 
 Durability: every state change is one transaction. A trial is inserted RUNNING (with the
 driver's ``owner`` token) before it is evaluated, and updated to COMPLETE / INFEASIBLE /
@@ -37,7 +41,9 @@ Details:
   Python values/lists, dict keys must be strings. In ``metrics`` / ``constraints`` every
   value is converted with ``float()`` and non-finite values (nan, inf) are stored as
   ``null``; everywhere else a non-finite float or a non-JSON value is a
-  :class:`StorageError` naming the offending key.
+  :class:`StorageError` naming the offending key -- except in a trial's ``info``, which is
+  free-form: there non-finite floats become ``null`` and other values their ``repr``
+  (an evaluator's extras must never cost it its result).
 * **Owners.** An owner token (:func:`make_owner_token`) identifies the driver process that
   holds a RUNNING trial: ``host|pid|process start time|random``. :func:`owner_is_alive`
   checks it on the same host (pid exists and has the same start time, so a reused pid
@@ -60,7 +66,7 @@ import socket
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +128,9 @@ class StudyRecord:
 
 @dataclass(frozen=True)
 class TrialRecord:
-    """One row of ``trials``. ``metrics`` / ``constraints`` hold None for non-finite values."""
+    """One row of ``trials``. ``metrics`` / ``constraints`` hold None for non-finite values.
+    ``info`` is the evaluator's ``Evaluation.info`` ({} when it gave none, or when the
+    trials were read with ``with_info=False``)."""
 
     study_id: int
     number: int
@@ -139,6 +147,7 @@ class TrialRecord:
     created_at: float
     started_at: float | None
     finished_at: float | None
+    info: dict = field(default_factory=dict)
 
     def to_trial(self) -> Trial:
         """The optimizer's view of this row (metrics/constraints stored as null are dropped)."""
@@ -194,6 +203,7 @@ trials_table = sa.Table(
     sa.Column("started_at", sa.Double, nullable=True),
     sa.Column("finished_at", sa.Double, nullable=True),
     sa.Column("heartbeat_at", sa.Double, nullable=True),
+    sa.Column("info", sa.Text, nullable=True),
     sa.UniqueConstraint("study_id", "number", name="uq_trials_study_number"),
     sa.Index("ix_trials_study_status", "study_id", "status"),
 )
@@ -295,6 +305,33 @@ def _jsonable(value: Any, path: str) -> Any:
         f"value {value!r} of type {type(value).__name__} is not JSON-serializable "
         "(allowed: None, bool, int, float, str, list/tuple, dict with str keys, numpy scalars)",
     )
+
+
+def _lenient(value: Any) -> Any:
+    """A strict-JSON copy of free-form ``value``: like :func:`_jsonable`, but non-finite
+    floats become None, non-str keys ``str(key)`` and anything else its ``repr``."""
+    if value is None or isinstance(value, bool | str | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, np.ndarray):
+        return _lenient(value.tolist())
+    if isinstance(value, np.generic):
+        return _lenient(value.item())
+    if isinstance(value, Mapping):
+        return {str(k): _lenient(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_lenient(v) for v in value]
+    return repr(value)
+
+
+def _info_text(info: Mapping[str, Any] | None) -> str | None:
+    """A trial's ``info`` as JSON text (None when empty); never raises on odd values."""
+    if info is None:
+        return None
+    if not isinstance(info, Mapping):
+        info = {"value": info}
+    return _dumps(_lenient(info)) if info else None
 
 
 def _dumps(value: Any) -> str:
@@ -409,6 +446,7 @@ def _trial_from_row(row: Any) -> TrialRecord:
         created_at=float(row.created_at),
         started_at=None if row.started_at is None else float(row.started_at),
         finished_at=None if row.finished_at is None else float(row.finished_at),
+        info=_loads(getattr(row, "info", None), {}) or {},
     )
 
 
@@ -476,6 +514,8 @@ def _migrate(conn: Connection) -> None:
     if "heartbeat_at" not in have:
         kind = "DOUBLE PRECISION" if conn.dialect.name == "postgresql" else "REAL"
         conn.exec_driver_sql(f"ALTER TABLE trials ADD COLUMN heartbeat_at {kind}")
+    if "info" not in have:
+        conn.exec_driver_sql("ALTER TABLE trials ADD COLUMN info TEXT")
 
 
 class Storage:
@@ -725,6 +765,7 @@ class Storage:
                     "started_at": now if running else None,
                     "finished_at": None,
                     "heartbeat_at": now if running else None,
+                    "info": None,
                 }
                 for i, (text, seed) in enumerate(zip(params_text, seed_values, strict=True))
             ]
@@ -781,8 +822,12 @@ class Storage:
         reason: str | None = None,
         traceback: str | None = None,
         wall_time_s: float | None = None,
+        info: Mapping[str, Any] | None = None,
     ) -> bool:
         """Record the result of a RUNNING trial held by ``owner``.
+
+        ``info`` is the evaluator's free-form extras (``Evaluation.info``), kept as JSON
+        (see the module docstring on JSON: lenient here).
 
         One conditional ``UPDATE ... WHERE status = 'RUNNING' AND owner = :owner``: returns
         True if the trial was updated, False if it is not (any longer) RUNNING under this
@@ -802,6 +847,7 @@ class Storage:
             "reason": None if reason is None else str(reason),
             "traceback": None if traceback is None else str(traceback),
             "wall_time_s": _opt_float(wall_time_s, "wall_time_s"),
+            "info": _info_text(info),
         }
         t = trials_table.c
         with self._write() as conn:
@@ -869,11 +915,16 @@ class Storage:
 
     # -- trials: reads -------------------------------------------------------------------
     def trials(
-        self, study_id: int, statuses: Iterable[TrialStatus] | None = None
+        self, study_id: int, statuses: Iterable[TrialStatus] | None = None, *,
+        with_info: bool = True,
     ) -> list[TrialRecord]:
-        """The study's trials (optionally only those in ``statuses``), ordered by number."""
+        """The study's trials (optionally only those in ``statuses``), ordered by number.
+
+        ``with_info=False`` leaves each record's ``info`` empty and does not read the
+        column (cheaper for large studies whose evaluators store big breakdowns)."""
         t = trials_table.c
-        q = sa.select(trials_table).where(t.study_id == study_id)
+        cols = [c for c in trials_table.c if with_info or c.name != "info"]
+        q = sa.select(*cols).where(t.study_id == study_id)
         if statuses is not None:
             q = q.where(t.status.in_(_status_values(statuses)))
         with self._read() as conn:
@@ -889,6 +940,22 @@ class Storage:
         if row is None:
             raise StorageError(f"study id {study_id} has no trial number {number}")
         return _trial_from_row(row)
+
+    def change_marker(self, study_id: int) -> tuple:
+        """A cheap value that changes whenever the study's trials change (a trial is
+        added, claimed, re-queued or finished): trial counts per status with the latest
+        start and finish times. Live views poll it and re-read only when it moves."""
+        t = trials_table.c
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(t.status, sa.func.count(), sa.func.max(t.started_at),
+                          sa.func.max(t.finished_at))
+                .where(t.study_id == study_id)
+                .group_by(t.status)
+                .order_by(t.status)
+            ).all()
+        return tuple((str(s), int(n), None if a is None else float(a),
+                      None if b is None else float(b)) for s, n, a, b in rows)
 
     def count(self, study_id: int, statuses: Iterable[TrialStatus]) -> int:
         """How many of the study's trials are in one of ``statuses``."""

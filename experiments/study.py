@@ -353,6 +353,14 @@ class Study:
     def trials(self) -> list[TrialRecord]:
         return self.storage.trials(self._record.id)
 
+    @property
+    def record(self) -> StudyRecord:
+        return self._record
+
+    def trial(self, number: int) -> TrialRecord:
+        """One trial, with its ``info``."""
+        return self.storage.trial(self._record.id, number)
+
     def status_counts(self) -> dict[TrialStatus, int]:
         return self.storage.status_counts(self._record.id)
 
@@ -455,6 +463,7 @@ class Study:
                         sid, res.number, owner, status,
                         metrics=res.metrics, constraints=res.constraints, reason=reason,
                         traceback=res.traceback, wall_time_s=res.wall_time_s,
+                        info=res.info,
                     )
                     if not ok:
                         logger.warning("trial %d was taken over by another process; its "
@@ -523,8 +532,11 @@ class Study:
         return tasks, False
 
     # ------------------------------------------------------------------ results
-    def trials_dataframe(self) -> pd.DataFrame:
-        return trials_dataframe(self.trials, self.objectives)
+    def trials_dataframe(self, with_info: bool = True) -> pd.DataFrame:
+        """All trials as a table (:func:`experiments.export.trials_dataframe`); its
+        ``info`` column holds each trial's ``Evaluation.info`` (when any trial has one)."""
+        return trials_dataframe(self.storage.trials(self._record.id, with_info=with_info),
+                                self.objectives)
 
     @property
     def report_objectives(self) -> tuple[Objective, ...]:
@@ -566,6 +578,12 @@ class Study:
         from experiments.plots import plot_study
 
         return plot_study(self, out_dir)
+
+    def report(self, path: str | Path, **options: Any) -> Path:
+        """Write the interactive, self-contained HTML report (:mod:`experiments.report`)."""
+        from experiments.report import write_report
+
+        return write_report(self, path, **options)
 
 
 def load_study(name: str | None, storage: str | Path | Storage, evaluator: Any = None) -> Study:

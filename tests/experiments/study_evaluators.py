@@ -82,3 +82,11 @@ class PidRecorder:
             f.write(f"{os.getpid()}\n")
         time.sleep(self.sleep_s)
         return {"f1": float(p["x"] - 20) ** 2 + float(p["y"]), "pid": float(os.getpid())}
+
+
+def warns(p):
+    """The bowl, with a library-style warning on every call (console tests)."""
+    import warnings
+
+    warnings.warn("a library complains about something you cannot change", UserWarning, stacklevel=1)
+    return bowl(p)

@@ -109,3 +109,61 @@ def test_write_table_formats(tmp_path):
     assert list(back["params_order"].iloc[0]) == ["K", "C"]
     with pytest.raises(ValueError, match=r"unknown export format 'txt' \(formats: \['csv', 'json', 'parquet'\]\)"):
         write_table(df, tmp_path / "t.txt")
+
+
+def test_spans_decade_decides_log_axes():
+    from experiments.plots import spans_decade
+
+    assert spans_decade([1.0, 10.5]) and not spans_decade([1.0, 10.0])
+    assert not spans_decade([-1.0, 100.0]) and not spans_decade([])
+    assert spans_decade([np.nan, 2.0, 300.0])
+
+
+def test_static_plots_use_log_axes_past_a_decade(monkeypatch, tmp_path):
+    """The history of values spanning two decades and a front spanning 50x get log axes;
+    a front within one decade keeps linear ones."""
+    import matplotlib.pyplot as plt
+
+    from experiments import plots
+
+    scales = []
+    real_save = plots._save
+
+    def spy(fig, path):
+        scales.extend((ax.get_xscale(), ax.get_yscale()) for ax in fig.axes if ax.get_label() != "<colorbar>")
+        return real_save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", spy)
+    wide = [rec(i, TrialStatus.COMPLETE, {"energy_pj": 100.0 / (i + 1), "latency_cycles": 1.0 + i})
+            for i in range(60)]
+    df = trials_dataframe(wide, OBJS)
+    plot_optimization_history(history_info(df, OBJS[:1]), OBJS[:1], tmp_path / "h.png")
+    assert scales[-1] == ("linear", "log")
+    plot_pareto_front(pareto_front_info(df, OBJS), tmp_path / "p.png")
+    assert scales[-1] == ("log", "log")
+    narrow = [rec(i, TrialStatus.COMPLETE, {"energy_pj": 5.0 + i, "latency_cycles": 9.0 - i})
+              for i in range(5)]
+    plot_pareto_front(pareto_front_info(trials_dataframe(narrow, OBJS), OBJS), tmp_path / "n.png")
+    assert scales[-1] == ("linear", "linear")
+    plt.close("all")
+
+
+def test_parallel_coordinates_label_axes_with_real_values():
+    rows = [rec(i, TrialStatus.COMPLETE, {"energy_pj": 10.0 ** (i % 4), "latency_cycles": 3.0 + i},
+                rows=2 ** (3 + i % 5), sram=[16, 32, 64][i % 3], flow=["OS", "WS"][i % 2])
+            for i in range(20)]
+    info = parallel_coordinate_info(trials_dataframe(rows, OBJS), OBJS)
+    assert info.axes == ["rows", "sram", "flow", "energy_pj", "latency_cycles"]
+    # powers of two from 8 to 128 span 16x: a log axis labelled with the values themselves
+    assert "rows" in info.log_axes
+    assert [lab for _, lab in info.ticks["rows"]] == ["8", "16", "32", "64", "128"]
+    pos = [p for p, _ in info.ticks["rows"]]
+    assert pos[0] == 0.0 and pos[-1] == 1.0 and np.allclose(np.diff(pos), 0.25)
+    assert "sram" not in info.log_axes   # 16..64 stays within a decade: linear
+    assert dict(info.ticks["sram"]) == {0.0: "16", 16 / 48: "32", 1.0: "64"}
+    assert dict(info.ticks["flow"]) == {0.0: "OS", 1.0: "WS"}
+    assert "energy_pj" in info.log_axes
+    assert {lab for _, lab in info.ticks["energy_pj"]} == {"1", "10", "100", "1000"}
+    # the data sit where their tick labels say
+    i = next(k for k, r in enumerate(rows) if r.params["rows"] == 32)
+    assert info.data[i, 0] == pytest.approx(0.5)

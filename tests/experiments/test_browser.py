@@ -1,0 +1,178 @@
+"""The report and the dashboard in a real browser: headless Chromium (Debian's chromium
+and chromium-driver, driven by selenium) opens them and we check what a person would see.
+
+Skipped, with the command that installs it, where Chromium or its driver is missing
+(``.ci/run`` installs both)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from experiments.browser import chromium, missing_reason, rendered, wait_for
+from tests.experiments.test_report import make_study
+
+REASON = missing_reason()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"browser tests need Chromium: {REASON}")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _count(drv, selector: str) -> int:
+    return drv.execute_script(f"return document.querySelectorAll({selector!r}).length")
+
+
+def _not_blank(png: bytes) -> float:
+    """Share of pixels that are not the page background (a blank page gives ~0)."""
+    from PIL import Image
+
+    hist = Image.open(io.BytesIO(png)).convert("L").histogram()
+    return sum(hist[:235]) / sum(hist)
+
+
+def test_report_renders_in_chromium(tmp_path):
+    s = make_study(tmp_path / "s.db", n=30)
+    df = s.trials_dataframe()
+    n_complete = int((df["status"] == "COMPLETE").sum())
+    n_infeasible = int((df["status"] == "INFEASIBLE").sum())
+    front = s.pareto_front()["number"].tolist()
+    path = s.report(tmp_path / "report.html")
+    with chromium(1300, 1000) as drv:
+        drv.get(path.as_uri())
+        rendered(drv)
+        # the Pareto chart holds one SVG point per completed trial
+        assert _count(drv, "#fig-pareto .scatterlayer .point") == n_complete
+        # the history: one panel per objective, each with every completed trial
+        assert _count(drv, "#fig-history .scatterlayer .point") == 2 * n_complete
+        # parallel coordinates: one axis per varying parameter and objective, real values
+        assert _count(drv, "#fig-parallel .y-axis") == 5
+        ticks = drv.execute_script(
+            "return Array.from(document.querySelectorAll('#fig-parallel .tick text')).map(t => t.textContent)")
+        assert {"8", "128", "OS", "WS"} <= set(ticks)
+        # nothing was fetched from anywhere: the file is self-contained
+        assert drv.execute_script("return performance.getEntriesByType('resource').length") == 0
+        # the table: every trial, sortable, filterable
+        assert drv.find_element("id", "table-count").text == f"{len(df)} of {len(df)} trials"
+        first = lambda: drv.execute_script(  # noqa: E731
+            "return document.querySelector('#trials tbody tr').dataset.number")
+        assert first() == "0"
+        drv.execute_script("document.querySelector('#trials th[data-col=\"0\"]').click()")
+        assert first() == str(len(df) - 1)  # number, now descending
+        box = drv.find_element("id", "table-filter")
+        box.send_keys("status=INFEASIBLE")
+        wait_for(drv, f"return document.getElementById('table-count').textContent.startsWith('{n_infeasible} of')")
+        texts = drv.execute_script(
+            "return Array.from(document.querySelectorAll('#trials tbody tr')).map(r => r.textContent)")
+        assert len(texts) == min(n_infeasible, 50) and all("cannot feed" in t for t in texts)
+        box.clear()
+        drv.execute_script("var e = document.getElementById('table-filter'); e.value='';"
+                           "e.dispatchEvent(new Event('input'))")
+        # a design is selected at start (on the front), with its breakdown bars
+        wait_for(drv, "return window.coexplore.detailRenders > 0")
+        assert drv.execute_script("return window.coexplore.state.sel[0]") in front
+        assert _count(drv, "#fig-bd-energy .bars .point") > 0
+        assert _count(drv, "#fig-bd-util .bars .point") == 3  # three layers
+        # shift-click a second design in the table: compared side by side
+        other = next(n for n in df[df["status"] == "COMPLETE"]["number"] if n not in front[:1])
+        before = drv.execute_script("return window.coexplore.detailRenders")
+        drv.execute_script(
+            f"document.querySelector('#trials tbody tr[data-number=\"{other}\"]')"
+            ".dispatchEvent(new MouseEvent('click', {bubbles: true, shiftKey: true}))")
+        wait_for(drv, f"return window.coexplore.detailRenders > {before}")
+        assert drv.execute_script("return window.coexplore.state.sel") == [front[0], other]
+        assert _count(drv, "#fig-bd-util .bars .point") == 6  # three layers x two designs
+        assert f"trial {other}" in drv.find_element("id", "detail-tables").text
+        png = drv.get_screenshot_as_png()
+    assert _not_blank(png) > 0.05
+
+
+def _extend(url: str, name: str, total: int) -> subprocess.Popen:
+    """Run the study ``name`` up to ``total`` trials in another process."""
+    code = textwrap.dedent(f"""
+        from experiments.study import Study
+        from tests.experiments.test_report import space
+        s = Study.create({name!r}, space(), {{"energy_uj": "min", "latency_ms": "min"}},
+                         "tests.experiments.breakdown_evaluator:evaluate", "random",
+                         storage={url!r}, seed=3)
+        s.optimize({total}, workers=1, progress=False)
+    """)
+    return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_dashboard_shows_trials_added_after_the_page_opened(storage_url):
+    from experiments.dashboard import Dashboard
+    from experiments.storage import Storage
+
+    s = make_study(storage_url, n=5, name="live")
+    st = Storage(storage_url)
+    with Dashboard(st, None, port=0, poll_s=0.3).start() as board, chromium(1300, 900) as drv:
+        drv.get(board.url)
+        rendered(drv)
+        assert drv.find_element("id", "n-trials").text == "5"
+        assert drv.find_element("id", "table-count").text == "5 of 5 trials"
+        points_before = _count(drv, "#fig-history .scatterlayer .point")
+        renders = drv.execute_script("return window.coexplore.renders")
+        time.sleep(1.0)  # several polls with nothing new: no re-render
+        assert drv.execute_script("return window.coexplore.renders") == renders
+        proc = _extend(storage_url, "live", 9)
+        try:
+            assert proc.wait(timeout=120) == 0
+        finally:
+            proc.kill()
+        # the other process has finished: within a few polls the page shows all 9 trials
+        # finished (a poll may first catch the 9th trial still RUNNING)
+        n_complete = int((s.trials_dataframe()["status"] == "COMPLETE").sum())
+        wait_for(drv, "return document.getElementById('n-trials').textContent === '9' && "
+                 "document.querySelectorAll('#fig-history .scatterlayer .point').length === "
+                 f"{2 * n_complete}", 30, "the 4 trials added by the other process")
+        assert drv.find_element("id", "table-count").text == "9 of 9 trials"
+        assert 2 * n_complete > points_before
+        assert "live" in drv.find_element("id", "live-status").text
+        # a design's breakdown comes from the server on demand
+        last = drv.execute_script("return window.coexplore.state.sel[0]")
+        detail = drv.execute_async_script(
+            "const done = arguments[0];"
+            f"fetch('api/trial?study=live&number={last}').then(r => r.json()).then(done)")
+        assert detail["number"] == last and detail["breakdown"]["layers"] == ["conv1", "conv2_x", "fc"]
+        assert _count(drv, "#fig-bd-energy .bars .point") > 0
+        png = drv.get_screenshot_as_png()
+    st.close()
+    assert _not_blank(png) > 0.05
+
+
+def test_dashboard_cli_serves_the_api(tmp_path):
+    """`coexplore dashboard` prints its URL and answers; unknown pages are 404s."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    make_study(tmp_path / "s.db", n=4)
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.cli", "dashboard",
+                             str(tmp_path / "s.db"), "--port", "0"], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("dashboard: http://127.0.0.1:"), line
+        url = line.split()[1]
+        studies = json.load(urllib.request.urlopen(url + "api/studies", timeout=30))
+        assert studies == [{"name": "bd", "n_trials": 4}]
+        view = json.load(urllib.request.urlopen(url + "api/view?study=bd", timeout=30))
+        assert len(view["view"]["table"]["rows"]) == 4
+        again = json.load(urllib.request.urlopen(
+            url + "api/view?study=bd&since=" + urllib.parse.quote(view["marker"]), timeout=30))
+        assert again["view"] is None and again["marker"] == view["marker"]
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(url + "api/view?study=nope", timeout=30)
+        assert e.value.code == 404 and "nope" in e.value.read().decode()
+        assert "Plotly" in urllib.request.urlopen(url + "plotly.min.js", timeout=30).read(2000).decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
