@@ -19,7 +19,8 @@ Modules:
   input); :mod:`mappers.mapping_space` -- the legal mappings of a layer on an
   architecture as a :class:`design_space.DesignSpace`, and the joint hardware x mapping
   space.
-* Mappers: :mod:`mappers.heuristic` (max utilization, then steepest descent),
+* Mappers: :mod:`mappers.exact` (the provably best mapping under the cost model, by
+  branch and bound), :mod:`mappers.heuristic` (max utilization, then steepest descent),
   :mod:`mappers.sampling` (random), :mod:`mappers.exhaustive` (every mapping of a small
   layer), :mod:`mappers.asktell` (any ask/tell strategy, e.g. constrained BO).
 * HASCO: :mod:`mappers.tensor_ir` (tensor computations, intrinsics, HW/SW partitioning)
@@ -37,6 +38,7 @@ from mappers.base import (
     NoLegalMapping,
     objective_values,
 )
+from mappers.exact import ExactMapper
 from mappers.exhaustive import ExhaustiveMapper
 from mappers.heuristic import HeuristicMapper
 from mappers.mapping import Mapping, MappingBatch
@@ -51,6 +53,7 @@ __all__ = [
     "SEARCHES",
     "BatchCost",
     "CostFunction",
+    "ExactMapper",
     "ExhaustiveMapper",
     "HeuristicMapper",
     "Layer",

@@ -4,7 +4,7 @@ Two :class:`design_space.registry.Registry` s:
 
 * :data:`MAPPERS` (entry-point group ``coexplore.mappers``): classes whose instances
   implement :class:`~mappers.base.Mapper` -- ``heuristic``, ``random``, ``exhaustive``,
-  ``schedule`` (HASCO's) built in.
+  ``exact`` (provably optimal, :mod:`mappers.exact`), ``schedule`` (HASCO's) built in.
 * :data:`SEARCHES` (group ``coexplore.searches``): ask/tell search strategies, factories
   ``(space, objectives, seed, **options) -> strategy`` with ``ask`` and ``tell``. None is
   built in here: mappers import no optimizer. The study layer adds a resolver that offers
@@ -30,6 +30,7 @@ MAPPERS: Registry[Callable[..., Mapper]] = Registry("mapper", "coexplore.mappers
     "heuristic": "mappers.heuristic:HeuristicMapper",
     "random": "mappers.sampling:RandomMapper",
     "exhaustive": "mappers.exhaustive:ExhaustiveMapper",
+    "exact": "mappers.exact:ExactMapper",
     "schedule": "mappers.schedule:ScheduleMapper",
 })
 
