@@ -87,19 +87,18 @@ from mappers.base import (
 from mappers.heuristic import HeuristicMapper
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, divisors, keep_array
+from mappers.orders import (
+    OrderStructure,
+    best_orders,
+    canonical_orders,
+    objective_of,
+    separable_best,
+)
 from mappers.workloads import Layer
 
-__all__ = ["ExactMapper", "objective_of"]
+__all__ = ["ExactMapper"]
 
 _TOL = 1e-9
-
-
-def objective_of(objective: str, energy: Any, compute: Any, bandwidth: Any) -> np.ndarray:
-    """The objective from energy (pJ), compute cycles and bandwidth cycles per level
-    (``(..., L)``): latency is the maximum of the compute and bandwidth cycles."""
-    latency = np.maximum(np.asarray(compute, dtype=float), np.max(np.asarray(bandwidth, dtype=float), axis=-1))
-    energy = np.asarray(energy, dtype=float)
-    return {"energy": energy, "latency": latency, "edp": energy * latency}[objective]
 
 
 # ------------------------------------------------------------------------ the space
@@ -116,13 +115,10 @@ class _Problem:
     temporal_ok: np.ndarray            # (L, D) dimension may have a temporal factor at level
     spatial_x_ok: np.ndarray           # (L, D)
     spatial_y_ok: np.ndarray
-    keep: np.ndarray                   # (L, 3)
-    irrelevant_to: np.ndarray          # (D,) operand index a dimension is irrelevant to, -1 none
-    ns_dims: np.ndarray                # (D,) bool: a dimension on a one-dimension axis of I
-    sliding: bool                      # some operand has an axis over two live dimensions
+    structure: OrderStructure          # what loop orders can change
 
 
-def _problem(layer: Layer, arch: ArchSpec, keep: np.ndarray, bypass: bool) -> _Problem:
+def _problem(layer: Layer, arch: ArchSpec, bypass: bool) -> _Problem:
     info = MappingSpaceInfo(layer, arch, "divisors", bypass)
     dims = layer.dim_names
     L, D = arch.n_levels, len(dims)
@@ -134,27 +130,8 @@ def _problem(layer: Layer, arch: ArchSpec, keep: np.ndarray, bypass: bool) -> _P
         j = dims.index(d)
         for kind, li in ss:
             {"t": t_ok, "x": x_ok, "y": y_ok}[kind][li, j] = True
-    irr = np.full(D, -1)
-    for j, d in enumerate(dims):
-        if layer.dims[d] == 1:
-            continue
-        off = [k for k, op in enumerate(OPERANDS) if d not in layer.relevant(op)]
-        if len(off) > 1:
-            raise ValueError(f"ExactMapper: dimension {d!r} of {layer.name!r} is irrelevant to "
-                             f"{len(off)} operands; the order-class bound needs at most one")
-        if off:
-            irr[j] = off[0]
-    # the input's one-dimension axes, counting only dimensions of size > 1 (the cost
-    # model drops the others, so an axis q + s with S = 1 is one-dimensional)
-    ns = np.zeros(D, dtype=bool)
-    for axis in layer.tensor("I").axes:
-        live = [d for d, _ in axis if layer.dims[d] > 1]
-        if len(live) == 1:
-            ns[dims.index(live[0])] = True
-    sliding = any(sum(layer.dims[d] > 1 for d, _ in axis) > 1
-                  for op in OPERANDS for axis in layer.tensor(op).axes)
     return _Problem(layer, arch, info, dims, np.array([layer.dims[d] for d in dims], dtype=np.int64),
-                    slots, t_ok, x_ok, y_ok, keep, irr, ns, sliding)
+                    slots, t_ok, x_ok, y_ok, OrderStructure.of(layer))
 
 
 def _keep_choices(layer: Layer, arch: ArchSpec, bypass: bool) -> list[np.ndarray]:
@@ -294,25 +271,27 @@ class _Search:
             self.evaluated += h.evaluated
         except NoLegalMapping:
             pass
-        roots = []
-        sx = sy = None
-        for keep in self.keeps:
-            p = _problem(self.layer, self.arch, keep, self.bypass)
-            self.space_size += _space_size(p)
-            if sx is None:
-                sx, sy = _spatial_assignments(p)
-            root = self._roots(p, sx, sy)
-            if root is not None:
-                roots.append((float(np.min(root[1])), p, *root))
-        # the most promising bypass choice first: its mappings set the bar for the others
-        roots.sort(key=lambda r: r[0])
-        self.root_bounds = [r[0] for r in roots]
-        for k, (lb_min, p, nodes, lb) in enumerate(roots):
-            if self._timed_out():
-                self.open_bounds.extend(r[0] for r in roots[k:])
-                return
-            if lb_min < self.incumbent * (1 - _TOL):
-                self._descend(p, nodes, lb, self.arch.n_levels - 1)
+        p = _problem(self.layer, self.arch, self.bypass)
+        self.space_size = _space_size(p) * self.n_keep
+        sx, sy = _spatial_assignments(p)
+        if not len(sx):
+            return
+        L, D = self.arch.n_levels, len(p.dims)
+        # the roots: every bypass choice x every spatial assignment, every temporal factor
+        # still free; all bounded together and explored best bound first, so the most
+        # promising bypass choices set the bar for the others
+        k = len(self.keeps)
+        n = len(sx)
+        keep = np.repeat(np.stack(self.keeps), n, axis=0)
+        sx, sy = np.tile(sx, (k, 1, 1)), np.tile(sy, (k, 1, 1))
+        remaining = p.sizes[None, :] // (sx.prod(axis=1) * sy.prod(axis=1))
+        nodes = _Nodes(sx, sy, np.ones((n * k, L, D), dtype=np.int64), remaining, keep)
+        nodes = nodes.take(np.flatnonzero(self._min_tiles_fit(p, nodes, L)))
+        if not len(nodes):
+            return
+        lb = self._bound(p, nodes, L)
+        self.root_bounds = [float(np.min(lb))]
+        self._descend(p, nodes, lb, L - 1)
 
     def _timed_out(self) -> bool:
         if self.deadline is not None and time.perf_counter() > self.deadline:
@@ -320,20 +299,6 @@ class _Search:
         return self.stopped
 
     # ---------------------------------------------------------------- one bypass choice
-    def _roots(self, p: _Problem, sx: np.ndarray, sy: np.ndarray) -> tuple[_Nodes, np.ndarray] | None:
-        """The root nodes of one bypass choice (spatial factors fixed, every temporal
-        factor free) whose smallest tiles fit, with their bounds."""
-        if not len(sx):
-            return None
-        L, D = self.arch.n_levels, len(p.dims)
-        T = np.ones((len(sx), L, D), dtype=np.int64)
-        remaining = p.sizes[None, :] // (sx.prod(axis=1) * sy.prod(axis=1))
-        nodes = _Nodes(sx, sy, T, remaining)
-        nodes = nodes.take(np.flatnonzero(self._min_tiles_fit(p, nodes, L)))
-        if not len(nodes):
-            return None
-        return nodes, self._bound(p, nodes, L)
-
     def _descend(self, p: _Problem, nodes: _Nodes, lb: np.ndarray, level: int) -> None:
         """Explore ``nodes`` (temporal factors decided at levels > ``level``) best bound
         first, deciding ``level``'s factors."""
@@ -367,8 +332,9 @@ class _Search:
         parts = []
         # group nodes by what is left, so each distinct remainder is expanded once
         keys, inverse = np.unique(nodes.remaining, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
         for k, rem in enumerate(keys):
-            members = np.flatnonzero(inverse.ravel() == k)
+            members = np.flatnonzero(inverse == k)
             choices = [divisors(int(rem[j])) if p.temporal_ok[level, j] else [1] for j in range(D)]
             vec = _vectors(choices)
             left = rem[None, :] // vec
@@ -388,7 +354,7 @@ class _Search:
                 rem_new = np.ones_like(left[b])
             else:
                 rem_new = left[b]
-            parts.append(_Nodes(nodes.sx[a], nodes.sy[a], T, rem_new))
+            parts.append(_Nodes(nodes.sx[a], nodes.sy[a], T, rem_new, nodes.keep[a]))
         if not parts:
             return _Nodes.empty(L, D)
         out = _Nodes.concat(parts)
@@ -404,9 +370,9 @@ class _Search:
                 out[:, k] *= 1 + sum(c * (extents[:, p.dims.index(d)] - 1) for d, c in axis)
         return out
 
-    def _fits(self, p: _Problem, level: int, words: np.ndarray) -> np.ndarray:
+    def _fits(self, nodes: _Nodes, level: int, words: np.ndarray) -> np.ndarray:
         lv = self.arch.levels[level]
-        held = np.where(p.keep[level][None, :], words, 0.0)
+        held = np.where(nodes.keep[:, level, :], words, 0.0)
         if lv.capacity_words is None:
             return np.ones(len(words), dtype=bool)
         if lv.shared:
@@ -419,7 +385,7 @@ class _Search:
         ok = np.ones(len(nodes), dtype=bool)
         ext = nodes.extents(p.sizes)                      # (n, L, D) tile extents
         for li in range(max(upto, 0), self.arch.n_levels - 1):
-            ok &= self._fits(p, li, self._tile_words(p, ext[:, li, :]))
+            ok &= self._fits(nodes, li, self._tile_words(p, ext[:, li, :]))
         return ok
 
     def _min_tiles_fit(self, p: _Problem, nodes: _Nodes, upto: int) -> np.ndarray:
@@ -429,237 +395,57 @@ class _Search:
         sp = nodes.sx * nodes.sy
         for li in range(0, min(upto, self.arch.n_levels - 1)):
             ext = np.prod(sp[:, :li + 1, :], axis=1)
-            ok &= self._fits(p, li, self._tile_words(p, ext))
+            ok &= self._fits(nodes, li, self._tile_words(p, ext))
         return ok
 
     # ---------------------------------------------------------------- bounds
-    def _canonical_orders(self, p: _Problem) -> list[np.ndarray]:
-        """The canonical loop orders of a level (permutations of all dimensions; see the
-        module docstring): for each operand ``t``, ``[E, C, A, B]`` and, where both ``A``
-        and ``C`` can be non-empty, ``[A, E, C, B]``, with ``A`` / ``B`` the dimensions
-        irrelevant to ``t`` on / off the sliding operand's one-dimension axes and ``C`` /
-        ``E`` the relevant ones off / on them; and, when the input slides, ``[ns, rest]``."""
-        D = len(p.dims)
-        live = p.sizes > 1
-        ns = p.ns_dims
-        out: list[np.ndarray] = []
-
-        def add(groups: list[np.ndarray]) -> None:
-            key = np.zeros(D, dtype=np.int64)
-            for g, mask in enumerate(groups):
-                key[mask] = g
-            o = np.argsort(key, kind="stable")
-            if not any(np.array_equal(o, x) for x in out):
-                out.append(o)
-
-        for t in range(3):
-            irr = p.irrelevant_to == t
-            A, B = irr & ns, irr & ~ns
-            C, E = ~irr & ~ns, ~irr & ns
-            add([E, C, A, B])
-            if p.sliding and (A & live).any() and (C & live).any():
-                add([A, E, C, B])
-        if p.sliding:
-            add([ns, ~ns])
-        return out
-
-    def _separable(self, p: _Problem, nodes: _Nodes, T: np.ndarray, levels: list[int],
-                   options: list[list[np.ndarray]], score: Any) -> tuple[np.ndarray, np.ndarray]:
-        """The best objective over every combination of one order per level (one of
-        ``options[k]`` for ``levels[k]``) for each node, using that ``score`` (the cost
-        or its bound) is separable over levels: one evaluation per level and option,
-        the others at the first option. Returns the best value and, per level, the index
-        of the chosen option (``(n, len(levels))``)."""
-        n, L, D = T.shape
-        ref = np.tile(np.arange(D), (n, L, 1))
-        for li, opts in zip(levels, options):
-            ref[:, li, :] = opts[0]
-        keep = np.broadcast_to(p.keep, (n, L, 3)).copy()
-
-        def run(order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            e = np.empty(n)
-            c = np.empty(n)
-            bw = np.empty((n, L))
-            for lo in range(0, n, self.chunk):
-                sl = slice(lo, lo + self.chunk)
-                r = score(MappingBatch(p.dims, T[sl], nodes.sx[sl], nodes.sy[sl], order[sl], keep[sl]))
-                e[sl] = np.asarray(r.energy_pj, dtype=float)
-                c[sl] = np.asarray(r.compute_cycles, dtype=float)
-                bw[sl] = np.asarray(r.bandwidth_cycles, dtype=float)
-            return e, c, bw
-
-        e0, compute, bw0 = run(ref)
-        # per level: (n, k) energy terms and (n, k, L) bandwidth terms (option 0: zero)
-        terms = []
-        for li, opts in zip(levels, options):
-            de = np.zeros((n, len(opts)))
-            dbw = np.zeros((n, len(opts), L))
-            for k, o in enumerate(opts[1:], 1):
-                order = ref.copy()
-                order[:, li, :] = o
-                e, _, bw = run(order)
-                de[:, k] = e - e0
-                dbw[:, k] = bw - bw0
-            terms.append((de, dbw))
-        shape = [len(o) for o in options]
-        best = np.full(n, np.inf)
-        choice = np.zeros((n, len(levels)), dtype=np.int64)
-        for combo in itertools.product(*(range(k) for k in shape)):
-            e = e0 + sum(terms[k][0][:, c] for k, c in enumerate(combo))
-            bw = bw0 + sum(terms[k][1][:, c] for k, c in enumerate(combo))
-            v = objective_of(self.objective, e, compute, bw)
-            better = v < best
-            best = np.where(better, v, best)
-            choice[better] = combo
-        return best, choice
-
     def _bound(self, p: _Problem, nodes: _Nodes, known: int) -> np.ndarray:
         """The bound of each node (temporal factors decided at levels >= ``known``): the
         minimum over the canonical orders of the decided levels."""
         L = self.arch.n_levels
-        T = nodes.placed(p)
         levels = list(range(max(known, 1), L))
-        canon = self._canonical_orders(p)
+        canon = canonical_orders(p.structure)
         if not levels:
             levels, opts = [L - 1], [[canon[0]]]
         else:
             opts = [canon] * len(levels)
-
-        def score(b: MappingBatch) -> Any:
-            return self.cost.lower_bound(self.layer, self.arch, b, known)
-
-        return self._separable(p, nodes, T, levels, opts, score)[0]
+        T = nodes.placed(p)
+        batch = MappingBatch(p.dims, T, nodes.sx, nodes.sy, np.tile(np.arange(len(p.dims)), (len(nodes), L, 1)),
+                             nodes.keep)
+        self.evaluated += len(nodes) * (1 + sum(len(o) - 1 for o in opts))
+        return separable_best(lambda b: self.cost.lower_bound(self.layer, self.arch, b, known), batch, levels,
+                              opts, self.objective, self.chunk)[0]
 
     # ---------------------------------------------------------------- leaves
     def _leaves(self, p: _Problem, leaves: _Nodes) -> None:
-        """Exact best orders of complete factorizations (see the module docstring)."""
+        """Exact best orders of complete factorizations whose bound is below the best."""
         lb = self._bound(p, leaves, 0)
         sel = np.flatnonzero(lb < self.incumbent * (1 - _TOL))
         self.leaves += len(leaves)
-        if not len(sel):
-            return
-        if not p.sliding:
-            # the canonical orders are exact for operands whose axes are one dimension
-            # each: the bound at a leaf is the cost, attained by the canonical orders
-            self._exact_canonical(p, leaves.take(sel))
-            return
-        for lo in range(0, len(sel), 256):
+        step = len(sel) if not p.structure.sliding else 256
+        for lo in range(0, len(sel), max(step, 1)):
             if self._timed_out():
                 self.open_bounds.extend(lb[sel[lo:]].tolist())
                 return
-            part = sel[lo:lo + 256]
+            part = sel[lo:lo + step]
             part = part[lb[part] < self.incumbent * (1 - _TOL)]
-            if len(part):
-                self._exact_orders(p, leaves.take(part))
-
-    def _accept(self, p: _Problem, leaves: _Nodes, i: int, order: np.ndarray) -> None:
-        """Score leaf ``i`` with ``order`` directly and keep it if it is the best."""
-        L = self.arch.n_levels
-        one = MappingBatch(p.dims, leaves.T[i:i + 1], leaves.sx[i:i + 1], leaves.sy[i:i + 1], order[None],
-                           np.broadcast_to(p.keep, (1, L, 3)).copy())
-        r = self.cost(self.layer, self.arch, one)
-        self.evaluated += 1
-        v = float(objective_of(self.objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[0])
-        if bool(np.asarray(r.valid)[0]) and v < self.incumbent:
-            self.best = (one, v)
-
-    def _exact_canonical(self, p: _Problem, leaves: _Nodes) -> None:
-        L, D = self.arch.n_levels, len(p.dims)
-        levels = list(range(1, L))
-        canon = self._canonical_orders(p)
-        best, choice = self._separable(p, leaves, leaves.T, levels, [canon] * len(levels),
-                                       lambda b: self.cost(self.layer, self.arch, b))
-        self.evaluated += len(leaves) * (1 + len(levels) * (len(canon) - 1))
-        for i in np.argsort(best):
-            if not best[i] < self.incumbent * (1 - _TOL):
-                break
-            order = np.tile(np.arange(D), (L, 1))
-            for k, li in enumerate(levels):
-                order[li] = canon[choice[i, k]]
-            self._accept(p, leaves, int(i), order)
-
-    def _exact_orders(self, p: _Problem, leaves: _Nodes) -> None:
-        """Every order of every level (loops with a factor > 1), combined through order
-        separability: per level, the orders another of the same level beats in energy and
-        in every bandwidth are dropped, then every combination of the rest is scored."""
-        L, D = self.arch.n_levels, len(p.dims)
-        n = len(leaves)
-        T = leaves.T
-        keep = np.broadcast_to(p.keep, (n, L, 3)).copy()
-        ref = np.tile(np.arange(D), (n, L, 1))
-        r0 = self.cost(self.layer, self.arch, MappingBatch(p.dims, T, leaves.sx, leaves.sy, ref, keep))
-        self.evaluated += n
-        e0 = np.asarray(r0.energy_pj, dtype=float)
-        bw0 = np.asarray(r0.bandwidth_cycles, dtype=float)
-        compute = np.asarray(r0.compute_cycles, dtype=float)
-        valid = np.asarray(r0.valid, dtype=bool)
-        # per leaf and level: (energy terms, bandwidth terms, level orders) of the
-        # orders no other order of that level beats
-        terms: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in range(n)]
-        for li in range(1, L):
-            moving = T[:, li, :] > 1                                   # (n, D)
-            patterns, inverse = np.unique(moving, axis=0, return_inverse=True)
-            inverse = inverse.ravel()
-            groups = []
-            for k, pat in enumerate(patterns):
-                members = np.flatnonzero(inverse == k)
-                mv = np.flatnonzero(pat)
-                still = np.flatnonzero(~pat)
-                perms = np.array(list(itertools.permutations(mv)), dtype=np.int64).reshape(-1, len(mv)) \
-                    if len(mv) else np.zeros((1, 0), dtype=np.int64)
-                level_orders = np.concatenate([perms, np.broadcast_to(still, (len(perms), len(still)))], axis=1)
-                groups.append((members, level_orders))
-            rl = np.concatenate([np.repeat(mem, len(lo_)) for mem, lo_ in groups])
-            lvl = np.concatenate([np.tile(lo_, (len(mem), 1)) for mem, lo_ in groups])
-            orders = ref[rl].copy()
-            orders[:, li, :] = lvl
-            energy = np.empty(len(rl))
-            bw = np.empty((len(rl), L))
-            for lo in range(0, len(rl), self.chunk):
-                sl = slice(lo, lo + self.chunk)
-                r = self.cost(self.layer, self.arch, MappingBatch(p.dims, T[rl[sl]], leaves.sx[rl[sl]],
-                                                                  leaves.sy[rl[sl]], orders[sl], keep[rl[sl]]))
-                energy[sl] = np.asarray(r.energy_pj, dtype=float)
-                bw[sl] = np.asarray(r.bandwidth_cycles, dtype=float)
-            self.evaluated += len(rl)
-            vec_all = np.concatenate([(energy - e0[rl])[:, None], bw - bw0[rl]], axis=1)
-            start = 0
-            for members, level_orders in groups:
-                g, m = len(members), len(level_orders)
-                vec = vec_all[start:start + g * m].reshape(g, m, L + 1)
-                start += g * m
-                front = _pareto_batch(vec)                               # (g, m) bool
-                for a, i in enumerate(members):
-                    sel = np.flatnonzero(front[a])
-                    terms[i].append((vec[a, sel, 0], vec[a, sel, 1:], level_orders[sel]))
-        for i in range(n):
-            if not valid[i]:
+            if not len(part):
                 continue
-            best_v, best_combo = math.inf, None
-            for combo in itertools.product(*(range(len(tl[0])) for tl in terms[i])):
-                e = e0[i] + sum(terms[i][k][0][c] for k, c in enumerate(combo))
-                b = bw0[i] + sum(terms[i][k][1][c] for k, c in enumerate(combo))
-                v = float(objective_of(self.objective, e, compute[i], b))
-                if v < best_v:
-                    best_v, best_combo = v, combo
-            if best_combo is not None and best_v < self.incumbent * (1 - _TOL):
-                order = ref[i].copy()
-                for k, c in enumerate(best_combo):
-                    order[k + 1] = terms[i][k][2][c]
-                self._accept(p, leaves, i, order)
-
-
-def _pareto_batch(x: np.ndarray) -> np.ndarray:
-    """``(g, m)``: for each of ``g`` sets of ``m`` vectors (``(g, m, k)``), whether a
-    vector is kept: no other vector of its set is at most it everywhere and below it
-    somewhere, and of equal vectors the first is kept."""
-    x = np.round(x, 6)
-    le = (x[:, :, None, :] <= x[:, None, :, :]).all(axis=-1)          # le[g, a, b]: a <= b
-    lt = (x[:, :, None, :] < x[:, None, :, :]).any(axis=-1)
-    m = x.shape[1]
-    earlier = np.tri(m, k=-1, dtype=bool).T                            # earlier[a, b]: a < b
-    dominated = (le & lt).any(axis=1) | (le & ~lt & earlier[None]).any(axis=1)
-    return ~dominated
+            sub = leaves.take(part)
+            L = self.arch.n_levels
+            batch = MappingBatch(p.dims, sub.T, sub.sx, sub.sy, np.tile(np.arange(len(p.dims)), (len(sub), L, 1)),
+                                 sub.keep)
+            values, orders, scored = best_orders(self.layer, self.arch, self.cost, batch, self.objective,
+                                                 structure=p.structure, chunk=self.chunk)
+            self.evaluated += scored
+            i = int(np.argmin(values))
+            if values[i] < self.incumbent * (1 - _TOL):
+                one = MappingBatch(p.dims, batch.temporal[i:i + 1], batch.spatial_x[i:i + 1],
+                                   batch.spatial_y[i:i + 1], orders[i:i + 1], batch.keep[i:i + 1])
+                r = self.cost(self.layer, self.arch, one)
+                v = float(objective_of(self.objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[0])
+                if bool(np.asarray(r.valid)[0]) and v < self.incumbent:
+                    self.best = (one, v)
 
 
 @dataclass
@@ -671,21 +457,23 @@ class _Nodes:
     sy: np.ndarray
     T: np.ndarray
     remaining: np.ndarray   # (n, D)
+    keep: np.ndarray        # (n, L, 3) the bypass choice
 
     def __len__(self) -> int:
         return len(self.T)
 
     def take(self, idx: np.ndarray) -> _Nodes:
-        return _Nodes(self.sx[idx], self.sy[idx], self.T[idx], self.remaining[idx])
+        return _Nodes(self.sx[idx], self.sy[idx], self.T[idx], self.remaining[idx], self.keep[idx])
 
     @classmethod
     def empty(cls, L: int, D: int) -> _Nodes:
         z = np.ones((0, L, D), dtype=np.int64)
-        return cls(z, z, z, np.ones((0, D), dtype=np.int64))
+        return cls(z, z, z, np.ones((0, D), dtype=np.int64), np.ones((0, L, 3), dtype=bool))
 
     @classmethod
     def concat(cls, parts: list[_Nodes]) -> _Nodes:
-        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("sx", "sy", "T", "remaining")))
+        fs = ("sx", "sy", "T", "remaining", "keep")
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in fs))
 
     def extents(self, sizes: np.ndarray) -> np.ndarray:
         """``(n, L, D)`` tile extents from the top: the size over the factors above each

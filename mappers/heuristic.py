@@ -6,8 +6,11 @@ store (:func:`start_mapping`); then, round by round, it scores every neighbour i
 vectorized batch -- one prime factor of one dimension moved between two of its allowed
 loop slots, or two adjacent loops of a level swapped (:func:`neighbourhood`) -- and takes
 the best legal one, until no neighbour improves the objective or ``max_rounds`` is
-reached. It is fast and finds good mappings, but it is a local search: nothing bounds
-its distance from the optimum.
+reached. When the cost model is order-separable (:mod:`mappers.orders`), the descent then
+alternates with an exact loop-order optimization of the mapping it reached (its factors
+fixed) until neither improves it: adjacent swaps alone get stuck where two levels' orders
+must change together. It is fast and finds good mappings, but it is a local search:
+nothing bounds its distance from the optimum (:class:`mappers.exact.ExactMapper` does).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from accelerators.arch import ArchSpec
 from mappers.base import CostFunction, MappingResult, NoLegalMapping, objective_values, result_of
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, keep_array, prime_factors
+from mappers.orders import best_orders
 from mappers.workloads import Layer
 
 __all__ = ["HeuristicMapper", "descend", "neighbourhood", "start_mapping"]
@@ -121,9 +125,17 @@ def descend(layer: Layer, arch: ArchSpec, cost: CostFunction, start: MappingBatc
 
 @dataclass(frozen=True)
 class HeuristicMapper:
-    """Max-utilization start, then steepest descent (see the module docstring)."""
+    """Max-utilization start, then steepest descent alternating with exact loop orders
+    (see the module docstring).
+
+    Args:
+        max_rounds: descent rounds per descent.
+        polish_orders: optimize the loop orders of the descent's result exactly (when
+            the cost model is order-separable) and descend again while that helps.
+    """
 
     max_rounds: int = 200
+    polish_orders: bool = True
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
             seed: int = 0) -> MappingResult:
@@ -131,6 +143,15 @@ class HeuristicMapper:
         info = MappingSpaceInfo(layer, arch, "divisors", False)
         best, best_s, evaluated = descend(layer, arch, cost, start_mapping(layer, arch, info), info,
                                           objective, self.max_rounds)
+        polish = self.polish_orders and getattr(cost, "separable_orders", False) and np.isfinite(best_s)
+        while polish:
+            values, orders, scored = best_orders(layer, arch, cost, best, objective)
+            evaluated += scored
+            if not values[0] < best_s * (1 - 1e-12):
+                break
+            polished = MappingBatch(best.dims, best.temporal, best.spatial_x, best.spatial_y, orders, best.keep)
+            best, best_s, n = descend(layer, arch, cost, polished, info, objective, self.max_rounds)
+            evaluated += n
         if not np.isfinite(best_s):
             raise NoLegalMapping(f"heuristic found no legal mapping of {layer.name!r} on {arch.name!r}")
         return result_of(layer, arch, cost, best, 0, evaluated=evaluated, seconds=time.perf_counter() - t0)

@@ -1,0 +1,277 @@
+"""Loop orders for fixed factors: the exact best, through the cost model's order separability.
+
+For a mapping whose factors (spatial and temporal) and bypass choices are fixed, what is
+left to choose is the loop order of every level above the innermost (the innermost
+level's order, and the position of loops of extent 1, change no count). A cost model that
+is *order-separable* (:attr:`mappers.base.BoundedCost.separable_orders`; the loop-nest
+model is) makes energy and every level's bandwidth cycles a constant plus one term per
+level that depends on that level's order alone. So:
+
+* :func:`separable_best` scores, for each level, every candidate order with the other
+  levels at a reference order, keeps per level the candidates no other candidate beats in
+  energy and in every bandwidth (the objectives grow with both), and combines the
+  survivors: ``sum over levels of the candidates`` instead of ``product``.
+* :func:`best_orders` is exact: with every permutation of a level's loops of extent > 1
+  as the candidates it finds the best order over the whole order space. When no operand
+  slides (every tensor axis of the layer is one live dimension), the few
+  :func:`canonical_orders` suffice: an operand's fills then depend on a level's order only
+  through the longest innermost run of loops irrelevant to it, only the operand
+  irrelevant to the innermost loop can have one (each dimension is irrelevant to at most
+  one operand), and nothing beats putting all of its irrelevant loops innermost.
+
+:func:`canonical_orders` also serves the exact mapper's bounds
+(:mod:`mappers.exact`), where it covers every order's bound, sliding operands included.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from accelerators.arch import OPERANDS, ArchSpec
+from mappers.base import check_objective
+from mappers.mapping import MappingBatch
+from mappers.workloads import Layer
+
+__all__ = ["OrderStructure", "best_orders", "canonical_orders", "objective_of", "pareto_mask", "separable_best"]
+
+
+def objective_of(objective: str, energy: Any, compute: Any, bandwidth: Any) -> np.ndarray:
+    """The objective from energy (pJ), compute cycles and bandwidth cycles per level
+    (``(..., L)``): latency is the maximum of the compute and bandwidth cycles."""
+    latency = np.maximum(np.asarray(compute, dtype=float), np.max(np.asarray(bandwidth, dtype=float), axis=-1))
+    energy = np.asarray(energy, dtype=float)
+    return {"energy": energy, "latency": latency, "edp": energy * latency}[check_objective(objective)]
+
+
+@dataclass(frozen=True)
+class OrderStructure:
+    """What loop orders can change for a layer.
+
+    Attributes:
+        dims: the layer's dimensions (canonical order).
+        live: ``(D,)`` dimensions of size > 1.
+        irrelevant_to: ``(D,)`` the operand index (0 W, 1 I, 2 O) a dimension is
+            irrelevant to, ``-1`` if relevant to all.
+        ns_dims: ``(D,)`` dimensions on a one-live-dimension axis of the input.
+        sliding: some operand has an axis over two live dimensions (a sliding window).
+    """
+
+    dims: tuple[str, ...]
+    live: np.ndarray
+    irrelevant_to: np.ndarray
+    ns_dims: np.ndarray
+    sliding: bool
+
+    @classmethod
+    def of(cls, layer: Layer) -> OrderStructure:
+        """Raises ``ValueError`` if a live dimension is irrelevant to two operands (the
+        order arguments above need at most one)."""
+        dims = layer.dim_names
+        live = np.array([layer.dims[d] > 1 for d in dims])
+        irr = np.full(len(dims), -1)
+        for j, d in enumerate(dims):
+            if not live[j]:
+                continue
+            off = [k for k, op in enumerate(OPERANDS) if d not in layer.relevant(op)]
+            if len(off) > 1:
+                raise ValueError(f"dimension {d!r} of {layer.name!r} is irrelevant to {len(off)} operands; "
+                                 "the loop-order arguments need at most one")
+            if off:
+                irr[j] = off[0]
+        ns = np.zeros(len(dims), dtype=bool)
+        for axis in layer.tensor("I").axes:
+            alive = [d for d, _ in axis if layer.dims[d] > 1]
+            if len(alive) == 1:
+                ns[dims.index(alive[0])] = True
+        sliding = any(sum(layer.dims[d] > 1 for d, _ in axis) > 1
+                      for op in OPERANDS for axis in layer.tensor(op).axes)
+        return cls(dims, live, irr, ns, sliding)
+
+
+def canonical_orders(s: OrderStructure) -> list[np.ndarray]:
+    """A level's canonical orders (permutations of all dimensions, outermost first).
+
+    For each operand ``t``: ``[E, C, A, B]`` and, when the input slides and both ``A`` and
+    ``C`` have live dimensions, ``[A, E, C, B]``, where ``A`` / ``B`` are the dimensions
+    irrelevant to ``t`` on / off the input's one-dimension axes and ``C`` / ``E`` the
+    relevant ones off / on them; and, when the input slides, ``[on, off]`` (one-dimension
+    axes first). Every order has a canonical one that gives each operand an innermost run
+    of loops irrelevant to it at least as long, and leaves at least as long an innermost
+    run of loops off the input's one-dimension axes (what the exact mapper's bound counts
+    for a sliding input): see :mod:`mappers.exact`.
+    """
+    D = len(s.dims)
+    out: list[np.ndarray] = []
+
+    def add(groups: Sequence[np.ndarray]) -> None:
+        key = np.zeros(D, dtype=np.int64)
+        for g, mask in enumerate(groups):
+            key[mask] = g
+        o = np.argsort(key, kind="stable")
+        if not any(np.array_equal(o, x) for x in out):
+            out.append(o)
+
+    ns = s.ns_dims
+    for t in range(3):
+        irr = s.irrelevant_to == t
+        A, B = irr & ns, irr & ~ns
+        C, E = ~irr & ~ns, ~irr & ns
+        add([E, C, A, B])
+        if s.sliding and (A & s.live).any() and (C & s.live).any():
+            add([A, E, C, B])
+    if s.sliding:
+        add([ns, ~ns])
+    return out
+
+
+def pareto_mask(x: np.ndarray) -> np.ndarray:
+    """``(g, m)``: for each of ``g`` sets of ``m`` vectors (``(g, m, k)``), whether a
+    vector is kept: no other vector of its set is at most it everywhere and below it
+    somewhere; of equal vectors the first is kept."""
+    x = np.round(x, 6)
+    le = (x[:, :, None, :] <= x[:, None, :, :]).all(axis=-1)          # le[g, a, b]: a <= b
+    lt = (x[:, :, None, :] < x[:, None, :, :]).any(axis=-1)
+    m = x.shape[1]
+    earlier = np.tri(m, k=-1, dtype=bool).T                            # earlier[a, b]: a < b
+    dominated = (le & lt).any(axis=1) | (le & ~lt & earlier[None]).any(axis=1)
+    return ~dominated
+
+
+Score = Callable[[MappingBatch], Any]
+
+
+def _run(score: Score, batch: MappingBatch, chunk: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n, L = len(batch), batch.n_levels
+    e, c, bw = np.empty(n), np.empty(n), np.empty((n, L))
+    for lo in range(0, n, chunk):
+        r = score(batch.take(np.arange(lo, min(lo + chunk, n))))
+        e[lo:lo + chunk] = np.asarray(r.energy_pj, dtype=float)
+        c[lo:lo + chunk] = np.asarray(r.compute_cycles, dtype=float)
+        bw[lo:lo + chunk] = np.asarray(r.bandwidth_cycles, dtype=float)
+    return e, c, bw
+
+
+def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
+                   options: Sequence[Sequence[np.ndarray]], objective: str,
+                   chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+    """For every row of ``batch`` (its factors and bypass fixed), the best objective over
+    every combination of one order per level -- ``options[k]`` for ``levels[k]``, the
+    same candidates for every row -- assuming ``score`` is order-separable. Returns the
+    best value ``(n,)`` and the chosen option per level ``(n, len(levels))``."""
+    n, L, _ = batch.temporal.shape
+    ref = batch.order.copy()
+    for li, opts in zip(levels, options):
+        ref[:, li, :] = opts[0]
+
+    def with_order(order: np.ndarray) -> MappingBatch:
+        return MappingBatch(batch.dims, batch.temporal, batch.spatial_x, batch.spatial_y, order, batch.keep)
+
+    e0, compute, bw0 = _run(score, with_order(ref), chunk)
+    terms = []
+    for li, opts in zip(levels, options):
+        de = np.zeros((n, len(opts)))
+        dbw = np.zeros((n, len(opts), L))
+        for k, o in enumerate(opts[1:], 1):
+            order = ref.copy()
+            order[:, li, :] = o
+            e, _, bw = _run(score, with_order(order), chunk)
+            de[:, k] = e - e0
+            dbw[:, k] = bw - bw0
+        terms.append((de, dbw))
+    best = np.full(n, np.inf)
+    choice = np.zeros((n, len(levels)), dtype=np.int64)
+    for combo in itertools.product(*(range(len(o)) for o in options)):
+        e = e0 + sum(terms[k][0][:, c] for k, c in enumerate(combo))
+        bw = bw0 + sum(terms[k][1][:, c] for k, c in enumerate(combo))
+        v = objective_of(objective, e, compute, bw)
+        better = v < best
+        best = np.where(better, v, best)
+        choice[better] = combo
+    return best, choice
+
+
+def best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingBatch, objective: str, *,
+                structure: OrderStructure | None = None, chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray, int]:
+    """The exact best loop orders of every row of ``batch`` (factors and bypass fixed)
+    under an order-separable ``cost``: returns ``(objective value (n,), orders (n, L, D),
+    mappings scored)``. Rows the cost model finds invalid get ``inf``."""
+    s = structure or OrderStructure.of(layer)
+    n, L, _ = batch.temporal.shape
+    levels = list(range(1, L))
+    if not levels:
+        r = cost(layer, arch, batch)
+        v = objective_of(objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)
+        return np.where(np.asarray(r.valid, dtype=bool), v, np.inf), batch.order.copy(), n
+
+    def score(b: MappingBatch) -> Any:
+        return cost(layer, arch, b)
+
+    if not s.sliding:
+        canon = canonical_orders(s)
+        best, choice = separable_best(score, batch, levels, [canon] * len(levels), objective, chunk)
+        orders = batch.order.copy()
+        for k, li in enumerate(levels):
+            orders[:, li, :] = np.stack(canon)[choice[:, k]]
+        valid = np.asarray(cost(layer, arch, MappingBatch(batch.dims, batch.temporal, batch.spatial_x,
+                                                          batch.spatial_y, orders, batch.keep)).valid, dtype=bool)
+        return np.where(valid, best, np.inf), orders, n * (2 + len(levels) * (len(canon) - 1))
+    return _permutations(score, batch, levels, objective, chunk)
+
+
+def _permutations(score: Score, batch: MappingBatch, levels: list[int], objective: str,
+                  chunk: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`best_orders` with every permutation of each level's loops of extent > 1."""
+    n, L, D = batch.temporal.shape
+    ref = np.tile(np.arange(D), (n, L, 1))
+
+    def with_order(rows: np.ndarray, order: np.ndarray) -> MappingBatch:
+        return MappingBatch(batch.dims, batch.temporal[rows], batch.spatial_x[rows], batch.spatial_y[rows],
+                            order, batch.keep[rows])
+
+    e0, compute, bw0 = _run(score, with_order(np.arange(n), ref), chunk)
+    evaluated = n
+    terms: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in range(n)]
+    for li in levels:
+        moving = batch.temporal[:, li, :] > 1                               # (n, D)
+        patterns, inverse = np.unique(moving, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        groups = []
+        for k, pat in enumerate(patterns):
+            members = np.flatnonzero(inverse == k)
+            mv, still = np.flatnonzero(pat), np.flatnonzero(~pat)
+            perms = (np.array(list(itertools.permutations(mv)), dtype=np.int64).reshape(-1, len(mv))
+                     if len(mv) else np.zeros((1, 0), dtype=np.int64))
+            groups.append((members, np.concatenate([perms, np.broadcast_to(still, (len(perms), len(still)))], axis=1)))
+        rl = np.concatenate([np.repeat(mem, len(lo)) for mem, lo in groups])
+        orders = ref[rl].copy()
+        orders[:, li, :] = np.concatenate([np.tile(lo, (len(mem), 1)) for mem, lo in groups])
+        energy, _, bw = _run(score, with_order(rl, orders), chunk)
+        evaluated += len(rl)
+        vec_all = np.concatenate([(energy - e0[rl])[:, None], bw - bw0[rl]], axis=1)
+        start = 0
+        for members, level_orders in groups:
+            g, m = len(members), len(level_orders)
+            vec = vec_all[start:start + g * m].reshape(g, m, L + 1)
+            start += g * m
+            front = pareto_mask(vec)
+            for a, i in enumerate(members):
+                sel = np.flatnonzero(front[a])
+                terms[i].append((vec[a, sel, 0], vec[a, sel, 1:], level_orders[sel]))
+    best = np.full(n, np.inf)
+    orders = ref.copy()
+    for i in range(n):
+        for combo in itertools.product(*(range(len(t[0])) for t in terms[i])):
+            e = e0[i] + sum(terms[i][k][0][c] for k, c in enumerate(combo))
+            bw = bw0[i] + sum(terms[i][k][1][c] for k, c in enumerate(combo))
+            v = float(objective_of(objective, e, compute[i], bw))
+            if v < best[i]:
+                best[i] = v
+                for k, c in enumerate(combo):
+                    orders[i, levels[k]] = terms[i][k][2][c]
+    valid = np.asarray(score(with_order(np.arange(n), orders)).valid, dtype=bool)
+    return np.where(valid, best, np.inf), orders, evaluated + n
