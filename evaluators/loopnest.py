@@ -51,6 +51,7 @@ are derived in the comments below.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -148,6 +149,9 @@ class FillContext:
         nest_dims, nest_factors, n_trans: per temporal loop slot in nest order
             (outermost first, ``(L * D, B)``): its dimension, its factor and how often it
             increments.
+        T, steps: temporal factors and the step of each level's temporal loops
+            ``(L, D, B)``.
+        relevant: ``(3, D)`` which dimensions each operand's tensor is indexed by.
     """
 
     t: int
@@ -164,6 +168,24 @@ class FillContext:
     nest_dims: Any
     nest_factors: Any
     n_trans: Any
+    T: Any = None
+    steps: Any = None
+    relevant: Any = None
+
+    def moves(self, dims: frozenset[int], level: int) -> Any:
+        """``(L, B)``: per level ``l`` above ``level``, the sum of ``n_trans_j`` over its
+        loops ``j`` that are over ``dims`` or have such a loop (factor > 1) inside them
+        above ``level`` (the terms of :meth:`multiplier`, level by level)."""
+        s_b = (self.L - 1 - level) * self.D
+        out = np.zeros((self.L, self.nest_dims.shape[1]))
+        if s_b == 0:
+            return out
+        hit = np.isin(self.nest_dims[:s_b], list(dims)) & (self.nest_factors[:s_b] > 1)
+        moves = np.flip(np.logical_or.accumulate(np.flip(hit, axis=0), axis=0), axis=0)
+        per_slot = self.n_trans[:s_b] * moves
+        for k in range(s_b // self.D):
+            out[self.L - 1 - k] = per_slot[k * self.D:(k + 1) * self.D].sum(axis=0)
+        return out
 
     def multiplier(self, dims: frozenset[int], level: int) -> Any:
         """How many times a tile of level ``level`` must be fetched whole if it moves
@@ -466,7 +488,8 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                 else:
                     F = w_c + xp.sum(n_trans[:s_c] * (w_c[None, :] - ov), axis=0)
                 if fills is not None:
-                    F = fills(FillContext(t, c, F, words, E, T_above, inst, SP, axes, L, D, s_dim, f, n_trans))
+                    F = fills(FillContext(t, c, F, words, E, T_above, inst, SP, axes, L, D, s_dim, f, n_trans,
+                                          T, step_ld, st.relevant))
                 inst_c = inst[c]
                 U = _mul([E[c, d] * T_above[c, d] for d in rel]) if rel else ones_d[0]
             child_total = F * inst_c
@@ -672,7 +695,117 @@ def _distinct_words(ctx: FillContext, extents: Any) -> Any:
     return out
 
 
-def _bound_hook(known: int) -> Callable[[FillContext], Any]:
+def _axis_components(axes: list) -> list[tuple[list, list[int]]]:
+    """Group tensor axes that share a dimension: ``[(axes, dims)]``. Subsets of loops of
+    different groups move different axes, so the largest overlap is the product of each
+    group's largest."""
+    groups: list[tuple[list, set[int]]] = []
+    for ax in axes:
+        ds = {d for d, _ in ax}
+        merged = [g for g in groups if g[1] & ds]
+        for g in merged:
+            groups.remove(g)
+        groups.append(([a for g in merged for a in g[0]] + [ax], set().union(ds, *(g[1] for g in merged))))
+    return [(g[0], sorted(g[1])) for g in groups]
+
+
+def _sliding_level_bounds(ctx: FillContext, irrelevant: np.ndarray) -> Any:
+    """``(L, B)``: for each level ``l`` above ``ctx.c``, the least words the loops of
+    ``l`` can fetch into ``ctx.c``'s tile over every loop order of ``l`` whose innermost
+    loop (of factor > 1) is irrelevant to no operand the batch's innermost loop of ``l``
+    is relevant to (Smith's rule on per-loop floors). ``irrelevant``: ``(3, D)`` which
+    operands each dimension is irrelevant to.
+
+    A transition of a loop ``j`` of ``l`` costs ``w - overlap``, the overlap set by the
+    shift of the tile: ``j``'s step minus the spans of the loops inside it above ``c``
+    (all of the lower levels', and some subset of ``l``'s). The floor ``c_j`` is the
+    least cost over every subset the orders allow: any subset if ``j`` may be innermost,
+    else one holding an allowed innermost loop. The overlap is a product over groups of
+    axes that share no dimension, each set by the subset's loops over that group's
+    dimensions, so the largest overlap is the product of each group's largest (with the
+    group of the forced innermost loop restricted to subsets holding it). Whatever the
+    order, the level's words are ``sum_j n_j c'_j >= sum_j n_j c_j`` with
+    ``n_j = P (prod of loops before j) (f_j - 1)`` (``P`` the product of the loops of the
+    levels above), and by the exchange argument ``sum_j n_j c_j`` is least with the loops
+    sorted by ``c_j``, largest outermost.
+
+    The result depends on the batch's order of ``l`` only through the set of operands its
+    innermost loop is irrelevant to, and a larger set allows more orders (a lower bound)."""
+    L, D, c = ctx.L, ctx.D, ctx.c
+    B = ctx.words.shape[-1]
+    w = ctx.words[c]
+    e = ctx.E[c]                                                      # (D, B) tile extents
+    axes = [ax for ax in ctx.axes if ax]
+    ext = {id(ax): 1 + sum(cf * (e[d] - 1) for d, cf in ax) for ax in axes}
+    groups = _axis_components(axes)
+    group_of = {d: gi for gi, (_, g_dims) in enumerate(groups) for d in g_dims}
+    span = (ctx.T - 1) * ctx.steps                                    # (L, D, B) loop spans
+    bits = (irrelevant.astype(np.int64) * np.array([[1], [2], [4]])).sum(axis=0)   # (D,)
+    out = np.zeros((L, B))
+    above = np.ones(B)
+    for lvl in range(L - 1, c, -1):
+        low = span[c + 1:lvl].sum(axis=0)                             # (D, B) lower levels' spans
+        f = ctx.T[lvl]                                                # (D, B)
+        # the batch's innermost loop of this level and the dimensions allowed innermost
+        s0 = (L - 1 - lvl) * D
+        live = ctx.nest_factors[s0:s0 + D] > 1                        # (D, B) by position
+        pos = np.where(live.any(axis=0), D - 1 - np.argmax(live[::-1], axis=0), 0)
+        inner = np.take_along_axis(ctx.nest_dims[s0:s0 + D], pos[None, :], axis=0)[0].astype(np.int64)
+        inner_bits = bits[inner]                                      # (B,)
+        allowed = (bits[:, None] & ~inner_bits[None, :]) == 0         # (D, B)
+        floors = np.zeros((D, B))
+        for j in range(D):
+            if not (f[j] > 1).any():
+                continue
+            g_best, g_forced = [], []
+            for g_axes, g_dims in groups:
+                # only loops of this level over the group's dimensions (other than j)
+                # can be inside j and change the group's overlap
+                others = [d for d in g_dims if d != j and (span[lvl, d] > 0).any()]
+                best = np.zeros(B)
+                forced = {d: np.zeros(B) for d in others}
+                for r in range(len(others) + 1):
+                    for sub in itertools.combinations(others, r):
+                        g_ov = np.ones(B)
+                        for ax in g_axes:
+                            moved = sum(cf * (-low[d] + (ctx.steps[lvl, j] if d == j else 0.0)
+                                              - (span[lvl, d] if d in sub else 0.0)) for d, cf in ax)
+                            g_ov = g_ov * np.maximum(0.0, ext[id(ax)] - np.abs(moved))
+                        best = np.maximum(best, g_ov)
+                        for d in sub:
+                            forced[d] = np.maximum(forced[d], g_ov)
+                g_best.append(best)
+                g_forced.append(forced)
+            free = np.prod(g_best, axis=0) if g_best else np.ones(B)
+            # j not allowed innermost: some allowed loop of factor > 1 is inside it
+            held = np.full(B, -1.0)
+            for d in range(D):
+                if d == j:
+                    continue
+                ok = allowed[d] & (f[d] > 1)
+                if not ok.any():
+                    continue
+                gi = group_of.get(d)
+                if gi is None or d not in g_forced[gi]:
+                    v = free
+                else:
+                    v = g_forced[gi][d] * np.prod([g_best[k] for k in range(len(groups)) if k != gi], axis=0)
+                held = np.maximum(held, np.where(ok, v, -1.0))
+            ov = np.where(allowed[j] | (held < 0), free, held)
+            floors[j] = w - ov
+        floors = np.where(f > 1, floors, 0.0)
+        # Smith's rule: the largest floors outermost
+        order = np.argsort(-floors, axis=0, kind="stable")
+        fs = np.take_along_axis(f, order, axis=0)
+        cs = np.take_along_axis(floors, order, axis=0)
+        before = np.cumprod(np.concatenate([np.ones((1, B)), fs[:-1]]), axis=0)
+        out[lvl] = above * np.sum(before * (fs - 1) * cs, axis=0)
+        above = above * np.prod(f, axis=0)
+    return out
+
+
+def _bound_hook(known: int, arch: ArchSpec, stationary: int | None = None,
+                irrelevant_tile: Any = None) -> Callable[[FillContext], Any]:
     """The ``fills`` hook of :meth:`LoopNestCost.lower_bound` (see there)."""
     b = known - 1                                   # tiles of levels >= b are known
 
@@ -682,9 +815,35 @@ def _bound_hook(known: int) -> Callable[[FillContext], Any]:
         # single-dimension operand's; a sliding operand's single-dimension axes only
         dims = frozenset(d for ax in ctx.axes if len(ax) == 1 for d, _ in ax)
         if ctx.c >= b:
-            return ctx.F if single else ctx.words[ctx.c] * ctx.multiplier(dims, ctx.c)
+            if single:
+                return ctx.F
+            w = ctx.words[ctx.c]
+            per_level = np.maximum(w * ctx.moves(dims, ctx.c), _sliding_level_bounds(ctx, ~ctx.relevant))
+            return w + per_level.sum(axis=0)
         spatial_between = np.prod(ctx.SP[ctx.c + 1:b + 1], axis=0)    # (D, B)
-        return ctx.multiplier(dims, b) * _distinct_words(ctx, ctx.E[b] / spatial_between)
+        extents = ctx.E[b] / spatial_between                          # per instance of c
+        inner = _distinct_words(ctx, extents)
+        mult = ctx.multiplier(dims, b)
+        plain = mult * inner
+        # every other transition of the decided loops starts a new sweep of the share
+        # too: c holds at most its capacity of it at the start, so it fetches at least
+        # the rest (a single-dimension operand whose share does not fit: all of it, its
+        # first tile being disjoint from the last)
+        lv = arch.levels[ctx.c]
+        cap = np.inf if lv.capacity_words is None else lv.capacity_of(OPERANDS[ctx.t])
+        out_all = np.prod(ctx.T_above[b], axis=0)                       # decided loops' product
+        extra = np.where(inner > cap, inner, 0.0) if single else np.maximum(inner - cap, 0.0)
+        sweeps = plain + (out_all - mult) * extra
+        if not single or irrelevant_tile is None or ctx.c != b - 1:
+            return sweeps
+        # level b's loops (undecided) lie directly above c: unless the operand keeps a
+        # tile of its whole share, unless it is the one operand level b's innermost loops
+        # are irrelevant to, every loop of level b refetches its tile
+        irr = [d for d in range(ctx.D) if d not in dims]
+        reach = np.prod(extents[irr], axis=0) if irr else np.ones_like(inner)
+        spread = np.maximum(reach / np.minimum(irrelevant_tile[:, ctx.t], reach), 1.0)
+        moving = out_all * inner * np.where(ctx.t == stationary, 1.0, spread)
+        return np.where(inner <= cap, sweeps, np.maximum(sweeps, moving))
 
     return hook
 
@@ -710,7 +869,8 @@ class LoopNestCost:
     def __call__(self, layer: Layer, arch: ArchSpec, batch: MappingBatch) -> LoopNestResult:
         return evaluate_batch(layer, arch, batch)
 
-    def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int) -> LoopNestResult:
+    def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *,
+                    stationary: int | None = None, irrelevant_tile: Any = None) -> LoopNestResult:
         """Figures no completion of a partial mapping can beat.
 
         A row of ``batch`` is a partial mapping: its spatial factors, bypass choices and
@@ -726,10 +886,13 @@ class LoopNestCost:
         How (per operand and level ``c`` with a parent; ``b = known - 1``):
 
         * tile known (``c >= b``): an operand whose every tensor axis is one dimension
-          has exactly the model's fills; a sliding-window operand (an axis
-          ``stride p + dilation r``) at least ``tile words x m`` where ``m`` counts the
-          tile's moves along its one-dimension axes (each lands on disjoint words and
-          needs the whole tile);
+          has exactly the model's fills; for a sliding-window operand (an axis
+          ``stride p + dilation r``) each level's loops fetch at least the larger of (a)
+          the tile's words times the transitions that move it along its one-dimension
+          axes (each lands on disjoint words and needs the whole tile), which depends on
+          the level's order only through its innermost run of loops off those axes, and
+          (b) the least words any order of the level can fetch (Smith's rule on each
+          loop's least cost per transition: :func:`_sliding_level_bounds`);
         * tile unknown (``c < b``): at least ``m_b x`` (distinct words an instance of
           ``c`` touches within the tile of ``b``), where ``m_b`` counts the moves of
           ``b``'s tile along the operand's one-dimension axes under the known loops: each
@@ -739,13 +902,35 @@ class LoopNestCost:
           is at least its distinct words per instance, so partial-sum refills stay
           non-negative.
 
+        * the level just below the last known tile (``c = b - 1``), given
+          ``irrelevant_tile`` (``(B, 3)``: per operand, an upper bound on the product of
+          the extents, over the dimensions irrelevant to it, of any tile that fits ``c``)
+          and the operand ``stationary`` at level ``b`` (``None``: none): for a
+          single-dimension operand whose whole share of ``b``'s tile does not fit ``c``,
+          some loop of ``b`` is over its dimensions, so every known loop refetches the
+          whole sweep (the product of all known factors, not just ``m_b``); and unless it
+          is the stationary operand, ``b``'s innermost loop is relevant to it and every
+          loop of ``b`` refetches its tile: the sweep's words times the product of its
+          irrelevant extents over ``irrelevant_tile``. The caller takes the least bound
+          over the stationary operand (each order of ``b`` has at most one).
+
         Everything the model derives from fill counts (multicast reads, partial-sum
         refills, NoC deliveries, energy, bandwidth) grows with them, so the figures bound
         every completion. Like the model's own counts, the bound is separable over the
         known levels' loop orders (every term is a sum over loops of ``n_trans_j`` times
         a function of the set of loops inside ``j``).
         """
-        return evaluate_batch(layer, arch, batch, fills=_bound_hook(known))
+        if irrelevant_tile is None:
+            return evaluate_batch(layer, arch, batch, fills=_bound_hook(known, arch, stationary))
+        irr = np.asarray(irrelevant_tile, dtype=float)
+        if irr.shape != (len(batch), len(OPERANDS)):
+            raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3), got {irr.shape}")
+        # one hook per block of evaluate_batch, each with its rows of irrelevant_tile
+        block = 16384
+        parts = [evaluate_batch(layer, arch, _rows(batch, i, min(i + block, len(batch))), block=block,
+                                fills=_bound_hook(known, arch, stationary, irr[i:i + block]))
+                 for i in range(0, len(batch), block)]
+        return parts[0] if len(parts) == 1 else _concat(parts)
 
 
 LOOPNEST = LoopNestCost()

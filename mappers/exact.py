@@ -252,6 +252,7 @@ class _Search:
         self.keeps = _keep_choices(layer, arch, bypass)
         self.n_keep = len(self.keeps)
         self.space_size = 0
+        self._tile_tables: dict[tuple, np.ndarray | None] = {}
 
     # ---------------------------------------------------------------- driver
     @property
@@ -401,7 +402,9 @@ class _Search:
     # ---------------------------------------------------------------- bounds
     def _bound(self, p: _Problem, nodes: _Nodes, known: int) -> np.ndarray:
         """The bound of each node (temporal factors decided at levels >= ``known``): the
-        minimum over the canonical orders of the decided levels."""
+        minimum over the canonical orders of the decided levels and, where the level
+        below the last known tile has a parent with undecided loops (``known >= 2``),
+        over which operand that parent's innermost loop leaves stationary."""
         L = self.arch.n_levels
         levels = list(range(max(known, 1), L))
         canon = canonical_orders(p.structure)
@@ -412,9 +415,65 @@ class _Search:
         T = nodes.placed(p)
         batch = MappingBatch(p.dims, T, nodes.sx, nodes.sy, np.tile(np.arange(len(p.dims)), (len(nodes), L, 1)),
                              nodes.keep)
-        self.evaluated += len(nodes) * (1 + sum(len(o) - 1 for o in opts))
-        return separable_best(lambda b: self.cost.lower_bound(self.layer, self.arch, b, known), batch, levels,
-                              opts, self.objective, self.chunk)[0]
+        c = known - 2
+        irr = self._irrelevant_tiles(p, nodes.keep[:, c, :], c) if 0 <= c < L - 1 else None
+
+        def bound(rows: np.ndarray, stationary: int | None, tiles: np.ndarray | None) -> np.ndarray:
+            def score(b: MappingBatch, sub: np.ndarray) -> Any:
+                return self.cost.lower_bound(self.layer, self.arch, b, known, stationary=stationary,
+                                             irrelevant_tile=None if tiles is None else tiles[rows[sub]])
+
+            value, _, scored = separable_best(score, batch.take(rows), levels, opts, self.objective, self.chunk)
+            self.evaluated += scored
+            return value
+
+        # first without the stationary operand (one pass), then, for the nodes that bound
+        # does not prune, the least over which operand level known - 1 leaves stationary
+        best = bound(np.arange(len(nodes)), None, None)
+        if irr is None:
+            return best
+        rows = np.flatnonzero(best < self.incumbent * (1 - _TOL))
+        if len(rows):
+            best[rows] = np.min([bound(rows, s, irr) for s in range(len(OPERANDS))], axis=0)
+        return best
+
+    def _irrelevant_tiles(self, p: _Problem, keep_c: np.ndarray, c: int) -> np.ndarray | None:
+        """``(n, 3)``: per operand, the largest product of the extents over the
+        dimensions irrelevant to it of any tile that fits level ``c`` with the bypass
+        choice ``keep_c`` (``(n, 3)``); ``None`` when there are too many tiles to list."""
+        key = (c,)
+        if key not in self._tile_tables:
+            self._tile_tables[key] = self._candidate_tiles(p)
+        ext = self._tile_tables[key]
+        if ext is None:
+            return None
+        words = self._tile_words(p, ext)                          # (m, 3)
+        irrelevant = np.ones((len(ext), 3))
+        for k, op in enumerate(OPERANDS):
+            rel = {d for axis in self.layer.tensor(op).axes for d, _ in axis}
+            for j, d in enumerate(p.dims):
+                if d not in rel:
+                    irrelevant[:, k] *= ext[:, j]
+        out = np.ones((len(keep_c), 3))
+        rows, inverse = np.unique(keep_c, axis=0, return_inverse=True)
+        for r, kc in enumerate(rows):
+            held = np.where(kc[None, :], words, 0.0)
+            lv = self.arch.levels[c]
+            if lv.capacity_words is None:
+                fit = np.ones(len(ext), dtype=bool)
+            elif lv.shared:
+                fit = held.sum(axis=1) <= lv.capacity_of("W")
+            else:
+                fit = (held <= np.array([lv.capacity_of(op) for op in OPERANDS])[None, :]).all(axis=1)
+            out[inverse.ravel() == r] = irrelevant[fit].max(axis=0) if fit.any() else 1.0
+        return out
+
+    def _candidate_tiles(self, p: _Problem, limit: int = 2_000_000) -> np.ndarray | None:
+        """Every tile shape (one divisor of each dimension's size per dimension)."""
+        choices = [divisors(int(n)) for n in p.sizes]
+        if math.prod(len(ch) for ch in choices) > limit:
+            return None
+        return _vectors(choices).astype(float)
 
     # ---------------------------------------------------------------- leaves
     def _leaves(self, p: _Problem, leaves: _Nodes) -> None:

@@ -142,14 +142,19 @@ def pareto_mask(x: np.ndarray) -> np.ndarray:
     return ~dominated
 
 
-Score = Callable[[MappingBatch], Any]
+Score = Callable[[MappingBatch, np.ndarray], Any]
+"""``score(mappings, rows)``: the cost model's result for ``mappings``, which are the rows
+``rows`` of the batch given to :func:`separable_best` (with other orders)."""
 
 
-def _run(score: Score, batch: MappingBatch, chunk: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _run(score: Score, batch: MappingBatch, chunk: int,
+         rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n, L = len(batch), batch.n_levels
+    rows = np.arange(n) if rows is None else rows
     e, c, bw = np.empty(n), np.empty(n), np.empty((n, L))
     for lo in range(0, n, chunk):
-        r = score(batch.take(np.arange(lo, min(lo + chunk, n))))
+        sl = np.arange(lo, min(lo + chunk, n))
+        r = score(batch.take(sl), rows[sl])
         e[lo:lo + chunk] = np.asarray(r.energy_pj, dtype=float)
         c[lo:lo + chunk] = np.asarray(r.compute_cycles, dtype=float)
         bw[lo:lo + chunk] = np.asarray(r.bandwidth_cycles, dtype=float)
@@ -158,11 +163,13 @@ def _run(score: Score, batch: MappingBatch, chunk: int) -> tuple[np.ndarray, np.
 
 def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
                    options: Sequence[Sequence[np.ndarray]], objective: str,
-                   chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+                   chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray, int]:
     """For every row of ``batch`` (its factors and bypass fixed), the best objective over
     every combination of one order per level -- ``options[k]`` for ``levels[k]``, the
     same candidates for every row -- assuming ``score`` is order-separable. Returns the
-    best value ``(n,)`` and the chosen option per level ``(n, len(levels))``."""
+    best value ``(n,)``, the chosen option per level ``(n, len(levels))`` and the number
+    of mappings scored (an option is scored only on the rows where it orders the level's
+    loops of extent > 1 differently from every earlier option)."""
     n, L, _ = batch.temporal.shape
     ref = batch.order.copy()
     for li, opts in zip(levels, options):
@@ -172,16 +179,32 @@ def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
         return MappingBatch(batch.dims, batch.temporal, batch.spatial_x, batch.spatial_y, order, batch.keep)
 
     e0, compute, bw0 = _run(score, with_order(ref), chunk)
+    scored = n
     terms = []
     for li, opts in zip(levels, options):
         de = np.zeros((n, len(opts)))
         dbw = np.zeros((n, len(opts), L))
+        # a row's order of loops of extent 1 changes nothing: score an option only on the
+        # rows where its order of the level's loops of extent > 1 is new
+        seqs = [_effective(batch.temporal[:, li, :], o) for o in opts]
         for k, o in enumerate(opts[1:], 1):
-            order = ref.copy()
+            same = [np.flatnonzero((seqs[k] == seqs[q]).all(axis=1)) for q in range(k)]
+            todo = np.ones(n, dtype=bool)
+            for q, rows in enumerate(same):
+                rows = rows[todo[rows]]
+                de[rows, k], dbw[rows, k] = de[rows, q], dbw[rows, q]
+                todo[rows] = False
+            rows = np.flatnonzero(todo)
+            if not len(rows):
+                continue
+            scored += len(rows)
+            sub = batch.take(rows)
+            order = ref[rows].copy()
             order[:, li, :] = o
-            e, _, bw = _run(score, with_order(order), chunk)
-            de[:, k] = e - e0
-            dbw[:, k] = bw - bw0
+            e, _, bw = _run(score, MappingBatch(sub.dims, sub.temporal, sub.spatial_x, sub.spatial_y, order,
+                                                sub.keep), chunk, rows)
+            de[rows, k] = e - e0[rows]
+            dbw[rows, k] = bw - bw0[rows]
         terms.append((de, dbw))
     best = np.full(n, np.inf)
     choice = np.zeros((n, len(levels)), dtype=np.int64)
@@ -192,7 +215,15 @@ def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
         better = v < best
         best = np.where(better, v, best)
         choice[better] = combo
-    return best, choice
+    return best, choice, scored
+
+
+def _effective(factors: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``(n, D)``: per row, the dimensions of ``order`` whose factor is > 1, in that
+    order, padded with -1."""
+    live = factors[:, order] > 1
+    idx = np.argsort(~live, axis=1, kind="stable")
+    return np.where(np.take_along_axis(live, idx, axis=1), order[idx], -1)
 
 
 def best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingBatch, objective: str, *,
@@ -208,18 +239,18 @@ def best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingBatch, ob
         v = objective_of(objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)
         return np.where(np.asarray(r.valid, dtype=bool), v, np.inf), batch.order.copy(), n
 
-    def score(b: MappingBatch) -> Any:
+    def score(b: MappingBatch, rows: np.ndarray) -> Any:
         return cost(layer, arch, b)
 
     if not s.sliding:
         canon = canonical_orders(s)
-        best, choice = separable_best(score, batch, levels, [canon] * len(levels), objective, chunk)
+        best, choice, scored = separable_best(score, batch, levels, [canon] * len(levels), objective, chunk)
         orders = batch.order.copy()
         for k, li in enumerate(levels):
             orders[:, li, :] = np.stack(canon)[choice[:, k]]
         valid = np.asarray(cost(layer, arch, MappingBatch(batch.dims, batch.temporal, batch.spatial_x,
                                                           batch.spatial_y, orders, batch.keep)).valid, dtype=bool)
-        return np.where(valid, best, np.inf), orders, n * (2 + len(levels) * (len(canon) - 1))
+        return np.where(valid, best, np.inf), orders, scored + n
     return _permutations(score, batch, levels, objective, chunk)
 
 
@@ -250,7 +281,7 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
         rl = np.concatenate([np.repeat(mem, len(lo)) for mem, lo in groups])
         orders = ref[rl].copy()
         orders[:, li, :] = np.concatenate([np.tile(lo, (len(mem), 1)) for mem, lo in groups])
-        energy, _, bw = _run(score, with_order(rl, orders), chunk)
+        energy, _, bw = _run(score, with_order(rl, orders), chunk, rl)
         evaluated += len(rl)
         vec_all = np.concatenate([(energy - e0[rl])[:, None], bw - bw0[rl]], axis=1)
         start = 0
@@ -273,5 +304,5 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
                 best[i] = v
                 for k, c in enumerate(combo):
                     orders[i, levels[k]] = terms[i][k][2][c]
-    valid = np.asarray(score(with_order(np.arange(n), orders)).valid, dtype=bool)
+    valid = np.asarray(score(with_order(np.arange(n), orders), np.arange(n)).valid, dtype=bool)
     return np.where(valid, best, np.inf), orders, evaluated + n

@@ -111,10 +111,11 @@ def cases(n: int, seed: int) -> list:
     while len(out) < n:
         layer, arch = small_layer(rng), small_arch(rng)
         try:
-            n = sum(len(b) for b in enumerate_mappings(layer, arch, bypass=True, orders=False, max_mappings=400_000))
+            size = sum(len(b) for b in enumerate_mappings(layer, arch, bypass=True, orders=False,
+                                                          max_mappings=400_000))
         except ValueError:
             continue
-        if n <= 800:
+        if size <= 800:
             out.append((layer, arch))
     return out
 
