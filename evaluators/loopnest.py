@@ -52,6 +52,7 @@ are derived in the comments below.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -681,17 +682,33 @@ def evaluate(layer: Layer, arch: ArchSpec, mapping: Mapping) -> LoopNestResult:
 
 
 # ------------------------------------------------------------------ cost function object
-def _distinct_words(ctx: FillContext, extents: Any) -> Any:
+def _distinct_words(ctx: FillContext, extents: Any, whole: Any = None) -> Any:
     """A lower bound on the distinct words of the operand touched when every dimension
     ``d`` takes ``extents[d]`` distinct index values (``(D, B)``): an axis over one
     dimension touches ``X_d``; an axis ``a p + b r`` over two touches at least
-    ``X_p + X_r - 1`` (a sumset of integers, whatever the index sets)."""
+    ``X_p + X_r - 1`` (a sumset of integers, whatever the index sets). Where ``whole``
+    (``(D, B)``) says a dimension's values are a contiguous range, more: both ranges give
+    exactly ``|a [0, X_p) + b [0, X_r)|``; one range of unit step (``b = 1``) gives
+    ``X_r + (X_p - 1) min(a, X_r)`` (translates of an interval of length ``X_r`` by
+    distinct multiples of ``a``)."""
     out = np.ones(extents.shape[-1])
     for ax in ctx.axes:
         if len(ax) == 1:
             out = out * extents[ax[0][0]]
-        else:
-            out = out * (sum(extents[d] for d, _ in ax) - (len(ax) - 1))
+            continue
+        words = sum(extents[d] for d, _ in ax) - (len(ax) - 1)
+        if whole is not None and len(ax) == 2:
+            (d1, a), (d2, b) = ax
+            x1, x2 = extents[d1], extents[d2]
+            both = whole[d1] & whole[d2]
+            g = math.gcd(int(a), int(b))
+            exact = _distinct_two_aps(np, a // g, x1, b // g, x2, False)
+            words = np.where(both, np.maximum(words, exact), words)
+            if b == 1:
+                words = np.where(whole[d2], np.maximum(words, x2 + (x1 - 1) * np.minimum(a, x2)), words)
+            if a == 1:
+                words = np.where(whole[d1], np.maximum(words, x1 + (x2 - 1) * np.minimum(b, x1)), words)
+        out = out * words
     return out
 
 
@@ -822,7 +839,8 @@ def _bound_hook(known: int, arch: ArchSpec, stationary: int | None = None,
             return w + per_level.sum(axis=0)
         spatial_between = np.prod(ctx.SP[ctx.c + 1:b + 1], axis=0)    # (D, B)
         extents = ctx.E[b] / spatial_between                          # per instance of c
-        inner = _distinct_words(ctx, extents)
+        # a dimension no fanout between c and b splits takes a contiguous range
+        inner = _distinct_words(ctx, extents, spatial_between == 1)
         mult = ctx.multiplier(dims, b)
         plain = mult * inner
         # every other transition of the decided loops starts a new sweep of the share

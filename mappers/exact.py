@@ -41,11 +41,19 @@ product. So figures that bound every count from below bound the objective from b
   that operand's irrelevant loops innermost; the class order for operand ``t`` is that
   (the other loops outside, those over a sliding operand's one-dimension axes first in
   each block, which minimizes the moves the bound counts for it). So every order is
-  matched by a class whose bound is no higher. (This needs each loop dimension to be
-  irrelevant to at most one operand -- true of convolutions, GEMM and batched matmul;
-  otherwise the mapper refuses with an error.) A node whose bound is at least the best
-  objective found so far (times ``1 + 1e-9``, for float rounding) is pruned: it holds no
-  better mapping. The first incumbent is the heuristic mapper's.
+  matched by a class whose bound is no higher: the model's bound depends on a decided
+  level's order only through those runs and the set of operands its innermost loop is
+  irrelevant to, each monotonically. (This needs each loop dimension to be irrelevant to
+  at most one operand -- true of convolutions, GEMM and batched matmul; otherwise the
+  mapper refuses with an error.) Where the level just above the last unknown tile has
+  undecided loops (``known >= 2``), the bound is also the least over which operand that
+  level's innermost loop leaves stationary (every order leaves at most one), given the
+  largest product of irrelevant extents of any tile that fits the level below (a table
+  over every tile shape of divisors); a first pass without that refinement is lower
+  still, so nodes it prunes are pruned soundly, and only the rest get the refinement.
+  A node whose bound is at least the best objective found so far (times ``1 + 1e-9``,
+  for float rounding) is pruned: it holds no better mapping. The first incumbent is the
+  heuristic mapper's.
 * *Loop orders at a leaf*: the cost model is order-separable
   (:attr:`~mappers.base.BoundedCost.separable_orders`): energy and every level's bandwidth
   cycles are a constant plus one term per level depending on that level's order alone.
@@ -67,6 +75,7 @@ between it and the result).
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import time
@@ -299,31 +308,46 @@ class _Search:
             self.stopped = True
         return self.stopped
 
-    # ---------------------------------------------------------------- one bypass choice
+    # ---------------------------------------------------------------- the search
     def _descend(self, p: _Problem, nodes: _Nodes, lb: np.ndarray, level: int) -> None:
-        """Explore ``nodes`` (temporal factors decided at levels > ``level``) best bound
-        first, deciding ``level``'s factors."""
-        order = np.argsort(lb, kind="stable")
-        for lo in range(0, len(order), 64):
+        """Best-first search from ``nodes`` (temporal factors decided at levels >
+        ``level``): always expand the open nodes of least bound (in batches of up to 64),
+        so every node expanded has a bound below the optimum (its ancestors' bounds are
+        no higher than its leaf's, so the optimum is found before any node of higher
+        bound is reached); stop when the least open bound reaches the best found."""
+        heap: list[tuple[float, int, int, _Nodes, np.ndarray]] = []
+        counter = itertools.count()
+
+        def push(ns: _Nodes, bounds: np.ndarray, lvl: int) -> None:
+            keep = np.flatnonzero(bounds < self.incumbent * (1 - _TOL))
+            if len(keep):
+                keep = keep[np.argsort(bounds[keep], kind="stable")]
+                heapq.heappush(heap, (float(bounds[keep[0]]), next(counter), lvl, ns.take(keep), bounds[keep]))
+
+        push(nodes, lb, level)
+        while heap:
             if self._timed_out():
-                self.open_bounds.extend(lb[order[lo:]].tolist())
+                self.open_bounds.extend(float(h[0]) for h in heap)
                 return
-            idx = order[lo:lo + 64]
-            keep_idx = idx[lb[idx] < self.incumbent * (1 - _TOL)]
-            if not len(keep_idx):
-                return                                  # sorted: the rest are no better
-            group = nodes.take(keep_idx)
-            children = self._children(p, group, level)
+            key, _, lvl, ns, bounds = heapq.heappop(heap)
+            if key >= self.incumbent * (1 - _TOL):
+                return                                   # every open node is no better
+            # this batch's nodes up to the next batch's least bound (at least one, at
+            # most 64), so nodes are expanded in order of bound across batches
+            limit = min(self.incumbent * (1 - _TOL), heap[0][0] if heap else math.inf)
+            n_take = min(max(int(np.searchsorted(bounds, limit, side="right")), 1), 64)
+            take = np.arange(n_take)
+            if len(bounds) > n_take:
+                rest = np.arange(n_take, len(bounds))
+                heapq.heappush(heap, (float(bounds[n_take]), next(counter), lvl, ns.take(rest), bounds[rest]))
+            children = self._children(p, ns.take(take), lvl)
             self.nodes += len(children)
             if not len(children):
                 continue
-            if level == 1:
+            if lvl == 1:
                 self._leaves(p, children)
             else:
-                clb = self._bound(p, children, level)
-                sel = clb < self.incumbent * (1 - _TOL)
-                if sel.any():
-                    self._descend(p, children.take(np.flatnonzero(sel)), clb[sel], level - 1)
+                push(children, self._bound(p, children, lvl), lvl - 1)
 
     # ---------------------------------------------------------------- branching
     def _children(self, p: _Problem, nodes: _Nodes, level: int) -> _Nodes:
@@ -479,8 +503,33 @@ class _Search:
     def _leaves(self, p: _Problem, leaves: _Nodes) -> None:
         """Exact best orders of complete factorizations whose bound is below the best."""
         lb = self._bound(p, leaves, 0)
-        sel = np.flatnonzero(lb < self.incumbent * (1 - _TOL))
         self.leaves += len(leaves)
+        sel = np.flatnonzero(lb < self.incumbent * (1 - _TOL))
+        sel = sel[np.argsort(lb[sel], kind="stable")]
+        L = self.arch.n_levels
+
+        def batch_of(rows: np.ndarray, orders: np.ndarray | None = None) -> MappingBatch:
+            sub = leaves.take(rows)
+            if orders is None:
+                orders = np.tile(np.arange(len(p.dims)), (len(sub), L, 1))
+            return MappingBatch(p.dims, sub.T, sub.sx, sub.sy, orders, sub.keep)
+
+        if p.structure.sliding and len(sel):
+            # the canonical orders' best (exact for every operand but a sliding one) is a
+            # mapping too: it often sets a bar that spares the search over every order
+            canon = canonical_orders(p.structure)
+            levels = list(range(1, L))
+            if levels:
+                b = batch_of(sel)
+                values, choice, scored = separable_best(lambda m, rows: self.cost(self.layer, self.arch, m), b,
+                                                        levels, [canon] * len(levels), self.objective, self.chunk)
+                self.evaluated += scored
+                i = int(np.argmin(values))
+                orders = b.order[i:i + 1].copy()
+                for k, li in enumerate(levels):
+                    orders[0, li] = canon[choice[i, k]]
+                self._offer(batch_of(sel[i:i + 1], orders))
+                sel = sel[lb[sel] < self.incumbent * (1 - _TOL)]
         step = len(sel) if not p.structure.sliding else 256
         for lo in range(0, len(sel), max(step, 1)):
             if self._timed_out():
@@ -490,21 +539,20 @@ class _Search:
             part = part[lb[part] < self.incumbent * (1 - _TOL)]
             if not len(part):
                 continue
-            sub = leaves.take(part)
-            L = self.arch.n_levels
-            batch = MappingBatch(p.dims, sub.T, sub.sx, sub.sy, np.tile(np.arange(len(p.dims)), (len(sub), L, 1)),
-                                 sub.keep)
+            batch = batch_of(part)
             values, orders, scored = best_orders(self.layer, self.arch, self.cost, batch, self.objective,
                                                  structure=p.structure, chunk=self.chunk)
             self.evaluated += scored
             i = int(np.argmin(values))
             if values[i] < self.incumbent * (1 - _TOL):
-                one = MappingBatch(p.dims, batch.temporal[i:i + 1], batch.spatial_x[i:i + 1],
-                                   batch.spatial_y[i:i + 1], orders[i:i + 1], batch.keep[i:i + 1])
-                r = self.cost(self.layer, self.arch, one)
-                v = float(objective_of(self.objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[0])
-                if bool(np.asarray(r.valid)[0]) and v < self.incumbent:
-                    self.best = (one, v)
+                self._offer(batch_of(part[i:i + 1], orders[i:i + 1]))
+
+    def _offer(self, one: MappingBatch) -> None:
+        """Make the one-mapping batch ``one`` the incumbent if it is legal and better."""
+        r = self.cost(self.layer, self.arch, one)
+        v = float(objective_of(self.objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[0])
+        if bool(np.asarray(r.valid)[0]) and v < self.incumbent:
+            self.best = (one, v)
 
 
 @dataclass
