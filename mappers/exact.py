@@ -53,7 +53,12 @@ product. So figures that bound every count from below bound the objective from b
   still, so nodes it prunes are pruned soundly, and only the rest get the refinement.
   A node whose bound is at least the best objective found so far (times ``1 + 1e-9``,
   for float rounding) is pruned: it holds no better mapping. The first incumbent is the
-  heuristic mapper's.
+  heuristic mapper's. With ``gap > 0`` a node is pruned once its bound is within
+  ``1 + gap`` of the best found: whatever it holds is at most that much better, so the
+  result is within ``1 + gap`` of the optimum.
+* *Search order*: best first (a heap of bound-sorted batches of nodes), so every node
+  expanded has a bound below the optimum: the nodes on the way to the optimum have
+  bounds no higher than it and are expanded before any node of higher bound.
 * *Loop orders at a leaf*: the cost model is order-separable
   (:attr:`~mappers.base.BoundedCost.separable_orders`): energy and every level's bandwidth
   cycles are a constant plus one term per level depending on that level's order alone.
@@ -210,15 +215,22 @@ class ExactMapper:
         bypass: also search which on-chip levels keep which operands.
         time_limit_s: stop after this many seconds with the best mapping so far, its
             bound and ``stopped_early`` (``None``: run to the end).
+        gap: accept a mapping within ``1 + gap`` of the optimum: nodes whose bound is
+            within that factor of the best found are pruned too, so the result is proven
+            within it (``lower_bound`` says how close), faster; ``optimal`` only with
+            ``gap = 0``.
     """
 
     bypass: bool = True
     time_limit_s: float | None = None
+    gap: float = 0.0
     _chunk: int = field(default=200_000, repr=False)
 
     def __post_init__(self) -> None:
         if self.time_limit_s is not None and not (self.time_limit_s > 0):
             raise ValueError(f"ExactMapper.time_limit_s must be > 0 or None, got {self.time_limit_s!r}")
+        if not (isinstance(self.gap, (int, float)) and 0 <= self.gap < math.inf):
+            raise ValueError(f"ExactMapper.gap must be a number >= 0, got {self.gap!r}")
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
             seed: int = 0) -> MappingResult:
@@ -231,26 +243,26 @@ class ExactMapper:
             raise ValueError(f"ExactMapper needs a cost model with order-separable counts; {cost!r} is not")
         t0 = time.perf_counter()
         deadline = None if self.time_limit_s is None else t0 + self.time_limit_s
-        search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk)
+        search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap)
         search.run()
         if search.best is None:
             raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}")
         batch, _ = search.best
         return result_of(layer, arch, cost, batch, 0, evaluated=search.evaluated,
                          seconds=time.perf_counter() - t0, space_size=search.space_size,
-                         lower_bound=search.lower_bound, optimal=not search.stopped,
+                         lower_bound=search.lower_bound, optimal=not search.stopped and self.gap == 0,
                          stopped_early=search.stopped,
                          info={"nodes": search.nodes, "leaves": search.leaves,
-                               "keep_choices": search.n_keep})
+                               "keep_choices": search.n_keep, "gap": self.gap})
 
 
 class _Search:
     """One exact search (see the module docstring); ``run`` fills ``best``."""
 
     def __init__(self, layer: Layer, arch: ArchSpec, cost: Any, objective: str, bypass: bool,
-                 deadline: float | None, chunk: int) -> None:
+                 deadline: float | None, chunk: int, gap: float = 0.0) -> None:
         self.layer, self.arch, self.cost, self.objective = layer, arch, cost, objective
-        self.bypass, self.deadline, self.chunk = bypass, deadline, chunk
+        self.bypass, self.deadline, self.chunk, self.gap = bypass, deadline, chunk, gap
         self.best: tuple[MappingBatch, float] | None = None
         self.evaluated = 0
         self.nodes = 0
@@ -269,10 +281,18 @@ class _Search:
         return self.best[1] if self.best is not None else math.inf
 
     @property
+    def bar(self) -> float:
+        """Nodes whose bound is not below this are pruned: the best objective found, over
+        ``1 + gap`` (then the result is within ``1 + gap`` of the optimum), less the float
+        rounding tolerance."""
+        return self.incumbent * (1 - _TOL) / (1 + self.gap)
+
+    @property
     def lower_bound(self) -> float:
         if self.stopped:
-            return min([self.incumbent, *self.open_bounds])
-        return min(self.root_bounds) if self.root_bounds else self.incumbent
+            return min([self.incumbent, *self.open_bounds, *([self.bar] if self.gap else [])])
+        root = min(self.root_bounds) if self.root_bounds else self.incumbent
+        return max(root, self.bar) if self.gap else root
 
     def run(self) -> None:
         try:
@@ -319,7 +339,7 @@ class _Search:
         counter = itertools.count()
 
         def push(ns: _Nodes, bounds: np.ndarray, lvl: int) -> None:
-            keep = np.flatnonzero(bounds < self.incumbent * (1 - _TOL))
+            keep = np.flatnonzero(bounds < self.bar)
             if len(keep):
                 keep = keep[np.argsort(bounds[keep], kind="stable")]
                 heapq.heappush(heap, (float(bounds[keep[0]]), next(counter), lvl, ns.take(keep), bounds[keep]))
@@ -330,11 +350,11 @@ class _Search:
                 self.open_bounds.extend(float(h[0]) for h in heap)
                 return
             key, _, lvl, ns, bounds = heapq.heappop(heap)
-            if key >= self.incumbent * (1 - _TOL):
+            if key >= self.bar:
                 return                                   # every open node is no better
             # this batch's nodes up to the next batch's least bound (at least one, at
             # most 64), so nodes are expanded in order of bound across batches
-            limit = min(self.incumbent * (1 - _TOL), heap[0][0] if heap else math.inf)
+            limit = min(self.bar, heap[0][0] if heap else math.inf)
             n_take = min(max(int(np.searchsorted(bounds, limit, side="right")), 1), 64)
             take = np.arange(n_take)
             if len(bounds) > n_take:
@@ -456,7 +476,7 @@ class _Search:
         best = bound(np.arange(len(nodes)), None, None)
         if irr is None:
             return best
-        rows = np.flatnonzero(best < self.incumbent * (1 - _TOL))
+        rows = np.flatnonzero(best < self.bar)
         if len(rows):
             best[rows] = np.min([bound(rows, s, irr) for s in range(len(OPERANDS))], axis=0)
         return best
@@ -504,7 +524,7 @@ class _Search:
         """Exact best orders of complete factorizations whose bound is below the best."""
         lb = self._bound(p, leaves, 0)
         self.leaves += len(leaves)
-        sel = np.flatnonzero(lb < self.incumbent * (1 - _TOL))
+        sel = np.flatnonzero(lb < self.bar)
         sel = sel[np.argsort(lb[sel], kind="stable")]
         L = self.arch.n_levels
 
@@ -529,14 +549,14 @@ class _Search:
                 for k, li in enumerate(levels):
                     orders[0, li] = canon[choice[i, k]]
                 self._offer(batch_of(sel[i:i + 1], orders))
-                sel = sel[lb[sel] < self.incumbent * (1 - _TOL)]
+                sel = sel[lb[sel] < self.bar]
         step = len(sel) if not p.structure.sliding else 256
         for lo in range(0, len(sel), max(step, 1)):
             if self._timed_out():
                 self.open_bounds.extend(lb[sel[lo:]].tolist())
                 return
             part = sel[lo:lo + step]
-            part = part[lb[part] < self.incumbent * (1 - _TOL)]
+            part = part[lb[part] < self.bar]
             if not len(part):
                 continue
             batch = batch_of(part)

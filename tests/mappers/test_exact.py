@@ -146,3 +146,22 @@ def test_exact_equals_the_brute_force_minimum(case):
 def test_exact_equals_the_brute_force_minimum_on_many_more_cases():
     for layer, arch in cases(N_SLOW, 4711):
         check(layer, arch)
+
+
+@pytest.mark.parametrize("case", range(0, N_CASES, 5))
+def test_a_gap_gives_a_mapping_within_it_and_a_true_bound(case):
+    layer, arch = CASES[case]
+    want = brute_force(layer, arch)["edp"]
+    if not math.isfinite(want):
+        return
+    r = ExactMapper(gap=0.3).map(layer, arch, LOOPNEST, "edp")
+    assert not r.optimal and not r.stopped_early
+    assert want * (1 - 1e-9) <= r.objective("edp") <= want * 1.3 * (1 + 1e-9)
+    assert r.lower_bound <= want * (1 + 1e-9)
+    assert r.objective("edp") <= r.lower_bound * 1.3 * (1 + 1e-6)
+
+
+def test_bad_gap_is_refused():
+    for bad in (-0.1, float("nan"), "5%"):
+        with pytest.raises(ValueError, match="gap"):
+            ExactMapper(gap=bad)
