@@ -18,11 +18,10 @@ product. So figures that bound every count from below bound the objective from b
 
 **The search.** Decisions are taken outermost first:
 
-1. *Bypass* (which on-chip levels keep which operands): every choice the architecture
-   allows is a separate root; each is searched in turn.
-2. *Spatial factors* of every fanout level (every divisor assignment within the fanouts
-   and the dataflow's rules): they fix the instances, the multicast groups and the
-   iterations, hence the compute cycles.
+1. *Bypass* (which on-chip levels keep which operands) and 2. *spatial factors* of every
+   fanout level (every divisor assignment within the fanouts and the dataflow's rules):
+   every combination is a root, all bounded in one batch. The spatial factors fix the
+   instances, the multicast groups and the iterations, hence the compute cycles.
 3. *Temporal factors, level by level* from the backing store inwards; the innermost level
    takes what is left. Factors are divisors of what is left of each dimension.
 4. *Loop orders*, at the leaves (all factors fixed): exactly, see below.
