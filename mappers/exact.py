@@ -109,7 +109,7 @@ from mappers.orders import (
 )
 from mappers.workloads import Layer
 
-__all__ = ["ExactMapper"]
+__all__ = ["ExactMapper", "irrelevant_tile_table", "tile_shapes"]
 
 _TOL = 1e-9
 
@@ -206,6 +206,57 @@ def _space_size(p: _Problem) -> int:
 
 
 # ------------------------------------------------------------------------ the mapper
+def tile_shapes(layer: Layer, limit: int = 2_000_000) -> np.ndarray | None:
+    """``(m, D)`` every tile shape (one divisor of each dimension's size per dimension, in
+    ``layer.dim_names`` order); ``None`` when there are more than ``limit``."""
+    choices = [divisors(int(layer.dims[d])) for d in layer.dim_names]
+    if math.prod(len(ch) for ch in choices) > limit:
+        return None
+    return _vectors(choices).astype(float)
+
+
+def _bounding_words(layer: Layer, extents: np.ndarray) -> np.ndarray:
+    """``(n, 3)`` bounding-box words of each operand for tile extents ``(n, D)``."""
+    dims = layer.dim_names
+    out = np.ones((len(extents), 3))
+    for k, op in enumerate(OPERANDS):
+        for axis in layer.tensor(op).axes:
+            out[:, k] *= 1 + sum(c * (extents[:, dims.index(d)] - 1) for d, c in axis)
+    return out
+
+
+def irrelevant_tile_table(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray,
+                          tiles: np.ndarray | None = None) -> np.ndarray | None:
+    """The ``irrelevant_tile`` argument of :meth:`LoopNestCost.lower_bound`: ``(n, 3)``, per
+    operand, the largest product of the extents over the dimensions irrelevant to it of
+    any tile (of ``tiles``, default :func:`tile_shapes`) that fits level ``level`` with the
+    bypass choice ``keep`` (``(n, 3)``, that level's kept operands); ``None`` when there
+    are too many tile shapes to list."""
+    ext = tile_shapes(layer) if tiles is None else tiles
+    if ext is None:
+        return None
+    words = _bounding_words(layer, ext)                          # (m, 3)
+    irrelevant = np.ones((len(ext), 3))
+    for k, op in enumerate(OPERANDS):
+        rel = {d for axis in layer.tensor(op).axes for d, _ in axis}
+        for j, d in enumerate(layer.dim_names):
+            if d not in rel:
+                irrelevant[:, k] *= ext[:, j]
+    out = np.ones((len(keep), 3))
+    lv = arch.levels[level]
+    rows, inverse = np.unique(keep, axis=0, return_inverse=True)
+    for r, kc in enumerate(rows):
+        held = np.where(kc[None, :], words, 0.0)
+        if lv.capacity_words is None:
+            fit = np.ones(len(ext), dtype=bool)
+        elif lv.shared:
+            fit = held.sum(axis=1) <= lv.capacity_of("W")
+        else:
+            fit = (held <= np.array([lv.capacity_of(op) for op in OPERANDS])[None, :]).all(axis=1)
+        out[inverse.ravel() == r] = irrelevant[fit].max(axis=0) if fit.any() else 1.0
+    return out
+
+
 @dataclass(frozen=True)
 class ExactMapper:
     """The provably best mapping under a bounded cost model (see the module docstring).
@@ -272,7 +323,7 @@ class _Search:
         self.keeps = _keep_choices(layer, arch, bypass)
         self.n_keep = len(self.keeps)
         self.space_size = 0
-        self._tile_tables: dict[tuple, np.ndarray | None] = {}
+        self._tile_tables: dict[str, np.ndarray | None] = {}
 
     # ---------------------------------------------------------------- driver
     @property
@@ -406,14 +457,6 @@ class _Search:
         return out.take(np.flatnonzero(ok))
 
     # ---------------------------------------------------------------- capacity
-    def _tile_words(self, p: _Problem, extents: np.ndarray) -> np.ndarray:
-        """``(n, 3)`` bounding-box words of each operand for tile extents ``(n, D)``."""
-        out = np.ones((len(extents), 3))
-        for k, op in enumerate(OPERANDS):
-            for axis in self.layer.tensor(op).axes:
-                out[:, k] *= 1 + sum(c * (extents[:, p.dims.index(d)] - 1) for d, c in axis)
-        return out
-
     def _fits(self, nodes: _Nodes, level: int, words: np.ndarray) -> np.ndarray:
         lv = self.arch.levels[level]
         held = np.where(nodes.keep[:, level, :], words, 0.0)
@@ -429,7 +472,7 @@ class _Search:
         ok = np.ones(len(nodes), dtype=bool)
         ext = nodes.extents(p.sizes)                      # (n, L, D) tile extents
         for li in range(max(upto, 0), self.arch.n_levels - 1):
-            ok &= self._fits(nodes, li, self._tile_words(p, ext[:, li, :]))
+            ok &= self._fits(nodes, li, _bounding_words(self.layer, ext[:, li, :]))
         return ok
 
     def _min_tiles_fit(self, p: _Problem, nodes: _Nodes, upto: int) -> np.ndarray:
@@ -439,7 +482,7 @@ class _Search:
         sp = nodes.sx * nodes.sy
         for li in range(0, min(upto, self.arch.n_levels - 1)):
             ext = np.prod(sp[:, :li + 1, :], axis=1)
-            ok &= self._fits(nodes, li, self._tile_words(p, ext))
+            ok &= self._fits(nodes, li, _bounding_words(self.layer, ext))
         return ok
 
     # ---------------------------------------------------------------- bounds
@@ -481,42 +524,10 @@ class _Search:
         return best
 
     def _irrelevant_tiles(self, p: _Problem, keep_c: np.ndarray, c: int) -> np.ndarray | None:
-        """``(n, 3)``: per operand, the largest product of the extents over the
-        dimensions irrelevant to it of any tile that fits level ``c`` with the bypass
-        choice ``keep_c`` (``(n, 3)``); ``None`` when there are too many tiles to list."""
-        key = (c,)
-        if key not in self._tile_tables:
-            self._tile_tables[key] = self._candidate_tiles(p)
-        ext = self._tile_tables[key]
-        if ext is None:
-            return None
-        words = self._tile_words(p, ext)                          # (m, 3)
-        irrelevant = np.ones((len(ext), 3))
-        for k, op in enumerate(OPERANDS):
-            rel = {d for axis in self.layer.tensor(op).axes for d, _ in axis}
-            for j, d in enumerate(p.dims):
-                if d not in rel:
-                    irrelevant[:, k] *= ext[:, j]
-        out = np.ones((len(keep_c), 3))
-        rows, inverse = np.unique(keep_c, axis=0, return_inverse=True)
-        for r, kc in enumerate(rows):
-            held = np.where(kc[None, :], words, 0.0)
-            lv = self.arch.levels[c]
-            if lv.capacity_words is None:
-                fit = np.ones(len(ext), dtype=bool)
-            elif lv.shared:
-                fit = held.sum(axis=1) <= lv.capacity_of("W")
-            else:
-                fit = (held <= np.array([lv.capacity_of(op) for op in OPERANDS])[None, :]).all(axis=1)
-            out[inverse.ravel() == r] = irrelevant[fit].max(axis=0) if fit.any() else 1.0
-        return out
-
-    def _candidate_tiles(self, p: _Problem, limit: int = 2_000_000) -> np.ndarray | None:
-        """Every tile shape (one divisor of each dimension's size per dimension)."""
-        choices = [divisors(int(n)) for n in p.sizes]
-        if math.prod(len(ch) for ch in choices) > limit:
-            return None
-        return _vectors(choices).astype(float)
+        """:func:`irrelevant_tile_table` with the tile shapes listed once per search."""
+        if "tiles" not in self._tile_tables:
+            self._tile_tables["tiles"] = tile_shapes(self.layer)
+        return irrelevant_tile_table(self.layer, self.arch, c, keep_c, self._tile_tables["tiles"])
 
     # ---------------------------------------------------------------- leaves
     def _leaves(self, p: _Problem, leaves: _Nodes) -> None:

@@ -21,6 +21,14 @@ constraint linear in the inputs, say) that joint covariance is singular to round
 candidates' scores are unaffected at that scale. It is not a defect of the training data
 (inputs in [0, 1], outcomes standardized, no duplicate points), so :func:`score` does not
 print it: it counts it and logs one INFO line per scoring (``coexplore --verbose``).
+
+No compilation at run time: BoTorch 0.18 builds a fused C++ kernel for qLogNEHVI the
+first time one is constructed (``torch.utils.cpp_extension.load`` with ``-march=native``,
+into ``~/.cache/torch_extensions``). A study must not depend on a compiler, build
+machine-specific code, or wait on that build's file lock -- a build killed half-way leaves
+the lock behind and every later process waits on it for ever (this hung CI). We mark the
+load as already attempted so BoTorch takes its pure-PyTorch path, which computes the
+same quantity.
 """
 
 from __future__ import annotations
@@ -69,12 +77,22 @@ def log_nei(objective_model: Any, constraint_models: Sequence[Any], X_baseline: 
     )
 
 
+def _no_fused_kernel() -> None:
+    from botorch.acquisition.multi_objective import logei
+
+    # BoTorch's own "already tried, do not retry" flag (botorch 0.18,
+    # acquisition/multi_objective/logei.py); with _C left None the Python path is used.
+    if getattr(logei, "_C", None) is None:
+        logei._load_attempted = True
+
+
 def log_nehvi(objective_models: Sequence[Any], constraint_models: Sequence[Any],
               ref_point: Sequence[float], X_baseline: torch.Tensor,
               X_pending: torch.Tensor | None, mc_samples: int, seed: int) -> Any:
     from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
     from botorch.acquisition.multi_objective.objective import IdentityMCMultiOutputObjective
 
+    _no_fused_kernel()
     k = len(objective_models)
     model = _model_list([*objective_models, *constraint_models])
     return qLogNoisyExpectedHypervolumeImprovement(

@@ -80,7 +80,7 @@ def test_bounds_with_capacities_and_the_stationary_operand(seed):
     tile, the operand the next level leaves stationary and the exact mapper's table of
     the largest irrelevant extents of a tile that fits: still at most every legal
     mapping's figures."""
-    from mappers.exact import _problem, _Search
+    from mappers.exact import irrelevant_tile_table
     from mappers.exhaustive import enumerate_mappings
     from tests.mappers.test_exact import small_arch, small_layer
 
@@ -100,13 +100,11 @@ def test_bounds_with_capacities_and_the_stationary_operand(seed):
     ok = ok[rng.permutation(len(ok))[:1500]]
     batch = batch.take(ok)
     exact = evaluate_batch(layer, arch, batch)
-    search = _Search(layer, arch, LOOPNEST, "edp", True, None, 200_000)
-    p = _problem(layer, arch, True)
     L = arch.n_levels
     for known in range(L + 1):
         c = known - 2
         if 0 <= c < L - 1:
-            irr = search._irrelevant_tiles(p, batch.keep[:, c, :], c)
+            irr = irrelevant_tile_table(layer, arch, c, batch.keep[:, c, :])
             stationary = _stationary(layer, batch, known - 1)
             rows = [np.flatnonzero(stationary == s) for s in range(3) if (stationary == s).any()]
             lb = [LOOPNEST.lower_bound(layer, arch, batch.take(idx), known, stationary=int(stationary[idx[0]]),

@@ -171,3 +171,24 @@ def test_learned_noise_separates_noisy_from_clean_measurements():
     assert n_clean < 0.01 < n_noisy
     assert n_noisy > 10 * n_clean
     assert np.isnan(learned_noise(space, clean[:2], "t")["noise_var_std"])
+
+
+def test_qlognehvi_never_compiles_code(monkeypatch):
+    """BoTorch 0.18 JIT-compiles a C++ kernel the first time a qLogNEHVI is built; a killed
+    build leaves a file lock every later process waits on for ever (it hung CI). Building
+    the acquisition must not try to compile."""
+    import torch
+    import torch.utils.cpp_extension as cpp
+    from botorch.acquisition.multi_objective import logei
+    from botorch.models import SingleTaskGP
+
+    from optimizer.bo.acquisition import log_nehvi
+
+    calls = []
+    monkeypatch.setattr(cpp, "load", lambda *a, **k: calls.append(a) or None)
+    monkeypatch.setattr(logei, "_load_attempted", False)
+    monkeypatch.setattr(logei, "_C", None)
+    X = torch.rand(6, 2, dtype=torch.float64)
+    models = [SingleTaskGP(X, X[:, i:i + 1]) for i in range(2)]
+    log_nehvi(models, [], [0.0, 0.0], X, None, mc_samples=8, seed=0)
+    assert calls == []
