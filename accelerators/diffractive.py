@@ -3,11 +3,13 @@
 A :class:`DiffractiveAccelerator` is ``L`` diffractive layers of ``N x N`` pixels at pitch
 ``dx``, spaced ``z`` apart, lit by a laser of wavelength ``lambda`` and read by a detector
 plane of ``K`` regions. With ``T`` tasks it is the multi-task form of Li et al. (Sci. Rep.
-11:11013, 2021; patent US 20230359879, notes §2): the first ``K_s`` layers (the trunk) are
-shared, then a beam splitter sends the light into ``T`` branches of ``L - K_s`` layers,
-each with its own detector plane. Every task's path is ``L`` layers deep.
+11:11013, 2021; patent application US 20230359879: "an overlap optical path" where the
+tasks' paths overlap): the first ``K_s`` layers (the trunk) are shared, then a beam
+splitter sends the light into ``T`` branches of ``L - K_s`` layers, each with its own
+detector plane. Every task's path is ``L`` layers deep.
 
-**Cost model** (``shared/notes/d2nn.md`` §4; each constant below names its source):
+**Cost model** ([inferred] from the geometry, with LightRidge's and Lin et al.'s reference
+designs as examples; each constant below names its source):
 
 * ``area_m2 = physical_layers (N dx)^2`` -- the modulating area that must be fabricated
   (LightRidge: 5 x 51.8 mm^2; Lin 2018: 5 x 64 cm^2).
@@ -18,13 +20,14 @@ each with its own detector plane. Every task's path is ``L`` layers deep.
 * ``throughput_hz = min(input modulator rate, camera frame rate)``: the optics take
   nanoseconds, the electro-optic ends take milliseconds. The input SLM's rate defaults to
   130 Hz (parallel-aligned LCoS with small phase changes; about 32 Hz for the largest ones
-  and 205 Hz with a dynamic LUT -- notes §4); the camera's frame rate is an *assumed*
-  1000 frame/s (a high-speed CMOS camera; no source in the notes -- set it).
+  and 205 Hz with a dynamic LUT -- "Dynamic calibration for improving the speed of a
+  parallel-aligned ..." LCoS SLM, studylib.net/doc/18095781); the camera's frame rate is
+  an *assumed* 1000 frame/s (a high-speed CMOS camera; no source -- set it).
 * ``energy_j`` -- the optical energy at the shot-noise floor: every one of the
   ``detectors`` regions must collect ``photons_per_detector`` photoelectrons (1e4, i.e. a
-  shot-noise SNR of 100, notes §4) at quantum efficiency ``eta`` (0.1, notes §4), so the
-  laser must deliver ``detectors n_ph h c / (lambda eta)`` per inference (0.37 pJ for 10
-  detectors at 532 nm, 1/(T) of it per task since a beam splitter feeds all branches --
+  shot-noise SNR of 100 [inferred]) at quantum efficiency ``eta`` (0.1 [inferred], a
+  conservative value for a CMOS sensor), so the laser must deliver
+  ``detectors n_ph h c / (lambda eta)`` per inference (0.37 pJ for 10 detectors at 532 nm, 1/(T) of it per task since a beam splitter feeds all branches --
   we charge all ``T K`` detectors). Electrical energy of the SLM driver, camera and ADC is
   not modelled (no figures in the sources); ``input_energy_j`` / ``readout_energy_j`` add
   them when known. Passive (printed) layers draw no power.
@@ -62,13 +65,14 @@ __all__ = [
 C_M_PER_S = 299_792_458.0
 #: Planck constant [J s] (exact, SI 2019).
 H_J_S = 6.626_070_15e-34
-#: Input SLM refresh [Hz]: parallel-aligned LCoS, small phase changes (notes §4).
+#: Input SLM refresh [Hz]: parallel-aligned LCoS, small phase changes (the LCoS
+#: dynamic-calibration study cited in the module docstring).
 SLM_RATE_HZ = 130.0
 #: Camera frame rate [Hz]: an assumption (high-speed CMOS), not from a source.
 CAMERA_FPS_ASSUMED = 1000.0
-#: Photoelectrons per detector region for a shot-noise SNR of sqrt(1e4) = 100 (notes §4).
+#: Photoelectrons per detector region for a shot-noise SNR of sqrt(1e4) = 100 [inferred].
 PHOTONS_PER_DETECTOR = 1e4
-#: Detector quantum efficiency (notes §4's worked example).
+#: Detector quantum efficiency [inferred: a conservative value for a CMOS sensor].
 QUANTUM_EFFICIENCY = 0.1
 
 
@@ -269,11 +273,12 @@ class DiffractiveAccelerator:
         return self
 
 
-#: LightRidge's visible SLM reference (notes §1, §3): 532 nm, 36 um, 200 + 100 padding
-#: each side, 0.3 m, 5 layers, 64 SLM levels in the co-design tutorial.
+#: LightRidge's visible SLM reference (Li et al., ASPLOS 2024, arXiv 2306.11268; defaults of
+#: github.com/lightridge/lightridge ``ASPLOS2024_AE/README.md``): 532 nm, 36 um, 200 + 100
+#: padding each side, 0.3 m, 5 layers, 64 SLM levels in the co-design tutorial.
 LIGHTRIDGE_VISIBLE = DiffractiveAccelerator()
-#: Lin et al. 2018's 3D-printed THz system (notes §1): 0.75 mm (0.4 THz), 0.4 mm pitch,
-#: 200 px, 3 cm spacing, 5 layers.
+#: Lin et al. 2018's 3D-printed THz system (Science 361:1004, 2018): 0.75 mm (0.4 THz),
+#: 0.4 mm pitch, 200 px (8 x 8 cm layers), 3 cm spacing, 5 layers.
 LIN2018_THZ = DiffractiveAccelerator(wavelength_m=0.75e-3, pitch_m=0.4e-3, n=200, pad=100, z_m=0.03)
 
 

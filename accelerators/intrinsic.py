@@ -148,9 +148,9 @@ HASCO_SPACES: dict[str, dict[str, Any]] = {
     "DOT": {"square": False, "pe": (4, 32), "sp_kib": [128, 256, 512, 1024], "local_kib": [64, 128, 256, 512],
             "dataflow": ["FIXED"], "sp_banks": (1, 8), "dma_bus_bits": [64, 128, 256]},
 }
-"""HASCO's hardware design spaces (``explorer.build_hw_space``; notes B.2): GEMM/GEMV a
-square array ``x = y`` in {8, 16, 32}; CONV/DOT ``x, y`` integers in [4, 32]; banks an
-integer in [1, 8]; memories in KiB, the bus in bits."""
+"""HASCO's hardware design spaces (github.com/pku-liang/HASCO, ``src/codesign/explorer.py``,
+``build_hw_space``): GEMM/GEMV a square array ``x = y`` in {8, 16, 32}; CONV/DOT ``x, y``
+integers in [4, 32]; banks an integer in [1, 8]; memories in KiB, the bus in bits."""
 
 
 def roles_of(arch: ArchSpec) -> Roles:

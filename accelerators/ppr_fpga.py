@@ -14,10 +14,10 @@ the FPGA, chooses the next-stage nodes and collects the final top-k.
   at most ``W / 2`` nodes per PE;
 * a score-sum (accumulated score) table -- 1 word per node, ``W / 2`` words;
 
-where ``W`` is :attr:`PPRFpgaEngine.bram_words_per_table`. This is the notes' FPGA
-memory formula ``4 (2V + 2E + 2V + V)`` bytes per sub-graph (``shared/notes/meloppr.md``
-§1.5) laid out in tables. A global top-``c*k`` score table (node id + score, ``c*k``
-words each) keeps the final scores ("localized score aggregation", notes §1.5).
+where ``W`` is :attr:`PPRFpgaEngine.bram_words_per_table`. This is the paper's FPGA
+memory model ``B_g + B_a + B_r = 4 (2V + 2E + 2V + V)`` bytes per sub-graph (Li et al.,
+DAC 2021, Sec. V) laid out in tables. A global top-``c*k`` score table (node id + score,
+``c*k`` words each) keeps the final scores ("localized score aggregation", Sec. V).
 
 **Resources** (:meth:`PPRFpgaEngine.resources_of`, vectorized):
 
@@ -26,7 +26,7 @@ words each) keeps the final scores ("localized score aggregation", notes §1.5).
   BRAM36 per PE, plus 4 for a ``c*k = 2000`` global table: 24, 44, 84, 164, 324 BRAM36
   for P = 1, 2, 4, 8, 16, i.e. 5.4 / 9.9 / 18.9 / 36.9 / 72.8 % of the XC7K325T against
   the paper's Table I 4.8 / 9.9 / 19.2 / 36.1 / 72.8 %. The split into these tables is
-  [inferred] from the RTL and the notes' formula; it is not fitted.
+  [inferred] from the RTL and the paper's memory formula; it is not fitted.
 * LUT: ``P * a + P^2 * b + P * C(P, 2) * c`` -- per-PE logic (diffuser FSM, restoring
   divider, accumulator), the ``P`` schedulers that each multiplex ``P`` requesters
   (``scheduler_*_generate.v``), and the ``C(P, 2)`` pairwise conflict comparators inside
@@ -37,7 +37,7 @@ words each) keeps the final scores ("localized score aggregation", notes §1.5).
   widths scale the terms [inferred]: per-PE logic by ``int_bits / 32``, the multiplexers
   by ``(int_bits + addr_bits) / 45``, the comparators by ``addr_bits / 13``.
 * DSP48E1: 0 -- division is done in logic and the paper reports DSP use < 0.1 % of the
-  840 (notes §1.5), i.e. fewer than one.
+  840 (paper Secs. V-VI), i.e. fewer than one.
 * FF: the paper gives no flip-flop figures, so none are modelled.
 
 **Diffusion cycles** (one PE, one step; from the state machines in ``diffusion_rw.v``,
@@ -65,7 +65,8 @@ conflicts, but load imbalance.
 **Host side** (:class:`HostModel`): BFS + formatting time per sub-graph, a DMA link of
 ``link_gb_per_s`` with ``link_latency_us`` per transfer (KC705: PCIe Gen2 x8 edge
 connector, UG810; 5 GT/s x 8 lanes with 8b/10b coding = 4 GB/s per direction). The paper
-does not describe its host link (notes §1.5: the host/driver code is not in the repo).
+does not describe its host link, and the host/driver code is not in the authors'
+repository (github.com/sharc-lab/MeLoPPR holds only ``FPGA/diffusion/*.v`` and testbenches).
 
 Units are in the names: ``_ms``, ``_us``, ``_ns``, ``_cycles``, ``bram36``, ``lut``,
 ``_bytes``, ``_gb_per_s`` (1 GB = 1e9 bytes).
@@ -125,7 +126,7 @@ class FpgaDevice:
 
 KC705 = FpgaDevice("xc7k325t (KC705)", lut=203_800, ff=407_600, bram36=445, dsp=840)
 
-#: The paper's Table I / Fig. 5 (notes §1.5): P -> (LUT %, BRAM %) of the XC7K325T.
+#: The paper's Table I (Li et al., DAC 2021): P -> (LUT %, BRAM %) of the XC7K325T.
 PAPER_TABLE_I: dict[int, tuple[float, float]] = {
     1: (0.9, 4.8),
     2: (3.1, 9.9),
@@ -222,8 +223,8 @@ def _addr_bits(words: Any) -> Any:
 
 
 def subgraph_fpga_bytes(n_nodes: Any, nnz: Any, int_bits: Any = 32) -> Any:
-    """On-chip bytes of one sub-graph: ``int_bits/8 * (2V + nnz + 2V + V)`` -- the notes'
-    ``4 (2|V| + 2|E| + 2|V| + |V|)`` with ``2|E|`` = the adjacency entries ``nnz``
+    """On-chip bytes of one sub-graph: ``int_bits/8 * (2V + nnz + 2V + V)`` -- the paper's
+    (Sec. V) ``4 (2|V| + 2|E| + 2|V| + |V|)`` with ``2|E|`` = the adjacency entries ``nnz``
     (a self-loop is one entry). Vectorized."""
     v = np.asarray(n_nodes, dtype=float)
     return np.asarray(int_bits, dtype=float) / 8 * (5 * v + np.asarray(nnz, dtype=float))
@@ -316,7 +317,7 @@ class PPRFpgaEngine:
     """The MeLoPPR FPGA engine: ``n_pes`` PEs with three tables each, a global top-``c*k``
     table, on ``device`` at ``clock_mhz``, fed by ``host``.
 
-    Defaults are the paper's chosen design (notes §1.5): P = 16, 8192-word 32-bit tables
+    Defaults are the paper's chosen design (Sec. V-VI): P = 16, 8192-word 32-bit tables
     (``bram.v``), 100 MHz on the KC705, ``c*k = 10 * 200``.
     """
 

@@ -1,7 +1,8 @@
 """Software schedules of a computation on an intrinsic accelerator, and their search.
 
-HASCO's software side (``flextensor_extend.gen_schedules``: FlexTensor's schedule space
-and its heuristic + Q-learning search, notes B.2) for one (hardware point, computation):
+HASCO's software side (github.com/pku-liang/HASCO, ``src/codesign/flextensor_extend.py``,
+``gen_schedules``: FlexTensor's schedule space and its heuristic + Q-learning search in
+``src/flextensor/``) for one (hardware point, computation):
 the intrinsic fixes what the array does -- which computation loops go on its rows and
 columns and which one streams through the PEs (:class:`~mappers.tensor_ir.Partition`
 x :data:`accelerators.intrinsic.DATAFLOWS`) -- and the software decides everything

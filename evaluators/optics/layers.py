@@ -4,17 +4,20 @@
   ``phi`` wrapped into ``[0, phase_range)``, optionally quantized to ``P`` device levels
   with a straight-through estimator (forward: nearest level; backward: identity;
   Bengio et al., arXiv:1308.3432, 2013), optionally with an amplitude coupled to the
-  phase (a liquid-crystal SLM's amplitude follows its phase: the measured LUT in the notes
-  spans 0.41-1.0 over 0-5.33 rad; we model it as linear in phase, ``A = a_min + (1 -
-  a_min) phi / phase_range`` [inferred]) or a free learnable amplitude in ``(0, 1]``
-  (complex modulation). Every layer also multiplies by the amplitude factor ``a`` of its
-  branch (LightRidge's ``amplitude_factor``, a training-time gain; notes §2).
+  phase (a liquid-crystal SLM's amplitude follows its phase: the measured LUT that
+  LightRidge ships, github.com/lightridge/lightridge ``ASPLOS2024_AE/phase.csv`` and
+  ``intensity.csv``, spans 0.41-1.0 over 0-5.33 rad; we model it as linear in phase,
+  ``A = a_min + (1 - a_min) phi / phase_range`` [inferred]) or a free learnable amplitude
+  in ``(0, 1]`` (complex modulation). Every layer also multiplies by the amplitude factor ``a`` of its
+  branch (LightRidge's ``amplitude_factor``, a training-time gain; Li et al., ASPLOS 2024,
+  arXiv 2306.11268, and LightRidge's ``source/layers.py``).
 * :class:`Detector` -- ``K`` square regions on the output plane; the readout of region
   ``k`` is the mean intensity ``|u|^2`` over it. With ``differential=True`` each class has a
   positive and a negative region and the readout is ``(I+ - I-) / (I+ + I-)`` (Li et al.,
   Adv. Photon. 1:046001, 2019).
 * :func:`lightridge_layout` -- LightRidge's 3-4-3 layout of 10 regions on a 200-px plane
-  (notes §1), scaled to ``N``; :func:`grid_layout` -- ``K`` regions on a regular grid.
+  (LightRidge's ``Detector_10``), scaled to ``N``; :func:`grid_layout` -- ``K`` regions on
+  a regular grid.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ __all__ = [
 
 TWO_PI = 2.0 * math.pi
 #: LightRidge's default detector centres on a 200-px plane, (row, col) = (x, y) of
-#: ``Detector_10`` (notes §1: x = [40,40,40,90,90,90,90,140,140,140],
+#: ``Detector_10`` (github.com/lightridge/lightridge ``source/layers.py``:
+#: x = [40,40,40,90,90,90,90,140,140,140],
 #: y = [40,90,140,30,70,110,150,40,90,140]); region size 20 px.
 LIGHTRIDGE_CENTRES_200 = (
     (40, 40), (40, 90), (40, 140), (90, 30), (90, 70), (90, 110), (90, 150), (140, 40), (140, 90), (140, 140))
@@ -90,10 +94,11 @@ class PhaseLayer(torch.nn.Module):
         n: pixels per side.
         phase_levels: ``P`` device levels (``None`` = continuous phase).
         phase_range_rad: phase span of the device (``2 pi``; a measured LC-SLM reaches
-            about 5.33 rad, notes §1).
+            about 5.33 rad, LightRidge's ``ASPLOS2024_AE/phase.csv``).
         modulation: ``"phase"`` (unit amplitude), ``"coupled"`` (amplitude tied to phase,
             ``amplitude_min`` at 0), or ``"complex"`` (free amplitude in ``(0, 1]``).
-        amplitude_min: the coupled amplitude at phase 0 (notes' SLM LUT: 0.41).
+        amplitude_min: the coupled amplitude at phase 0 (LightRidge's measured SLM LUT,
+            ``ASPLOS2024_AE/intensity.csv``: 0.41).
         init_scale_rad: std of the initial phase around 0 (a nearly flat layer; LightRidge
             starts at 2 pi xavier-uniform, about +-0.77 rad at N = 200).
     """

@@ -1,21 +1,25 @@
 """The diffractive network (single- and multi-task) built from a
 :class:`~accelerators.diffractive.DiffractiveAccelerator`.
 
-Forward model (LightRidge's pipeline, notes §1, with an intensity readout): the ``N x N``
-input image is the field amplitude (zero phase), scaled so that the mean input intensity
-is 1 (a fixed photon budget per inference); then for each layer ``u <- t_l * P_z(u)`` (one
-free-space hop then the layer's transmission), and a last hop to the detector plane.
+Forward model (LightRidge's pipeline, Li et al., ASPLOS 2024, arXiv 2306.11268, and
+github.com/lightridge/lightridge ``source/layers.py``, with an intensity readout): the
+``N x N`` input image is the field amplitude (zero phase), scaled so that the mean input
+intensity is 1 (a fixed photon budget per inference); then for each layer
+``u <- t_l * P_z(u)`` (one free-space hop then the layer's transmission), and a last hop
+to the detector plane.
 
-Multi-task (notes §2; patent US 20230359879): ``K_s`` shared trunk layers, then a 1:T
-beam splitter (field ``/ sqrt(T)``) into ``T`` branches of ``L - K_s`` layers, each
-ending on its own detector plane. Every input lights all planes; task ``t`` reads its
-class from plane ``t``, and the task being shown is recognized as the plane holding the
-brightest region over all ``T K`` regions (notes §6, [inferred]).
+Multi-task (Li et al., Sci. Rep. 11:11013, 2021; patent application US 20230359879):
+``K_s`` shared trunk layers, then a 1:T beam splitter (field ``/ sqrt(T)``) into ``T``
+branches of ``L - K_s`` layers, each ending on its own detector plane. Every input lights
+all planes; task ``t`` reads its class from plane ``t``, and the task being shown is
+recognized as the plane holding the brightest region over all ``T K`` regions
+[inferred].
 
 Logits: task ``t``'s readout ``s`` times ``a_t^{2L}`` -- multiplying each of the path's
 ``L`` layers by LightRidge's amplitude factor ``a_t`` scales the intensity by ``a_t^{2L}``
-(notes §2), so ``a_t`` acts as the inverse softmax temperature of task ``t``: the
-per-branch knob of the multi-task regularization, with the per-task loss weights.
+[inferred from ``source/layers.py``], so ``a_t`` acts as the inverse softmax temperature
+of task ``t``: the per-branch knob of the multi-task regularization, with the per-task
+loss weights.
 """
 
 from __future__ import annotations

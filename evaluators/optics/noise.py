@@ -1,10 +1,14 @@
-"""Noise of every system component of a diffractive accelerator (notes §2's table).
+"""Noise of every system component of a diffractive accelerator [inferred design].
+
+The names follow torchonn's noise hooks (github.com/JeremieMelo/pytorch-onn); the sweep
+ranges are ours, with the +-2 % wavelength drift of github.com/rknzhl/D2NN's robustness
+check and lateral shifts of a few pixels as in arXiv 2407.16456.
 
 A :class:`Noise` holds *levels*; the model draws a fresh realization on every forward
 pass from the generator it is given. Zero everywhere (the default) is the ideal system.
 
 =====================  =========================================================  =============
-component              model                                                      notes' sweep
+component              model                                                      sweep
 =====================  =========================================================  =============
 laser intensity        input intensity times ``(1 + e)``, ``e ~ N(0, sigma^2)``     0-10 %
                        per pixel (beam non-uniformity and relative intensity

@@ -23,8 +23,9 @@ from evaluators.optics.train import TaskData, evaluate
 
 __all__ = ["NOISE_AWARE", "plot_robustness", "robustness_table"]
 
-#: Noise-aware training: the upper ends of the notes' sweeps for the continuous sources
-#: (laser 10 %, drift 2 %, phase 1 rad, 2 px, 2 % axial), detector SNR from 20 dB up.
+#: Noise-aware training: the upper ends of :mod:`evaluators.optics.noise`'s sweeps for the
+#: continuous sources (laser 10 %, drift 2 %, phase 1 rad, 2 px, 2 % axial), detector SNR
+#: from 20 dB up.
 NOISE_AWARE = Noise(laser_sigma=0.1, wavelength_shift_rel=0.02, phase_sigma_rad=0.5, lateral_px=2.0,
                     axial_sigma_rel=0.02, detector_snr_db=20.0)
 

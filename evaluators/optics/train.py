@@ -6,7 +6,7 @@ per task. Each step draws one batch per task; the loss is
     sum_t  lambda_t * CE(a_t^{2L} s_t(x_t), y_t)  +  gamma * CE(g * [s_1 .. s_T](x_t), t K + y_t)
 
 where ``s_t`` is task plane ``t``'s readout, ``lambda_t`` the per-task loss weights and
-``a_t`` the per-branch amplitude factors (the multi-task regularization, notes §2), and the
+``a_t`` the per-branch amplitude factors (the multi-task regularization [inferred]), and the
 second term (``gamma = recognition_weight``, only with ``T > 1``) teaches the brightest of
 all ``T K`` regions to lie on the plane of the task being shown (task recognition;
 ``g`` is the mean of the ``a_t^{2L}``). ``loss="mse"`` uses LightRidge's

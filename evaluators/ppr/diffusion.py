@@ -1,6 +1,7 @@
 """Local personalized PageRank: truncated graph diffusion, MeLoPPR, push, power iteration.
 
-Conventions (MeLoPPR, Li et al., DAC 2021; see ``shared/notes/meloppr.md``):
+Conventions (MeLoPPR: Li, Chen, Zirnheld, Li, Hao, DAC 2021, arXiv 2104.09616, Secs. II and
+IV; the authors' code, github.com/sharc-lab/MeLoPPR ``PPR.py``):
 
 * ``alpha`` is the **continuation** probability (default 0.95); ``1 - alpha`` is the
   teleport (stop) probability.
@@ -253,7 +254,7 @@ def diffuse(
     :func:`meloppr` do); ``None`` uses ``adj_sub``'s own row sums. See the module
     docstring for why both are exact on a BFS ball of depth ``>= steps``.
 
-    ``quantum`` emulates MeLoPPR's integer datapath (notes §1.5: 32-bit integer scores,
+    ``quantum`` emulates MeLoPPR's integer datapath (paper Sec. V: 32-bit integer scores,
     the division by the degree done in logic): scores are integer multiples of
     ``quantum`` (the seed's unit mass is ``1 / quantum`` integer units), and each
     per-node share ``S / deg`` and each ``alpha``-scaled sum is rounded *down* to a

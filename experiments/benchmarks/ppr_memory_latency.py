@@ -13,12 +13,12 @@ each query twice: once untimed-by-tracemalloc for the latency, once under
 ``tracemalloc`` for the peak memory. It reports, per graph and next-stage count, the mean
 latency and the speedup (ratio of the means), the mean tracemalloc peak and the memory
 reduction (ratio of the means and mean of per-seed ratios), the reduction in the exact
-bytes held (``stats.model_peak_bytes``), the reduction the notes' FPGA BRAM formula
+bytes held (``stats.model_peak_bytes``), the reduction the paper's FPGA BRAM formula
 ``4 (5|V| + 2|E|)`` (largest sub-graph) gives against the baseline's tracemalloc peak,
 and precision@k against the baseline's top-k -- ``|.|/k`` (the paper's definition),
 ``|.|/min(k, |truth|)`` (when the source's 6-hop ball has fewer than k nodes) and
 ``PPR.py``'s thresholded variant -- next to the paper's Table II and Fig. 7 values and
-the independent sanity check in ``shared/notes/meloppr.md``.
+an independent re-implementation's sanity check (unpublished).
 
 Everything is measured in the same run; both methods use the same scipy CSR code, so the
 speedups and reductions compare algorithms, not the paper's NetworkX implementation.
@@ -74,7 +74,8 @@ PAPER_FIG7 = {
     "dblp": {"prec": {1: 0.79, 13: 0.91}, "cpu": {1: 24.68, 2: 15.43, 13: 2.58}},
     "youtube": {"prec": {1: 0.65, 13: 0.72}, "cpu": {1: 8.19, 13: 0.25}},
 }
-#: Independent sanity check in the notes (alpha 0.95, k 200, 100 seeds; pubmed 40).
+#: An independent re-implementation's sanity check (unpublished; alpha 0.95, k 200, 100
+#: seeds; pubmed 40) [inferred].
 NOTES_CHECK = {
     "cora": {1: 0.59, 3: 0.78, 5: 0.85, 13: 0.90},
     "citeseer": {1: 0.69, 3: 0.82, 5: 0.87, 13: 0.95},
@@ -83,7 +84,7 @@ NOTES_CHECK = {
 
 
 def bram_bytes(stats) -> int:
-    """The notes' FPGA memory model for the largest sub-graph, 4 (2V + 2E + 2V + V) with
+    """The paper's FPGA memory model (Sec. V) for the largest sub-graph, 4 (2V + 2E + 2V + V) with
     2E = the adjacency entries (:func:`accelerators.ppr_fpga.subgraph_fpga_bytes`)."""
     return int(max(subgraph_fpga_bytes(v, nnz, 32)
                    for (v, _), nnz in zip(stats.stage_sizes, stats.stage_nnz)))

@@ -17,13 +17,15 @@ the double-buffered streaming panels) makes the point infeasible (raised as
 latency = sum over GEMMs of max(compute cycles, DRAM words / bandwidth) (perfect overlap:
 a roofline); energy = MACs x E_mac + SRAM accesses x E_sram(size) + DRAM words x E_dram.
 
-Constants (45 nm, Horowitz, "Computing's Energy Problem", ISSCC 2014; see
-``../shared/notes/cbo_hasco.md`` D.1): fp16 mult 1.1 pJ + fp16 add 0.4 pJ per MAC; SRAM
-64-bit access 10 pJ (8 KB), 20 pJ (32 KB), 100 pJ (1 MB), log-log interpolated and
-divided by 4 for a 16-bit word; DRAM 640 pJ per 32-bit access (Han et al.'s condensation
-of Horowitz), i.e. 320 pJ per 16-bit word. Area: fp16 mult 1640 um^2 + fp16 add 1360 um^2
-per PE (Horowitz 45 nm); SRAM 0.346 um^2 per 6T bit cell (Intel 45 nm, Mistry et al.,
-IEDM 2007) at an assumed 50 % array efficiency, i.e. 0.00567 mm^2 per KiB.
+Constants (45 nm, Horowitz, "Computing's Energy Problem (and what we can do about it)",
+ISSCC 2014): fp16 mult 1.1 pJ + fp16 add 0.4 pJ per MAC [V]; SRAM 64-bit access 10 pJ
+(8 KB) [V], 20 pJ (32 KB) and 100 pJ (1 MB) [R], log-log interpolated and divided by 4 for
+a 16-bit word; DRAM 640 pJ per 32-bit access (Han et al.'s condensation of Horowitz: Deep
+Compression, ICLR 2016; EIE, ISCA 2016) [V], i.e. 320 pJ per 16-bit word. Area: fp16 mult
+1640 um^2 + fp16 add 1360 um^2 per PE (Horowitz 45 nm) [R]; SRAM 0.346 um^2 per 6T bit
+cell (Intel 45 nm, Mistry et al., IEDM 2007) at an assumed 50 % array efficiency, i.e.
+0.00567 mm^2 per KiB. [V]: checked in public tables that cite Horowitz; [R]: widely
+reproduced values, not re-checked.
 
 Workload: the four GEMMs of a BERT-base encoder block at sequence length 128 (QKV
 projection 128x768x2304, attention output 128x768x768, FFN up 128x768x3072, FFN down

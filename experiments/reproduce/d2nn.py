@@ -2,10 +2,12 @@
 Gao, Yu, Sci. Rep. 11:11013, 2021) on CPU: physics checks, single- and multi-task
 training, the multi-task regularization, noise robustness and a co-design sweep.
 
-The paper's Methods and Results were not available (``shared/notes/d2nn.md``, Scope), so
-its own accuracy and noise figures cannot be compared; the "reference" column holds the
-numbers the notes give (their numpy kernel checks, the cost-model examples, LightRidge's
-GPU accuracy) and "n/a" where there is none. Every "ours" figure is measured in this run.
+The paper's Methods and Results were not available to us (only its abstract), so its own
+accuracy and noise figures cannot be compared; the "reference" column holds independent
+reference numbers -- an unpublished numpy kernel check made while this reproduction was
+planned [inferred], the cost model's worked examples for LightRidge's and Lin et al.'s
+geometries, and LightRidge's GPU accuracy (github.com/lightridge/lightridge
+``ASPLOS2024_AE/README.md``) -- and "n/a" where there is none. Every "ours" figure is measured in this run.
 
 1. **Physics** -- band-limited ASM energy, ``H(0,0) = e^{jkz}``, ASM vs Fresnel relative
    L2 (visible 200+2x100 / 0.3 m; CPU 64+2x32 / 0.1 m; THz 200+2x100 / 3 cm) with the
@@ -76,8 +78,14 @@ from experiments.reproduce import jsonable
 
 logger = logging.getLogger(__name__)
 
-#: Reference numbers from ``shared/notes/d2nn.md`` (§1 table, §4, §6); none is the
-#: anchor paper's own (its Results were not available).
+#: Reference numbers; none is the anchor paper's own (its Results were not available).
+#: ASM vs Fresnel and central-energy fractions: an independent numpy check (unpublished,
+#: band-limited ASM of Matsushima & Shimobaba, Opt. Express 17:19662, 2009, against the
+#: Fresnel transfer function) [inferred]; latencies ``(L + 1) z / c`` at LightRidge's
+#: defaults (arXiv 2306.11268) and Lin et al.'s geometry (Science 361:1004, 2018); the
+#: shot-noise energy and the 7-vs-10 layer count are worked examples of
+#: :mod:`accelerators.diffractive`'s cost model; 93.26 % is LightRidge's 10-epoch MNIST
+#: validation accuracy in github.com/lightridge/lightridge ``ASPLOS2024_AE/README.md``.
 NOTES = {
     "asm_fresnel_l2_visible": 1.2e-3, "asm_fresnel_l2_cpu": 4.1e-4, "asm_fresnel_l2_thz": 1.39,
     "central_energy_visible": 0.72, "central_energy_cpu": 0.70, "central_energy_thz": 0.54,
@@ -97,7 +105,7 @@ def _random_phase(n: int, m: int, seed: int = 0) -> torch.Tensor:
 
 
 def physics_checks() -> dict[str, Any]:
-    """The numbers of notes §6.1, measured with :mod:`evaluators.optics.propagation`."""
+    """The propagation checks of :data:`NOTES`, measured with :mod:`evaluators.optics.propagation`."""
     out: dict[str, Any] = {}
     geoms = {"visible": (532e-9, 36e-6, 200, 100, 0.3), "cpu": (532e-9, 36e-6, 64, 32, 0.1),
              "thz": (0.75e-3, 0.4e-3, 200, 100, 0.03)}
@@ -112,8 +120,8 @@ def physics_checks() -> dict[str, Any]:
         out[key] = {
             "asm_fresnel_l2": float(torch.linalg.vector_norm(a - f) / torch.linalg.vector_norm(a)),
             "asm_energy_ratio": float((a.abs() ** 2).sum()) / e_in,
-            # fraction of the propagated energy that stays in the central N^2 (the notes' definition:
-            # at THz it is 0.54 of what survives the evanescent loss)
+            # fraction of the propagated energy that stays in the central N^2 (the reference check's
+            # definition: at THz it is 0.54 of what survives the evanescent loss)
             "central_energy": float((a[pad:pad + n, pad:pad + n].abs() ** 2).sum() / (a.abs() ** 2).sum()),
             "central_energy_of_input": float((a[pad:pad + n, pad:pad + n].abs() ** 2).sum()) / e_in,
             "h00_error": abs(complex(ha[0, 0]) - complex(math.cos(2 * math.pi * z / lam), math.sin(2 * math.pi * z / lam))),
@@ -259,7 +267,7 @@ def _pct(v: float | None) -> str:
 
 
 def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
-    lines = ["| quantity | reference (notes) | ours | command | note |", "|---|---|---|---|---|"]
+    lines = ["| quantity | reference | ours | command | note |", "|---|---|---|---|---|"]
 
     def add(q: str, ref: str, ours: str, note: str = "") -> None:
         lines.append(f"| {q} | {ref} | {ours} | `{cmd}` | {note} |")

@@ -1,11 +1,11 @@
 """Reproduce HASCO (Xiao et al., ISCA 2021): co-design vs separate design of intrinsic
 accelerators and their software.
 
-The paper (abstract; ``../shared/notes/cbo_hasco.md`` B): partitioning tensor computations
+The paper (its abstract, arXiv 2105.01585): partitioning tensor computations
 onto hardware intrinsics, multi-objective BO for the hardware and heuristic + Q-learning
 for the software give **1.25x-1.44x lower latency than developing hardware and software
 separately**. Its body, the exact baselines and budgets are not available; the settings
-below follow its released code (B.2) where it says something.
+below follow its released code (github.com/pku-liang/HASCO) where it says something.
 
 For each workload and intrinsic (:data:`PAIRS`: ResNet-50, MobileNetV2 and Xception on
 GEMM and CONV accelerators, as HASCO's ``co_*`` testbenches; the kernel benchmarks GEMM,

@@ -2,7 +2,8 @@
 personalized PageRank by stage/linear decomposition, on CPU and a modelled FPGA engine.
 
 What runs (every number measured or modelled in this run; paper values are constants
-from ``../shared/notes/meloppr.md``, Fig. 7 values read off the figure there):
+from the paper, arXiv 2104.09616 -- Tables I and II, and Figs. 5, 6 and 7, whose values
+are read off the figures):
 
 1. **Exactness** -- MeLoPPR with every next-stage node and an unbounded table equals the
    direct 6-step diffusion (Eq. 8) on citeseer, cora and pubmed: max abs difference.
@@ -67,7 +68,7 @@ from experiments.reproduce import jsonable
 logger = logging.getLogger(__name__)
 
 PLANETOID = ("citeseer", "cora", "pubmed")
-#: Fig. 7 (notes §1.7, read from the figure): precision and CPU speedup at 1 and 13
+#: Fig. 7 (values read from the figure): precision and CPU speedup at 1 and 13
 #: next-stage nodes; FPGA speedup at 1 / 5 / 9 / 13 (None: not readable).
 PAPER_FIG7: dict[str, dict[str, dict[int, float | None]]] = {
     "citeseer": {"prec": {1: 0.71, 13: 0.90}, "cpu": {1: 1.11, 13: 0.19},
@@ -89,11 +90,12 @@ PAPER_TABLE_II = {"citeseer": (1.51, 73.64), "cora": (4.18, 214.58), "pubmed": (
 #: Fig. 6 (average of G1-G3, 1000 seeds): precision by % of next-stage nodes; the 5 %
 #: point is given only as a range (86.7-96 %).
 PAPER_FIG6 = {0.01: 0.738, 0.02: 0.781, 0.03: 0.852, 0.05: None, 0.20: 0.961, 0.30: 0.969}
-#: The notes' independent sanity check (alpha 0.95, k 200, 100 seeds; pubmed 40).
+#: An independent re-implementation's sanity check, made while this reproduction was
+#: planned (unpublished; alpha 0.95, k 200, 100 seeds; pubmed 40) [inferred].
 NOTES_CHECK = {"cora": {1: 0.59, 3: 0.78, 5: 0.85, 13: 0.90},
                "citeseer": {1: 0.69, 3: 0.82, 5: 0.87, 13: 0.95},
                "pubmed": {1: 0.77, 3: 0.86, 5: 0.87, 13: 0.87}}
-#: The paper's chosen design (notes §1.5, §1.1): P = 16, l1 = l2 = 3 (13 next-stage
+#: The paper's chosen design (Secs. V-VI): P = 16, l1 = l2 = 3 (13 next-stage
 #: nodes, the right end of Fig. 7; c = 10; the RTL's 8192 x 32-bit tables; split).
 PAPER_POINT = {"n_pes": 16, "bram_words_per_table": 8192, "int_bits": 32, "clock_mhz": 100.0,
                "L": 6, "l1": 3, "ns_mode": "count", "ns_count": 13, "c": 10, "k": 200,

@@ -3,8 +3,11 @@
 The paper: nested constrained Bayesian optimization over an Eyeriss-like accelerator and
 its per-layer mappings improves network EDP by 18 % (ResNet) and 40 % (DQN) over the
 hand-tuned Eyeriss, with strong results on an MLP and a Transformer (abstract; the paper
-body, its exact spaces and budgets are not available -- see
-``../shared/notes/cbo_hasco.md`` A.3, whose [R] items this follows as a design).
+body, its exact spaces and budgets are not available to us; this follows the bilevel,
+constrained formulation its abstract and its OpenReview summary state -- an outer
+hardware loop and an inner mapping loop, known constraints as input constraints and
+unknown ones as output constraints, arXiv 2010.02075 and openreview.net/forum?id=dqyK5RKMaW4
+-- and, as a design, an Eyeriss-like Timeloop template as the paper is recalled [R]).
 
 Here, for each workload (ResNet-50, DQN, the DLRM MLPs, a BERT-base block):
 

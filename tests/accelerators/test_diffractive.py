@@ -21,7 +21,7 @@ from accelerators.diffractive import (
 
 
 def test_reference_latencies_match_the_notes():
-    # notes §4: 6.0 ns (LightRidge defaults), 0.6 ns (Lin 2018)
+    # (L + 1) z / c: 6.0 ns (LightRidge defaults, arXiv 2306.11268), 0.6 ns (Lin 2018)
     assert LIGHTRIDGE_VISIBLE.latency_s == pytest.approx(6 * 0.3 / C_M_PER_S)
     assert LIGHTRIDGE_VISIBLE.latency_s * 1e9 == pytest.approx(6.0, abs=0.01)
     assert LIN2018_THZ.latency_s * 1e9 == pytest.approx(0.6, abs=0.01)
@@ -29,7 +29,7 @@ def test_reference_latencies_match_the_notes():
 
 
 def test_area_and_multitask_layer_count():
-    # notes §4: LightRidge 5 x 51.8 mm^2; Lin 5 x 64 cm^2; T=2, K=5, Ks=3 -> 7 vs 10
+    # L (N dx)^2: LightRidge 5 x 51.8 mm^2; Lin 5 x 64 cm^2; T=2, K=5, Ks=3 -> 7 vs 10
     assert LIGHTRIDGE_VISIBLE.area_mm2 == pytest.approx(5 * 51.84)
     assert LIN2018_THZ.area_m2 == pytest.approx(5 * 64e-4)
     mt = LIGHTRIDGE_VISIBLE.with_(tasks=2, shared_layers=3)
@@ -39,7 +39,7 @@ def test_area_and_multitask_layer_count():
 
 
 def test_energy_at_the_shot_noise_floor():
-    # notes §4: 10 detectors x 1e4 photons x 3.73e-19 J / 0.1 = 0.37 pJ at 532 nm
+    # 10 detectors x 1e4 photons x 3.73e-19 J / 0.1 = 0.37 pJ at 532 nm (by hand)
     assert LIGHTRIDGE_VISIBLE.photon_energy_j == pytest.approx(3.734e-19, rel=1e-3)
     assert LIGHTRIDGE_VISIBLE.energy_j == pytest.approx(0.3734e-12, rel=1e-3)
     assert LIGHTRIDGE_VISIBLE.with_(tasks=2, shared_layers=3).energy_j == pytest.approx(2 * 0.3734e-12, rel=1e-3)
@@ -52,7 +52,7 @@ def test_throughput_bound_by_slowest_electro_optic_end():
 
 
 def test_spread_radius_and_cost_dict():
-    # notes §4: ~62 px for LightRidge
+    # z tan(asin(lambda / 2 dx)) / dx: ~62 px for LightRidge (by hand)
     assert LIGHTRIDGE_VISIBLE.spread_radius_px == pytest.approx(62, abs=1)
     c = LIGHTRIDGE_VISIBLE.cost()
     assert c["latency_ns"] == pytest.approx(6.0, abs=0.01) and c["neurons"] == 5 * 200 * 200

