@@ -36,6 +36,11 @@ Details:
 * **PostgreSQL.** Plain engine semantics (READ COMMITTED); number assignment locks the
   study row (``SELECT ... FOR UPDATE``) before computing ``max(number)``, and
   :meth:`Storage.claim_waiting` uses ``FOR UPDATE SKIP LOCKED``.
+* **Drivers starting together.** Creating the tables takes a transaction-level advisory
+  lock on PostgreSQL (on SQLite ``BEGIN IMMEDIATE`` already serializes it), and
+  :meth:`Storage.open_or_create_study` inserts the study with ``ON CONFLICT DO NOTHING``
+  (PostgreSQL) or under the write lock (SQLite): any number of processes opening the same
+  new study at once get the one study, created once.
 * **JSON.** JSON columns are ``Text`` holding strict JSON (``allow_nan=False``, key order
   kept). Values are sanitized first: tuples become lists, numpy scalars/arrays become
   Python values/lists, dict keys must be strings. In ``metrics`` / ``constraints`` every
@@ -95,6 +100,8 @@ _SUPPORTED = "sqlite:///path/to/study.db (or a plain file path) and postgresql:/
 _IN_CHUNK = 500  # ids per IN (...) list, well below SQLite's bound-parameter limit
 _INT64 = 2**63
 _BEGIN_OPTION = "coexplore_sqlite_begin"
+# pg_advisory_xact_lock key that serializes schema creation between drivers
+_SCHEMA_LOCK_KEY = 0x636F6578  # "coex"
 
 
 # -- errors ------------------------------------------------------------------------------
@@ -532,6 +539,11 @@ class Storage:
             os.register_at_fork(after_in_child=lambda: _dispose_after_fork(ref))
         try:
             with self._write() as conn:
+                if self._is_pg:
+                    # Two drivers creating the tables at once would both find them missing
+                    # and one CREATE would fail on the catalog's unique index: take turns
+                    # (released at commit; the second then finds the tables, creates nothing).
+                    conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK_KEY)))
                 _metadata.create_all(conn)
                 _migrate(conn)
         except BaseException:
@@ -592,6 +604,51 @@ class Storage:
             raise StorageError(f"database error on {self._display_url}: {e.orig}") from e
 
     # -- studies -------------------------------------------------------------------------
+    def _study_row(self, name: str, seed: int, objectives: Mapping[str, str],
+                   space: Mapping[str, Any], config: Mapping[str, Any], config_hash: str,
+                   manifest: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(name, str) or not name:
+            raise StorageError(f"study name must be a non-empty str, got {name!r}")
+        if not isinstance(objectives, Mapping):
+            raise StorageError(
+                f"objectives must be a mapping like {{'edp': 'min'}}, got {objectives!r}"
+            )
+        objs = {str(k): str(v) for k, v in objectives.items()}
+        return {
+            "name": name,
+            "seed": _int64(seed, "study seed"),
+            "objectives": _dumps(objs),
+            "space": _json_text(space, "space"),
+            "config": _json_text(config, "config"),
+            "config_hash": str(config_hash),
+            "manifest": _json_text(manifest, "manifest"),
+            "created_at": time.time(),
+        }
+
+    def _insert_study(self, row: dict[str, Any]) -> tuple[StudyRecord, bool]:
+        """Insert ``row`` unless a study of that name exists: (record, inserted)."""
+        c = studies_table.c
+        by_name = sa.select(studies_table).where(c.name == row["name"])
+        with self._write() as conn:
+            existing = conn.execute(by_name).first()
+            if existing is not None:
+                return _study_from_row(existing), False
+            if self._is_pg:
+                # Another driver may insert the same name between our SELECT and INSERT:
+                # ON CONFLICT waits for its transaction and then inserts nothing, and the
+                # SELECT after it (READ COMMITTED: a new snapshot) sees its row.
+                from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+                new_id = conn.execute(
+                    pg_insert(studies_table).values(**row)
+                    .on_conflict_do_nothing(index_elements=[c.name]).returning(c.id)
+                ).scalar()
+                if new_id is None:
+                    return _study_from_row(conn.execute(by_name).one()), False
+            else:  # BEGIN IMMEDIATE: nobody else can write between our SELECT and INSERT
+                new_id = conn.execute(studies_table.insert().values(**row)).inserted_primary_key[0]
+        return _study_from_row(_RowView(id=new_id, **row)), True
+
     def create_study(
         self,
         name: str,
@@ -604,36 +661,32 @@ class Storage:
         manifest: Mapping[str, Any],
     ) -> StudyRecord:
         """Insert a new study; :class:`StudyExistsError` if ``name`` is taken."""
-        if not isinstance(name, str) or not name:
-            raise StorageError(f"study name must be a non-empty str, got {name!r}")
-        if not isinstance(objectives, Mapping):
-            raise StorageError(
-                f"objectives must be a mapping like {{'edp': 'min'}}, got {objectives!r}"
-            )
-        objs = {str(k): str(v) for k, v in objectives.items()}
-        row = {
-            "name": name,
-            "seed": _int64(seed, "study seed"),
-            "objectives": _dumps(objs),
-            "space": _json_text(space, "space"),
-            "config": _json_text(config, "config"),
-            "config_hash": str(config_hash),
-            "manifest": _json_text(manifest, "manifest"),
-            "created_at": time.time(),
-        }
-        try:
-            with self._write(raw_integrity_errors=True) as conn:
-                existing = conn.execute(
-                    sa.select(studies_table.c.id).where(studies_table.c.name == name)
-                ).first()
-                if existing is not None:
-                    raise self._exists_error(name)
-                study_id = conn.execute(studies_table.insert().values(**row)).inserted_primary_key[
-                    0
-                ]
-        except sa.exc.IntegrityError as e:  # lost a race on PostgreSQL
-            raise self._exists_error(name) from e
-        return _study_from_row(_RowView(id=study_id, **row))
+        record, inserted = self._insert_study(
+            self._study_row(name, seed, objectives, space, config, config_hash, manifest))
+        if not inserted:
+            raise self._exists_error(name)
+        return record
+
+    def open_or_create_study(
+        self,
+        name: str,
+        *,
+        seed: int,
+        objectives: Mapping[str, str],
+        space: Mapping[str, Any],
+        config: Mapping[str, Any],
+        config_hash: str,
+        manifest: Mapping[str, Any],
+    ) -> tuple[StudyRecord, bool]:
+        """The study ``name`` and whether this call created it.
+
+        If it exists, its stored record is returned (and the arguments are not compared
+        with it: that is the caller's job); otherwise it is inserted from the arguments.
+        Any number of processes may call this at once for the same new name: exactly one
+        creates the study and every one gets the same record.
+        """
+        return self._insert_study(
+            self._study_row(name, seed, objectives, space, config, config_hash, manifest))
 
     def _exists_error(self, name: str) -> StudyExistsError:
         return StudyExistsError(
