@@ -67,6 +67,7 @@ from experiments.executors import Result, Task, make_executor
 from experiments.export import pareto_dataframe, trials_dataframe, write_table
 from experiments.storage import (
     Storage,
+    StorageError,
     StudyRecord,
     TrialRecord,
     make_owner_token,
@@ -491,7 +492,18 @@ class Study:
         except BaseException:
             # give our in-flight trials back so a resume re-runs them with the same params
             ex.shutdown()
-            self.storage.requeue_stale(sid, lambda o: o != owner)
+            try:
+                back = self.storage.release_trials(sid, owner)
+            except StorageError as e:
+                logger.warning(
+                    "stopping: could not give this driver's running trials back (%s); the next "
+                    "driver to start on this host re-queues them at once, one on another host "
+                    "after stale_after_s (%g s)", e, stale_after_s)
+            else:
+                if back:
+                    logger.warning("stopping: %d trial(s) in flight given back to the study %s; "
+                                   "resuming re-runs them with the same parameters",
+                                   len(back), back)
             raise
         finally:
             ex.shutdown()
