@@ -105,13 +105,14 @@ def _user_errors():
 
 
 def _infrastructure_errors():
+    from experiments.executors import ExecutorLostError
     from experiments.storage import StorageUnavailableError
 
-    return (StorageUnavailableError,)
+    return (StorageUnavailableError, ExecutorLostError)
 
 
 def _stop(e: Exception) -> None:
-    """The database went away for good: exit 3 with what to do."""
+    """The database or the Dask scheduler went away: exit 3 with what to do."""
     typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
     typer.echo("stopped: nothing finished is lost and the study is resumable; run the same "
                "command again once it is back", err=True)
@@ -181,7 +182,7 @@ def run(
     and the interactive report.
 
     Exits with 2 on a user error and with 3 when the database stays unreachable past
-    --storage-retry-s (the study is then resumable)."""
+    --storage-retry-s or the Dask scheduler is lost (the study is then resumable)."""
     if verbose:
         configure_logging(True)
     from experiments.config import load_config
