@@ -75,10 +75,13 @@ def counts(storage_url: str, study: str) -> dict:
 
 def run_backend(name: str, storage_url: str, trials: int, kills: int, workers: int, seed: int,
                 sleep_s: float = 0.25, optimizer: str = "random",
-                window_s: tuple[float, float] = (1.5, 6.0), executor: str = "process") -> dict:
-    """Kill-and-resume one study ``kills`` times on ``storage_url``; returns the counts."""
+                window_s: tuple[float, float] = (1.5, 6.0), executor: str = "process",
+                workdir: Path | None = None) -> dict:
+    """Kill-and-resume one study ``kills`` times on ``storage_url``; returns the counts.
+    The config and outputs go to ``workdir`` (default: a new temporary directory)."""
     study = f"chaos-{uuid.uuid4().hex[:8]}"
-    tmp = Path(tempfile.mkdtemp())
+    tmp = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp())
+    tmp.mkdir(parents=True, exist_ok=True)
     cfg = tmp / "chaos.yaml"
     cfg.write_text(CONFIG.format(study=study, storage=storage_url, out=tmp / "out", trials=trials,
                                  workers=workers, sleep_s=sleep_s, optimizer=optimizer,

@@ -108,3 +108,24 @@ def gated_bowl(p, gate_dir: str, free_calls: int = 3):
         while not (gate / "release").exists() and time.monotonic() < deadline:
             time.sleep(0.02)
     return bowl(p)
+
+
+
+_MET: set[str] = set()  # per process: the meeting places this process has been to
+
+
+def meeting_bowl(p, meet_dir: str, processes: int = 3):
+    """:func:`bowl`; the first call in each process waits (at most 120 s) until
+    ``processes`` different processes have made their first call. Drivers that share a
+    study and evaluate in-process must therefore all take part in it."""
+    import os
+    from pathlib import Path
+
+    if meet_dir not in _MET:
+        _MET.add(meet_dir)
+        meet = Path(meet_dir)
+        (meet / str(os.getpid())).touch()
+        deadline = time.monotonic() + 120.0
+        while len(list(meet.iterdir())) < processes and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return bowl(p)
