@@ -87,6 +87,10 @@ def run_backend(name: str, storage_url: str, trials: int, kills: int, workers: i
                                  workers=workers, sleep_s=sleep_s, optimizer=optimizer,
                                  executor=executor))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if workdir is not None and len(str(tmp)) < 75:
+        # a SIGKILLed driver leaves its multiprocessing socket directory (pymp-*) in TMPDIR:
+        # keep it in the work directory (when its path leaves room for a socket name)
+        env["TMPDIR"] = str(tmp)
     cmd = [sys.executable, "-m", "experiments.cli", "run", str(cfg), "--no-progress"]
     rng = random.Random(seed)
     done_kills, t0, at_kill = 0, time.monotonic(), []

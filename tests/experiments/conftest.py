@@ -24,6 +24,21 @@ from pathlib import Path
 import pytest
 
 PG_ENV = "COEXPLORE_TEST_POSTGRES_URL"
+ROOT = Path(__file__).resolve().parents[2]
+# room that multiprocessing needs under TMPDIR for a forkserver socket, within the
+# 107-byte limit of a Unix socket path: "/pymp-xxxxxxxx/listener-xxxxxxxx"
+_SOCKET_SUFFIX_BYTES = 32
+
+
+def subprocess_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment for a coexplore process that a test starts: the repository
+    importable, and its temporary files in the test's folder -- multiprocessing's
+    ``pymp-*`` directories (which a SIGKILLed driver cannot remove) when the folder's path
+    leaves room for a socket name, and Dask's scratch space."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), DASK_TEMPORARY_DIRECTORY=str(tmp_path), **extra)
+    if len(os.fsencode(str(tmp_path))) + _SOCKET_SUFFIX_BYTES < 107:
+        env["TMPDIR"] = str(tmp_path)
+    return env
 
 
 def pg_base_url() -> str:

@@ -21,7 +21,6 @@ import contextlib
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -31,9 +30,8 @@ from experiments import Study
 from experiments.storage import Storage
 from optimizer import TrialStatus
 from tests.experiments import study_evaluators as ev
-from tests.experiments.conftest import pg_base_url, pg_schema
+from tests.experiments.conftest import pg_base_url, pg_schema, subprocess_env
 
-ROOT = Path(__file__).resolve().parents[2]
 DRIVERS = 4
 ROUNDS = 20
 N_TRIALS = 12
@@ -130,7 +128,7 @@ def test_cli_runs_started_together_join_one_study(tmp_path):
     out = tmp_path / "out"
     cfg = tmp_path / "study.yaml"
     cfg.write_text(CONFIG.format(url=storage_url, out=out, n=20))
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = subprocess_env(tmp_path)
     cmd = [sys.executable, "-m", "experiments.cli", "run", str(cfg), "--no-progress"]
     procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for _ in range(DRIVERS)]

@@ -6,7 +6,6 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -20,8 +19,16 @@ from experiments.executors import Task  # noqa: E402
 from optimizer import TrialStatus  # noqa: E402
 from tests.experiments import evaluators_for_tests as ev  # noqa: E402
 from tests.experiments import study_evaluators as sev  # noqa: E402
+from tests.experiments.conftest import subprocess_env  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+
+@pytest.fixture(scope="module", autouse=True)
+def _dask_scratch_in_tmp(tmp_path_factory):
+    """Dask's scratch space (locks, worker directories) in this module's temporary folder."""
+    import dask
+
+    with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("dask"))}):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -183,8 +190,7 @@ class _Cluster:
         import subprocess
         import sys
 
-        env = dict(os.environ, DASK_DISTRIBUTED__WORKER__DAEMON="False",
-                   PYTHONPATH=str(ROOT))
+        env = subprocess_env(workdir, DASK_DISTRIBUTED__WORKER__DAEMON="False")
         self.address = f"tcp://127.0.0.1:{port}"
         common = dict(cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.scheduler = subprocess.Popen(
@@ -219,7 +225,7 @@ def test_a_killed_scheduler_stops_the_driver_and_the_same_command_resumes(tmp_pa
     port = _free_port()
     cmd = [sys.executable, "-m", "experiments.cli", "run", str(cfg), "--no-progress",
            "--cluster", f"tcp://127.0.0.1:{port}"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = subprocess_env(tmp_path)
     first = _Cluster(port, tmp_path)
     try:
         proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,

@@ -33,6 +33,7 @@ from experiments.executors import (
     run_evaluation,
 )
 from tests.experiments import evaluators_for_tests as ev
+from tests.experiments.conftest import subprocess_env
 
 # The directory from which the helper module imports under its own name (the repo root
 # when tests/ is a package): worker processes and the driver script must find it too.
@@ -505,8 +506,8 @@ DRIVER = textwrap.dedent(
 def test_sigkilled_driver_leaves_no_worker_alive(tmp_path, start_method):
     script = tmp_path / "driver.py"
     script.write_text(DRIVER)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HELPERS_ROOT), env.get("PYTHONPATH")]))
+    env = subprocess_env(tmp_path)  # its pymp-* directory stays in tmp_path after the SIGKILL
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HELPERS_ROOT), os.environ.get("PYTHONPATH")]))
     driver = subprocess.Popen(
         [sys.executable, str(script), start_method, ev.__name__],
         stdout=subprocess.PIPE,

@@ -39,9 +39,8 @@ from experiments import Study
 from experiments.storage import Storage, StorageError, StorageUnavailableError, make_owner_token
 from optimizer import TrialStatus
 from tests.experiments import study_evaluators as ev
-from tests.experiments.conftest import pg_base_url, pg_schema, pg_server_lock
+from tests.experiments.conftest import pg_base_url, pg_schema, pg_server_lock, subprocess_env
 
-ROOT = Path(__file__).resolve().parents[2]
 OWNER = make_owner_token()
 OBJECTIVES = {"f1": "min", "f2": "min"}
 
@@ -307,10 +306,10 @@ budget: {{n_trials: {n}, workers: 1, executor: process}}
 
 
 def _cli(cfg: Path, *extra: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen(
         [sys.executable, "-m", "experiments.cli", "run", str(cfg), "--no-progress", *extra],
-        cwd=cfg.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=cfg.parent, env=subprocess_env(cfg.parent), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
 
 
 def wait_for_state(url: str, name: str, complete: int, running: int,

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.experiments.conftest import subprocess_env
 
 CONFIG = """
 study: killme
@@ -53,10 +53,10 @@ def _completed(db: Path) -> dict[int, tuple]:
 
 
 def _start(cfg: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen(
         [sys.executable, "-m", "experiments.cli", "run", str(cfg), "--no-progress"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=cfg.parent, env=subprocess_env(cfg.parent), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
     )
 
 
