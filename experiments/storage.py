@@ -701,8 +701,8 @@ class Storage:
                     raise StorageUnavailableError(
                         f"lost the connection to {self._display_url} and could not get it back "
                         f"within {self.retry_timeout_s:g} s ({_first_line(exc.orig)}); everything "
-                        "committed is kept: run the same command again when the database is "
-                        "reachable to resume"
+                        "committed is kept, and the study resumes where it stopped once the "
+                        "database is reachable again"
                     ) from exc
                 delay_s = min(_RETRY_MAX_DELAY_S, _RETRY_FIRST_DELAY_S * 2 ** min(attempt, 16))
                 delay_s = min(delay_s * random.uniform(0.75, 1.25), self.retry_timeout_s - waited_s)

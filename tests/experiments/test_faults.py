@@ -226,7 +226,7 @@ def test_only_lost_connections_are_retried(pg_url):
         st.close()
     quick = Storage(pg_url, retry_timeout_s=0)   # 0: a lost connection is an error at once
     quick._engine = _LostAfterCommit(quick._engine, n=5)
-    with pytest.raises(StorageUnavailableError, match="run the same command again"):
+    with pytest.raises(StorageUnavailableError, match="the study resumes where it stopped"):
         quick.heartbeat(rec.id, OWNER)
     with pytest.raises(ValueError, match="retry_timeout_s"):
         Storage(pg_url, retry_timeout_s=-1)
