@@ -61,6 +61,25 @@ def test_results_failures_and_timeouts_on_workers(dask_ex):
     assert drain(dask_ex, 1)[0].status is EvalStatus.OK
 
 
+def test_a_task_cancelled_by_the_cluster_is_submitted_again(dask_ex, tmp_path, caplog):
+    """Someone cancels our task on a cluster that stays up (e.g. a cluster restart): the
+    trial is not FAILED -- it is submitted again and its result comes back once."""
+    gate = tmp_path / "open"
+    dask_ex.submit(Task(7, {"action": "gate", "open": str(gate)}, 0))
+    (fut,) = dask_ex._futures
+    dask_ex.client.cancel([fut])
+    deadline = time.monotonic() + 60
+    with caplog.at_level("WARNING", logger="experiments.dask_executor"):
+        while "trial 7 was cancelled by the Dask cluster" not in caplog.text:
+            assert dask_ex.wait(timeout=1.0) == []      # resubmitted, not a result
+            assert time.monotonic() < deadline
+    assert dask_ex.n_running == 1
+    gate.touch()
+    (result,) = drain(dask_ex, 1)
+    assert result.number == 7 and result.status is EvalStatus.OK
+    assert result.metrics == {"opened": 1.0}
+
+
 def test_killing_a_worker_mid_trial_loses_nothing(tmp_path):
     pidfile = tmp_path / "pids"
     ex = DaskExecutor(sev.slow_pid, workers=2)
