@@ -110,7 +110,6 @@ def gated_bowl(p, gate_dir: str, free_calls: int = 3):
     return bowl(p)
 
 
-
 _MET: set[str] = set()  # per process: the meeting places this process has been to
 
 

@@ -142,4 +142,5 @@ def test_cli_runs_started_together_join_one_study(tmp_path):
     assert len(pd.read_csv(out / "trials.csv")) == 20
     front = pd.read_csv(out / "pareto_front.csv")
     assert len(front) >= 1 and set(front["number"]) <= set(range(20))
+    assert (out / "report.html").read_text().rstrip().endswith("</html>")
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporaries left
