@@ -104,6 +104,21 @@ def _user_errors():
             FileNotFoundError)
 
 
+def _infrastructure_errors():
+    from experiments.executors import ExecutorLostError
+    from experiments.storage import StorageUnavailableError
+
+    return (StorageUnavailableError, ExecutorLostError)
+
+
+def _stop(e: Exception) -> None:
+    """The database or the Dask scheduler went away: exit 3 with what to do."""
+    typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
+    typer.echo("stopped: nothing finished is lost and the study is resumable; run the same "
+               "command again once it is back", err=True)
+    raise typer.Exit(3)
+
+
 def _open_existing(storage: str):
     """Open storage for reading; a missing SQLite file is an error, not a new database."""
     from pathlib import Path as _P
@@ -161,9 +176,13 @@ def run(
     resume: Annotated[bool, typer.Option("--resume", help="require the study to exist already")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="also print library warnings and log messages")] = False,
+    storage_retry_s: Annotated[float | None, typer.Option("--storage-retry-s", help="seconds to keep retrying a lost database connection before stopping (default 120)")] = None,
 ) -> None:
     """Run (or resume) the study a config describes, then export its Pareto front, plots
-    and the interactive report."""
+    and the interactive report.
+
+    Exits with 2 on a user error and with 3 when the database stays unreachable past
+    --storage-retry-s or the Dask scheduler is lost (the study is then resumable)."""
     if verbose:
         configure_logging(True)
     from experiments.config import load_config
@@ -175,7 +194,9 @@ def run(
         cfg = loaded.config
         name = study or cfg.study
         url = storage or cfg.storage
-        st = Storage(url)
+        if storage_retry_s is not None and not 0 <= storage_retry_s < math.inf:
+            _fail(f"--storage-retry-s must be a number of seconds >= 0, got {storage_retry_s}")
+        st = Storage(url, retry_timeout_s=storage_retry_s)
         if resume and st.find_study(name) is None:
             _fail(f"--resume: no study {name!r} in {st.url} "
                   f"(studies: {[s.name for s in st.list_studies()]})")
@@ -188,6 +209,8 @@ def run(
             seed=cfg.seed if seed is None else seed,
             extra_config={"config_file": str(config), "pareto": cfg.pareto},
         )
+    except _infrastructure_errors() as e:
+        _stop(e)
     except _user_errors() as e:
         _fail(str(e))
     budget = cfg.budget
@@ -212,6 +235,8 @@ def run(
         except KeyboardInterrupt:
             typer.echo("interrupted; run the same command again to resume", err=True)
             raise typer.Exit(130) from None
+        except _infrastructure_errors():
+            raise
         except _user_errors() as e:
             _fail(str(e))
         counts = s.status_counts()
@@ -236,6 +261,8 @@ def run(
         typer.echo(f"report:         {report_html}   (open it in a browser; no network needed)")
         typer.echo(f"log:            {log_file}")
         typer.echo(f"live view:      coexplore dashboard {st.url}")
+    except _infrastructure_errors() as e:
+        _stop(e)
     finally:
         _close_log()
 

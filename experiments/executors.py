@@ -116,6 +116,7 @@ from evaluators.base import EvalStatus, Evaluation, Infeasible
 
 __all__ = [
     "Executor",
+    "ExecutorLostError",
     "InlineExecutor",
     "ProcessExecutor",
     "Result",
@@ -143,6 +144,12 @@ _SHUTDOWN_GRACE_S = 2.0
 
 
 # --------------------------------------------------------------------------- records
+
+
+class ExecutorLostError(RuntimeError):
+    """The infrastructure that runs evaluations went away (a Dask scheduler died or became
+    unreachable). The trials in flight were not evaluated -- not failed, just not run --
+    and a study gives them back to be re-run with the same parameters when it resumes."""
 
 
 @dataclass(frozen=True)

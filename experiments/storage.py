@@ -36,6 +36,24 @@ Details:
 * **PostgreSQL.** Plain engine semantics (READ COMMITTED); number assignment locks the
   study row (``SELECT ... FOR UPDATE``) before computing ``max(number)``, and
   :meth:`Storage.claim_waiting` uses ``FOR UPDATE SKIP LOCKED``.
+* **Drivers starting together.** Creating the tables takes a transaction-level advisory
+  lock on PostgreSQL (on SQLite ``BEGIN IMMEDIATE`` already serializes it), and
+  :meth:`Storage.open_or_create_study` inserts the study with ``ON CONFLICT DO NOTHING``
+  (PostgreSQL) or under the write lock (SQLite): any number of processes opening the same
+  new study at once get the one study, created once.
+* **Lost connections (PostgreSQL).** Every operation is one transaction run by
+  :meth:`Storage._run`. When the server goes away (restarted, network down) the
+  transaction is run again on a new connection with exponential backoff (0.5 s doubling
+  to 8 s, jittered), each retry logged as a warning, for up to ``retry_timeout_s``
+  (default :data:`STORAGE_RETRY_TIMEOUT_S`, 120 s); then
+  :class:`StorageUnavailableError`. Only errors that mean "connection lost / server not
+  ready" are retried (no SQLSTATE, class 08, 57P01-57P03, 40001, 40P01, 53300), never a
+  bad password or a constraint violation; opening a storage is not retried either. A
+  write whose COMMIT went through but whose answer was lost must not be applied twice:
+  each write recognizes its own earlier attempt on retry (rows it created or claimed
+  carry its timestamp and owner) and returns what that attempt did. ``pool_pre_ping``
+  replaces pooled connections that died meanwhile; libpq's ``connect_timeout`` (10 s)
+  and TCP keepalives bound how long a dead peer can hold a connection.
 * **JSON.** JSON columns are ``Text`` holding strict JSON (``allow_nan=False``, key order
   kept). Values are sanitized first: tuples become lists, numpy scalars/arrays become
   Python values/lists, dict keys must be strings. In ``metrics`` / ``constraints`` every
@@ -55,11 +73,12 @@ Details:
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import math
 import operator
 import os
+import random
 import re
 import secrets
 import socket
@@ -81,6 +100,7 @@ from optimizer.base import Trial, TrialStatus
 __all__ = [
     "Storage",
     "StorageError",
+    "StorageUnavailableError",
     "StudyExistsError",
     "StudyNotFoundError",
     "StudyRecord",
@@ -90,11 +110,29 @@ __all__ = [
     "owner_is_alive",
 ]
 
+logger = logging.getLogger(__name__)
+
 SQLITE_BUSY_TIMEOUT_S = 30.0
 _SUPPORTED = "sqlite:///path/to/study.db (or a plain file path) and postgresql://user@host/dbname"
 _IN_CHUNK = 500  # ids per IN (...) list, well below SQLite's bound-parameter limit
 _INT64 = 2**63
 _BEGIN_OPTION = "coexplore_sqlite_begin"
+
+#: How long a lost database connection (PostgreSQL restarted, network down) is retried
+#: before an operation gives up with :class:`StorageUnavailableError`.
+STORAGE_RETRY_TIMEOUT_S = 120.0
+_RETRY_FIRST_DELAY_S = 0.5
+_RETRY_MAX_DELAY_S = 8.0
+# SQLSTATEs after which the transaction can simply be run again: admin / crash shutdown,
+# server starting up, serialization failure, deadlock, too many connections. Class 08
+# (connection exceptions) and errors without a SQLSTATE (connection refused, server
+# closed the connection) are transient too; anything else (bad password, no such
+# database, constraint violations) is not retried.
+_TRANSIENT_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "40001", "40P01", "53300"})
+_PG_CONNECT_ARGS = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 10,
+                    "keepalives_interval": 5, "keepalives_count": 3}
+# pg_advisory_xact_lock key that serializes schema creation between drivers
+_SCHEMA_LOCK_KEY = 0x636F6578  # "coex"
 
 
 # -- errors ------------------------------------------------------------------------------
@@ -108,6 +146,14 @@ class StudyExistsError(StorageError):
 
 class StudyNotFoundError(StorageError):
     """No study with this name (or id); the message lists the studies that exist."""
+
+
+class StorageUnavailableError(StorageError):
+    """The database stayed unreachable for longer than the retry timeout.
+
+    Nothing that was committed is lost: run the same command again to resume once the
+    database is back.
+    """
 
 
 # -- records -----------------------------------------------------------------------------
@@ -491,7 +537,13 @@ def _make_engine(url: str) -> Engine:
             event.listen(engine, "connect", _sqlite_on_connect)
             event.listen(engine, "begin", _sqlite_on_begin)
             return engine
-        return sa.create_engine(url, pool_pre_ping=True)
+        # pool_pre_ping: a pooled connection that died (server restarted) is replaced at
+        # checkout instead of failing the next statement. libpq's connect_timeout and TCP
+        # keepalives bound how long a dead server or network can hold a connect or a query
+        # (each applies only where the URL does not set it).
+        query = make_url(url).query
+        connect_args = {k: v for k, v in _PG_CONNECT_ARGS.items() if k not in query}
+        return sa.create_engine(url, pool_pre_ping=True, connect_args=connect_args)
     except ImportError as e:
         raise StorageError(
             f"cannot open {make_url(url).render_as_string(hide_password=True)}: database "
@@ -518,10 +570,35 @@ def _migrate(conn: Connection) -> None:
         conn.exec_driver_sql("ALTER TABLE trials ADD COLUMN info TEXT")
 
 
-class Storage:
-    """Studies and their trials in one database (see the module docstring)."""
+def _first_line(exc: BaseException | None) -> str:
+    text = str(exc).strip() if exc is not None else ""
+    return text.splitlines()[0] if text else type(exc).__name__
 
-    def __init__(self, url: str | os.PathLike) -> None:
+
+_Body = Callable[[Connection, int], Any]
+
+
+class Storage:
+    """Studies and their trials in one database (see the module docstring).
+
+    Args:
+        url: SQLAlchemy URL or SQLite path (see :func:`normalize_url`).
+        retry_timeout_s: how long an operation keeps retrying, with exponential backoff,
+            when the connection to a PostgreSQL server is lost (server restarted, network
+            down) before it raises :class:`StorageUnavailableError`; 0 disables retrying.
+            Opening the storage is never retried: an unreachable server at start is an
+            error at once.
+    """
+
+    def __init__(self, url: str | os.PathLike, *, retry_timeout_s: float | None = None) -> None:
+        if retry_timeout_s is None:
+            retry_timeout_s = STORAGE_RETRY_TIMEOUT_S
+        if (isinstance(retry_timeout_s, bool) or not isinstance(retry_timeout_s, (int, float))
+                or not 0 <= retry_timeout_s < math.inf):
+            raise ValueError(
+                f"retry_timeout_s must be a number of seconds >= 0, got {retry_timeout_s!r}"
+            )
+        self.retry_timeout_s = float(retry_timeout_s)
         self._url = normalize_url(url)
         self._display_url = make_url(self._url).render_as_string(hide_password=True)
         engine = _make_engine(self._url)
@@ -531,13 +608,20 @@ class Storage:
             ref = weakref.ref(self)
             os.register_at_fork(after_in_child=lambda: _dispose_after_fork(ref))
         try:
-            with self._write() as conn:
-                _metadata.create_all(conn)
-                _migrate(conn)
+            self._run(self._create_schema, write=True, retry=False)
         except BaseException:
             engine.dispose()
             self._engine = None
             raise
+
+    def _create_schema(self, conn: Connection, attempt: int) -> None:
+        if self._is_pg:
+            # Two drivers creating the tables at once would both find them missing and one
+            # CREATE would fail on the catalog's unique index: take turns (the lock is
+            # released at commit; the second then finds the tables and creates nothing).
+            conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK_KEY)))
+        _metadata.create_all(conn)
+        _migrate(conn)
 
     # -- lifecycle -----------------------------------------------------------------------
     @property
@@ -565,33 +649,128 @@ class Storage:
             raise StorageError(f"storage {self._display_url} is closed")
         return self._engine
 
-    @contextlib.contextmanager
-    def _write(self, *, raw_integrity_errors: bool = False) -> Iterator[Connection]:
-        """One write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
-        engine = self._require_engine()
-        try:
-            with engine.begin() as conn:
-                yield conn
-        except sa.exc.IntegrityError as e:
-            if raw_integrity_errors:
-                raise
-            raise StorageError(f"integrity error on {self._display_url}: {e.orig}") from e
-        except sa.exc.DBAPIError as e:
-            raise StorageError(f"database error on {self._display_url}: {e.orig}") from e
+    # -- transactions --------------------------------------------------------------------
+    def _transient(self, exc: sa.exc.DBAPIError) -> bool:
+        """Whether ``exc`` means "the connection or server went away; try again"."""
+        if not self._is_pg:
+            return False  # SQLite waits for locks itself (busy timeout); a file does not restart
+        if exc.connection_invalidated:
+            return True
+        if not isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)):
+            return False
+        code = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
+        return code is None or code.startswith("08") or code in _TRANSIENT_SQLSTATES
 
-    @contextlib.contextmanager
-    def _read(self) -> Iterator[Connection]:
-        """One read transaction (deferred ``BEGIN`` on SQLite: a consistent snapshot)."""
+    def _database_error(self, exc: sa.exc.DBAPIError) -> StorageError:
+        kind = "integrity error" if isinstance(exc, sa.exc.IntegrityError) else "database error"
+        return StorageError(f"{kind} on {self._display_url}: {exc.orig}")
+
+    def _run(self, body: _Body, *, write: bool, retry: bool = True) -> Any:
+        """Run ``body(conn, attempt)`` in one transaction and return what it returns.
+
+        Write transactions start with ``BEGIN IMMEDIATE`` on SQLite; reads with a deferred
+        ``BEGIN`` (a consistent snapshot that never blocks the writer). When the PostgreSQL
+        connection is lost (see :meth:`_transient`) the whole transaction is run again on a
+        new connection after 0.5, 1, 2, 4, 8, 8, ... s (+-25 % jitter so that drivers do not
+        reconnect in lockstep), with a warning on the log each time, until it succeeds or
+        ``retry_timeout_s`` has passed since the first failure
+        (:class:`StorageUnavailableError`). ``attempt`` (0 first) lets a write check
+        whether an earlier attempt committed before its connection dropped, so that a
+        retry never applies it twice.
+        """
         engine = self._require_engine()
-        try:
-            with engine.connect() as conn:
-                conn.execution_options(**{_BEGIN_OPTION: "DEFERRED"})
-                with conn.begin():
-                    yield conn
-        except sa.exc.DBAPIError as e:
-            raise StorageError(f"database error on {self._display_url}: {e.orig}") from e
+        attempt = 0
+        failed_at: float | None = None
+        while True:
+            try:
+                if write:
+                    with engine.begin() as conn:
+                        out = body(conn, attempt)
+                else:
+                    with engine.connect() as conn:
+                        conn.execution_options(**{_BEGIN_OPTION: "DEFERRED"})
+                        with conn.begin():
+                            out = body(conn, attempt)
+            except sa.exc.DBAPIError as exc:
+                if not (retry and self._transient(exc)):
+                    raise self._database_error(exc) from exc
+                now = time.monotonic()
+                failed_at = now if failed_at is None else failed_at
+                waited_s = now - failed_at
+                if waited_s >= self.retry_timeout_s:
+                    raise StorageUnavailableError(
+                        f"lost the connection to {self._display_url} and could not get it back "
+                        f"within {self.retry_timeout_s:g} s ({_first_line(exc.orig)}); everything "
+                        "committed is kept, and the study resumes where it stopped once the "
+                        "database is reachable again"
+                    ) from exc
+                delay_s = min(_RETRY_MAX_DELAY_S, _RETRY_FIRST_DELAY_S * 2 ** min(attempt, 16))
+                delay_s = min(delay_s * random.uniform(0.75, 1.25), self.retry_timeout_s - waited_s)
+                logger.warning(
+                    "storage %s unreachable (%s); retry %d in %.1f s (giving up %g s after the "
+                    "first failure)", self._display_url, _first_line(exc.orig), attempt + 1,
+                    delay_s, self.retry_timeout_s,
+                )
+                time.sleep(delay_s)
+                attempt += 1
+                continue
+            if failed_at is not None:
+                logger.warning("storage %s reachable again after %.1f s (%d retries); continuing",
+                               self._display_url, time.monotonic() - failed_at, attempt)
+            return out
 
     # -- studies -------------------------------------------------------------------------
+    def _study_row(self, name: str, seed: int, objectives: Mapping[str, str],
+                   space: Mapping[str, Any], config: Mapping[str, Any], config_hash: str,
+                   manifest: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(name, str) or not name:
+            raise StorageError(f"study name must be a non-empty str, got {name!r}")
+        if not isinstance(objectives, Mapping):
+            raise StorageError(
+                f"objectives must be a mapping like {{'edp': 'min'}}, got {objectives!r}"
+            )
+        objs = {str(k): str(v) for k, v in objectives.items()}
+        return {
+            "name": name,
+            "seed": _int64(seed, "study seed"),
+            "objectives": _dumps(objs),
+            "space": _json_text(space, "space"),
+            "config": _json_text(config, "config"),
+            "config_hash": str(config_hash),
+            "manifest": _json_text(manifest, "manifest"),
+            "created_at": time.time(),
+        }
+
+    def _insert_study(self, row: dict[str, Any]) -> tuple[StudyRecord, bool]:
+        """Insert ``row`` unless a study of that name exists: (record, inserted)."""
+        c = studies_table.c
+        by_name = sa.select(studies_table).where(c.name == row["name"])
+
+        def body(conn: Connection, attempt: int) -> tuple[StudyRecord, bool]:
+            existing = conn.execute(by_name).first()
+            if existing is not None:
+                # after a lost connection: our own insert may have committed
+                ours = attempt > 0 and float(existing.created_at) == row["created_at"] \
+                    and existing.config_hash == row["config_hash"]
+                return _study_from_row(existing), ours
+            if self._is_pg:
+                # Another driver may insert the same name between our SELECT and INSERT:
+                # ON CONFLICT waits for its transaction and then inserts nothing, and the
+                # SELECT after it (READ COMMITTED: a new snapshot) sees its row.
+                from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+                new_id = conn.execute(
+                    pg_insert(studies_table).values(**row)
+                    .on_conflict_do_nothing(index_elements=[c.name]).returning(c.id)
+                ).scalar()
+                if new_id is None:
+                    return _study_from_row(conn.execute(by_name).one()), False
+            else:  # BEGIN IMMEDIATE: nobody else can write between our SELECT and INSERT
+                new_id = conn.execute(studies_table.insert().values(**row)).inserted_primary_key[0]
+            return _study_from_row(_RowView(id=new_id, **row)), True
+
+        return self._run(body, write=True)
+
     def create_study(
         self,
         name: str,
@@ -604,36 +783,32 @@ class Storage:
         manifest: Mapping[str, Any],
     ) -> StudyRecord:
         """Insert a new study; :class:`StudyExistsError` if ``name`` is taken."""
-        if not isinstance(name, str) or not name:
-            raise StorageError(f"study name must be a non-empty str, got {name!r}")
-        if not isinstance(objectives, Mapping):
-            raise StorageError(
-                f"objectives must be a mapping like {{'edp': 'min'}}, got {objectives!r}"
-            )
-        objs = {str(k): str(v) for k, v in objectives.items()}
-        row = {
-            "name": name,
-            "seed": _int64(seed, "study seed"),
-            "objectives": _dumps(objs),
-            "space": _json_text(space, "space"),
-            "config": _json_text(config, "config"),
-            "config_hash": str(config_hash),
-            "manifest": _json_text(manifest, "manifest"),
-            "created_at": time.time(),
-        }
-        try:
-            with self._write(raw_integrity_errors=True) as conn:
-                existing = conn.execute(
-                    sa.select(studies_table.c.id).where(studies_table.c.name == name)
-                ).first()
-                if existing is not None:
-                    raise self._exists_error(name)
-                study_id = conn.execute(studies_table.insert().values(**row)).inserted_primary_key[
-                    0
-                ]
-        except sa.exc.IntegrityError as e:  # lost a race on PostgreSQL
-            raise self._exists_error(name) from e
-        return _study_from_row(_RowView(id=study_id, **row))
+        record, inserted = self._insert_study(
+            self._study_row(name, seed, objectives, space, config, config_hash, manifest))
+        if not inserted:
+            raise self._exists_error(name)
+        return record
+
+    def open_or_create_study(
+        self,
+        name: str,
+        *,
+        seed: int,
+        objectives: Mapping[str, str],
+        space: Mapping[str, Any],
+        config: Mapping[str, Any],
+        config_hash: str,
+        manifest: Mapping[str, Any],
+    ) -> tuple[StudyRecord, bool]:
+        """The study ``name`` and whether this call created it.
+
+        If it exists, its stored record is returned (and the arguments are not compared
+        with it: that is the caller's job); otherwise it is inserted from the arguments.
+        Any number of processes may call this at once for the same new name: exactly one
+        creates the study and every one gets the same record.
+        """
+        return self._insert_study(
+            self._study_row(name, seed, objectives, space, config, config_hash, manifest))
 
     def _exists_error(self, name: str) -> StudyExistsError:
         return StudyExistsError(
@@ -650,34 +825,43 @@ class Storage:
 
     def find_study(self, name: str) -> StudyRecord | None:
         """The study called ``name``, or None."""
-        with self._read() as conn:
-            row = conn.execute(sa.select(studies_table).where(studies_table.c.name == name)).first()
+        q = sa.select(studies_table).where(studies_table.c.name == name)
+        row = self._run(lambda conn, _: conn.execute(q).first(), write=False)
         return None if row is None else _study_from_row(row)
 
     def get_study(self, name: str) -> StudyRecord:
         """The study called ``name``; :class:`StudyNotFoundError` listing the others if none."""
-        with self._read() as conn:
-            row = conn.execute(sa.select(studies_table).where(studies_table.c.name == name)).first()
+        q = sa.select(studies_table).where(studies_table.c.name == name)
+
+        def body(conn: Connection, attempt: int) -> Any:
+            row = conn.execute(q).first()
             if row is None:
                 raise self._not_found(conn, f"named {name!r}")
-        return _study_from_row(row)
+            return row
+
+        return _study_from_row(self._run(body, write=False))
 
     def list_studies(self) -> list[StudyRecord]:
         """Every study, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(sa.select(studies_table).order_by(studies_table.c.id)).all()
+        q = sa.select(studies_table).order_by(studies_table.c.id)
+        rows = self._run(lambda conn, _: conn.execute(q).all(), write=False)
         return [_study_from_row(r) for r in rows]
 
     def delete_study(self, name: str) -> None:
         """Remove the study ``name`` and all its trials (one transaction)."""
-        with self._write() as conn:
+
+        def body(conn: Connection, attempt: int) -> None:
             row = conn.execute(
                 sa.select(studies_table.c.id).where(studies_table.c.name == name)
             ).first()
             if row is None:
+                if attempt > 0:
+                    return  # deleted by our attempt whose commit lost its connection
                 raise self._not_found(conn, f"named {name!r}")
             conn.execute(trials_table.delete().where(trials_table.c.study_id == row.id))
             conn.execute(studies_table.delete().where(studies_table.c.id == row.id))
+
+        self._run(body, write=True)
 
     def _lock_study(self, conn: Connection, study_id: int) -> None:
         """Check that the study exists; on PostgreSQL also lock its row until commit."""
@@ -733,18 +917,29 @@ class Storage:
         if not params_list:
             return []
         running = status is TrialStatus.RUNNING
-        with self._write() as conn:
+        now = time.time()  # also the mark by which a retry recognizes rows it already wrote
+        t = trials_table.c
+
+        def body(conn: Connection, attempt: int) -> list[TrialRecord]:
             self._lock_study(conn, study_id)
-            now = time.time()
+            if attempt > 0:
+                mine = conn.execute(
+                    sa.select(trials_table).where(
+                        t.study_id == study_id, t.created_at == now,
+                        t.owner == owner if running else t.owner.is_(None),
+                        t.params.in_(params_text),
+                    ).order_by(t.number)
+                ).all()
+                if mine:
+                    return [_trial_from_row(r) for r in mine]
             top, n_rows = conn.execute(
-                sa.select(sa.func.max(trials_table.c.number), sa.func.count()).where(
-                    trials_table.c.study_id == study_id
-                )
+                sa.select(sa.func.max(t.number), sa.func.count()).where(t.study_id == study_id)
             ).one()
+            texts, values = params_text, seed_values
             if max_total is not None:
                 keep = max(0, max_total - int(n_rows))
-                params_text, seed_values = params_text[:keep], seed_values[:keep]
-                if not params_text:
+                texts, values = texts[:keep], values[:keep]
+                if not texts:
                     return []
             first = 0 if top is None else int(top) + 1
             rows = [
@@ -767,10 +962,12 @@ class Storage:
                     "heartbeat_at": now if running else None,
                     "info": None,
                 }
-                for i, (text, seed) in enumerate(zip(params_text, seed_values, strict=True))
+                for i, (text, seed) in enumerate(zip(texts, values, strict=True))
             ]
             conn.execute(trials_table.insert(), rows)
-        return [_trial_from_row(_RowView(**r)) for r in rows]
+            return [_trial_from_row(_RowView(**r)) for r in rows]
+
+        return self._run(body, write=True)
 
     def claim_waiting(self, study_id: int, owner: str, limit: int) -> list[TrialRecord]:
         """Turn the ``limit`` lowest-numbered WAITING trials RUNNING for ``owner``.
@@ -782,9 +979,20 @@ class Storage:
         if limit <= 0:
             return []
         t = trials_table.c
-        with self._write() as conn:
+        now = time.time()
+
+        def body(conn: Connection, attempt: int) -> list[TrialRecord]:
+            if attempt > 0:  # an earlier attempt may have committed its claim
+                mine = conn.execute(
+                    sa.select(trials_table).where(
+                        t.study_id == study_id, t.status == TrialStatus.RUNNING.value,
+                        t.owner == owner, t.started_at == now,
+                    )
+                ).all()
+                if mine:
+                    return [_trial_from_row(r) for r in mine]
             q = (
-                sa.select(trials_table.c.id)
+                sa.select(t.id)
                 .where(t.study_id == study_id, t.status == TrialStatus.WAITING.value)
                 .order_by(t.number)
                 .limit(int(limit))
@@ -792,7 +1000,6 @@ class Storage:
             if self._is_pg:
                 q = q.with_for_update(skip_locked=True)
             ids = [r.id for r in conn.execute(q)]
-            now = time.time()
             rows: list[Any] = []
             for chunk in _chunks(ids):
                 conn.execute(
@@ -808,7 +1015,9 @@ class Storage:
                     )
                 )
                 rows.extend(conn.execute(sa.select(trials_table).where(t.id.in_(chunk))))
-        return sorted((_trial_from_row(r) for r in rows), key=lambda r: r.number)
+            return [_trial_from_row(r) for r in rows]
+
+        return sorted(self._run(body, write=True), key=lambda r: r.number)
 
     def finish_trial(
         self,
@@ -850,29 +1059,49 @@ class Storage:
             "info": _info_text(info),
         }
         t = trials_table.c
-        with self._write() as conn:
+        now = time.time()
+        this_trial = (t.study_id == study_id, t.number == int(number), t.owner == owner)
+
+        def body(conn: Connection, attempt: int) -> bool:
             result = conn.execute(
                 trials_table.update()
-                .where(
-                    t.study_id == study_id,
-                    t.number == int(number),
-                    t.status == TrialStatus.RUNNING.value,
-                    t.owner == owner,
-                )
-                .values(finished_at=time.time(), **values)
+                .where(*this_trial, t.status == TrialStatus.RUNNING.value)
+                .values(finished_at=now, **values)
             )
-            return result.rowcount == 1
+            if result.rowcount == 1:
+                return True
+            if attempt > 0:  # did our earlier attempt commit before its connection dropped?
+                done = conn.execute(sa.select(t.id).where(
+                    *this_trial, t.status == status.value, t.finished_at == now)).first()
+                return done is not None
+            return False
+
+        return self._run(body, write=True)
 
     def heartbeat(self, study_id: int, owner: str) -> int:
         """Mark every RUNNING trial of ``owner`` alive now; returns how many."""
         t = trials_table.c
-        with self._write() as conn:
+        owner = _owner(owner)
+
+        def body(conn: Connection, attempt: int) -> int:
             res = conn.execute(
                 trials_table.update()
-                .where(t.study_id == study_id, t.status == TrialStatus.RUNNING.value, t.owner == _owner(owner))
+                .where(t.study_id == study_id, t.status == TrialStatus.RUNNING.value, t.owner == owner)
                 .values(heartbeat_at=time.time())
             )
-        return int(res.rowcount or 0)
+            return int(res.rowcount or 0)
+
+        return self._run(body, write=True)
+
+    def _requeue(self, conn: Connection, ids: Sequence[int]) -> None:
+        t = trials_table.c
+        for chunk in _chunks(ids):
+            conn.execute(
+                trials_table.update()
+                .where(t.id.in_(chunk), t.status == TrialStatus.RUNNING.value)
+                .values(status=TrialStatus.WAITING.value, owner=None, started_at=None,
+                        heartbeat_at=None)
+            )
 
     def requeue_stale(self, study_id: int, is_alive: Callable[[str], bool],
                       stale_after_s: float | None = None) -> list[int]:
@@ -884,8 +1113,9 @@ class Storage:
         process cannot be checked, is found dead). Returns the re-queued numbers.
         """
         t = trials_table.c
-        now = time.time()
-        with self._write() as conn:
+
+        def body(conn: Connection, attempt: int) -> list[int]:
+            now = time.time()
             q = sa.select(t.id, t.number, t.owner, t.heartbeat_at, t.started_at).where(
                 t.study_id == study_id, t.status == TrialStatus.RUNNING.value
             )
@@ -904,14 +1134,32 @@ class Storage:
                         continue
                 stale.append(row.id)
                 numbers.append(int(row.number))
-            for chunk in _chunks(stale):
-                conn.execute(
-                    trials_table.update()
-                    .where(t.id.in_(chunk), t.status == TrialStatus.RUNNING.value)
-                    .values(status=TrialStatus.WAITING.value, owner=None, started_at=None,
-                            heartbeat_at=None)
-                )
-        return sorted(numbers)
+            self._requeue(conn, stale)
+            return sorted(numbers)
+
+        return self._run(body, write=True)
+
+    def release_trials(self, study_id: int, owner: str, *, retry: bool = False) -> list[int]:
+        """Re-queue every RUNNING trial of ``owner`` (a driver giving its in-flight trials
+        back as it stops on an error) and return their numbers.
+
+        Tried once by default (``retry=False``): a driver stopping because the database is
+        gone should not wait for it again; its trials are then re-queued by the next driver
+        to start (its process is gone) or after ``stale_after_s`` from another host.
+        """
+        owner = _owner(owner)
+        t = trials_table.c
+
+        def body(conn: Connection, attempt: int) -> list[int]:
+            q = sa.select(t.id, t.number).where(
+                t.study_id == study_id, t.status == TrialStatus.RUNNING.value, t.owner == owner)
+            if self._is_pg:
+                q = q.with_for_update()
+            rows = conn.execute(q).all()
+            self._requeue(conn, [r.id for r in rows])
+            return sorted(int(r.number) for r in rows)
+
+        return self._run(body, write=True, retry=retry)
 
     # -- trials: reads -------------------------------------------------------------------
     def trials(
@@ -927,16 +1175,15 @@ class Storage:
         q = sa.select(*cols).where(t.study_id == study_id)
         if statuses is not None:
             q = q.where(t.status.in_(_status_values(statuses)))
-        with self._read() as conn:
-            rows = conn.execute(q.order_by(t.number)).all()
+        q = q.order_by(t.number)
+        rows = self._run(lambda conn, _: conn.execute(q).all(), write=False)
         return [_trial_from_row(r) for r in rows]
 
     def trial(self, study_id: int, number: int) -> TrialRecord:
         """One trial by number; ``StorageError`` if it does not exist."""
         t = trials_table.c
         q = sa.select(trials_table).where(t.study_id == study_id, t.number == int(number))
-        with self._read() as conn:
-            row = conn.execute(q).first()
+        row = self._run(lambda conn, _: conn.execute(q).first(), write=False)
         if row is None:
             raise StorageError(f"study id {study_id} has no trial number {number}")
         return _trial_from_row(row)
@@ -946,14 +1193,14 @@ class Storage:
         added, claimed, re-queued or finished): trial counts per status with the latest
         start and finish times. Live views poll it and re-read only when it moves."""
         t = trials_table.c
-        with self._read() as conn:
-            rows = conn.execute(
-                sa.select(t.status, sa.func.count(), sa.func.max(t.started_at),
-                          sa.func.max(t.finished_at))
-                .where(t.study_id == study_id)
-                .group_by(t.status)
-                .order_by(t.status)
-            ).all()
+        q = (
+            sa.select(t.status, sa.func.count(), sa.func.max(t.started_at),
+                      sa.func.max(t.finished_at))
+            .where(t.study_id == study_id)
+            .group_by(t.status)
+            .order_by(t.status)
+        )
+        rows = self._run(lambda conn, _: conn.execute(q).all(), write=False)
         return tuple((str(s), int(n), None if a is None else float(a),
                       None if b is None else float(b)) for s, n, a, b in rows)
 
@@ -965,20 +1212,14 @@ class Storage:
             .select_from(trials_table)
             .where(t.study_id == study_id, t.status.in_(_status_values(statuses)))
         )
-        with self._read() as conn:
-            return int(conn.execute(q).scalar_one())
+        return int(self._run(lambda conn, _: conn.execute(q).scalar_one(), write=False))
 
     def status_counts(self, study_id: int) -> dict[TrialStatus, int]:
         """Trials per status; every :class:`TrialStatus` is a key (0 when none)."""
         t = trials_table.c
+        q = sa.select(t.status, sa.func.count()).where(t.study_id == study_id).group_by(t.status)
         counts = dict.fromkeys(TrialStatus, 0)
-        with self._read() as conn:
-            rows = conn.execute(
-                sa.select(t.status, sa.func.count())
-                .where(t.study_id == study_id)
-                .group_by(t.status)
-            ).all()
-        for status, n in rows:
+        for status, n in self._run(lambda conn, _: conn.execute(q).all(), write=False):
             counts[_status(status)] = int(n)
         return counts
 

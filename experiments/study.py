@@ -20,6 +20,10 @@ one study at once: new trials are only inserted while the study holds fewer than
 ``max_total``), so together they finish exactly ``n_trials``; a driver whose own work is
 done waits for the others' RUNNING trials, re-queueing those of a driver that died
 (dead process on this host, or no heartbeat for ``stale_after_s``) and running them itself.
+They may all be started at the same moment on a study that does not exist yet: one of
+them creates it and the others join it (:meth:`Storage.open_or_create_study`). Exports
+and plots are written under a temporary name and renamed into place, so drivers sharing
+an output directory never leave a half-written file.
 
 Seeds: every random generator derives from the study seed with
 ``numpy.random.SeedSequence`` -- the optimizer's from ``(seed, 0)`` and trial ``i``'s
@@ -33,18 +37,22 @@ versions, Python, host and the git revision of the working directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import inspect
 import json
 import logging
 import math
+import os
 import platform
 import re
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +67,7 @@ from experiments.executors import Result, Task, make_executor
 from experiments.export import pareto_dataframe, trials_dataframe, write_table
 from experiments.storage import (
     Storage,
+    StorageError,
     StudyRecord,
     TrialRecord,
     make_owner_token,
@@ -280,23 +289,12 @@ class Study:
         }
         config = {**identity, **dict(extra_config or {})}
         chash = _canonical_hash(identity)
-        existing = st.find_study(name)
-        if existing is not None:
-            if not load_if_exists:
-                raise ValueError(f"study {name!r} already exists in {st.url}")
-            if existing.config_hash != chash:
-                old = {k: existing.config.get(k) for k in identity}
-                diff = [k for k in identity if json.dumps(old[k], sort_keys=True, default=str)
-                        != json.dumps(identity[k], sort_keys=True, default=str)]
-                raise StudyConfigMismatch(
-                    f"study {name!r} in {st.url} was created with a different configuration "
-                    f"({', '.join(diff) or 'configuration'} differ); resume it with the "
-                    "original configuration, or use a new study name"
-                )
-            record = existing
-            logger.info("resuming study %r from %s", name, st.url)
-        else:
-            record = st.create_study(
+        record = st.find_study(name)
+        created = False
+        if record is None:
+            # Several drivers started at once on a new study all get here: one creates it
+            # and the others join it, exactly as if it had existed before they started.
+            record, created = st.open_or_create_study(
                 name,
                 seed=int(seed),
                 objectives={o.name: o.direction for o in objs},
@@ -305,6 +303,19 @@ class Study:
                 config_hash=chash,
                 manifest=build_manifest(config, chash, int(seed)),
             )
+        if not created:
+            if not load_if_exists:
+                raise ValueError(f"study {name!r} already exists in {st.url}")
+            if record.config_hash != chash:
+                old = {k: record.config.get(k) for k in identity}
+                diff = [k for k in identity if json.dumps(old[k], sort_keys=True, default=str)
+                        != json.dumps(identity[k], sort_keys=True, default=str)]
+                raise StudyConfigMismatch(
+                    f"study {name!r} in {st.url} was created with a different configuration "
+                    f"({', '.join(diff) or 'configuration'} differ); resume it with the "
+                    "original configuration, or use a new study name"
+                )
+            logger.info("resuming study %r from %s", name, st.url)
         return cls(record, st, space, ev, optimizer, opts, timeout_s)
 
     @classmethod
@@ -481,7 +492,18 @@ class Study:
         except BaseException:
             # give our in-flight trials back so a resume re-runs them with the same params
             ex.shutdown()
-            self.storage.requeue_stale(sid, lambda o: o != owner)
+            try:
+                back = self.storage.release_trials(sid, owner)
+            except StorageError as e:
+                logger.warning(
+                    "stopping: could not give this driver's running trials back (%s); the next "
+                    "driver to start on this host re-queues them at once, one on another host "
+                    "after stale_after_s (%g s)", e, stale_after_s)
+            else:
+                if back:
+                    logger.warning("stopping: %d trial(s) in flight given back to the study %s; "
+                                   "resuming re-runs them with the same parameters",
+                                   len(back), back)
             raise
         finally:
             ex.shutdown()
@@ -572,18 +594,46 @@ class Study:
                 f"{'+' if o.direction == 'max' else '-'}{o.name}" for o in self.report_objectives])
         else:
             df = self.trials_dataframe()
-        return write_table(df, path, format)
+        path = Path(path)
+        fmt = format or path.suffix.lstrip(".")
+        # Written under a temporary name and renamed into place, so that drivers sharing a
+        # study and an output directory never leave a file that interleaves their writes.
+        with _atomic_dir(path.parent) as tmp:
+            os.replace(write_table(df, tmp / path.name, fmt), path)
+        return path
 
     def plot(self, out_dir: str | Path) -> list[Path]:
+        """Write the plots of :func:`experiments.plots.plot_study` into ``out_dir``
+        (each drawn under a temporary name and renamed into place)."""
         from experiments.plots import plot_study
 
-        return plot_study(self, out_dir)
+        out = Path(out_dir)
+        with _atomic_dir(out) as tmp:
+            drawn = plot_study(self, tmp)
+            for p in drawn:
+                os.replace(p, out / p.name)
+        return [out / p.name for p in drawn]
 
     def report(self, path: str | Path, **options: Any) -> Path:
-        """Write the interactive, self-contained HTML report (:mod:`experiments.report`)."""
+        """Write the interactive, self-contained HTML report (:mod:`experiments.report`),
+        under a temporary name renamed into place like :meth:`export`."""
         from experiments.report import write_report
 
-        return write_report(self, path, **options)
+        path = Path(path)
+        with _atomic_dir(path.parent) as tmp:
+            os.replace(write_report(self, tmp / path.name, **options), path)
+        return path
+
+
+@contextlib.contextmanager
+def _atomic_dir(parent: Path) -> Iterator[Path]:
+    """A fresh hidden directory inside ``parent`` (created if missing), removed after."""
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".coexplore-", dir=parent))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def load_study(name: str | None, storage: str | Path | Storage, evaluator: Any = None) -> Study:

@@ -75,15 +75,22 @@ def counts(storage_url: str, study: str) -> dict:
 
 def run_backend(name: str, storage_url: str, trials: int, kills: int, workers: int, seed: int,
                 sleep_s: float = 0.25, optimizer: str = "random",
-                window_s: tuple[float, float] = (1.5, 6.0), executor: str = "process") -> dict:
-    """Kill-and-resume one study ``kills`` times on ``storage_url``; returns the counts."""
+                window_s: tuple[float, float] = (1.5, 6.0), executor: str = "process",
+                workdir: Path | None = None) -> dict:
+    """Kill-and-resume one study ``kills`` times on ``storage_url``; returns the counts.
+    The config and outputs go to ``workdir`` (default: a new temporary directory)."""
     study = f"chaos-{uuid.uuid4().hex[:8]}"
-    tmp = Path(tempfile.mkdtemp())
+    tmp = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp())
+    tmp.mkdir(parents=True, exist_ok=True)
     cfg = tmp / "chaos.yaml"
     cfg.write_text(CONFIG.format(study=study, storage=storage_url, out=tmp / "out", trials=trials,
                                  workers=workers, sleep_s=sleep_s, optimizer=optimizer,
                                  executor=executor))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if workdir is not None and len(str(tmp)) < 75:
+        # a SIGKILLed driver leaves its multiprocessing socket directory (pymp-*) in TMPDIR:
+        # keep it in the work directory (when its path leaves room for a socket name)
+        env["TMPDIR"] = str(tmp)
     cmd = [sys.executable, "-m", "experiments.cli", "run", str(cfg), "--no-progress"]
     rng = random.Random(seed)
     done_kills, t0, at_kill = 0, time.monotonic(), []

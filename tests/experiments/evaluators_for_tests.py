@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 from evaluators.base import Evaluation, Infeasible
 
@@ -68,6 +69,29 @@ def dispatch(point):
             os.write(1, f"started {os.getpid()}\n".encode())
         time.sleep(point["sleep_s"])
         return {"slept_s": point["sleep_s"]}
+    if action == "rendezvous":
+        # Announce this task in point["dir"], then wait until point["n"] tasks have: only
+        # tasks that run at the same time can all meet (gives up after 60 s: met = 0).
+        meet = Path(point["dir"])
+        (meet / f"{os.getpid()}-{time.time_ns()}").touch()
+        deadline = time.monotonic() + 60.0
+        while len(list(meet.iterdir())) < point["n"]:
+            if time.monotonic() > deadline:
+                return {"met": 0.0, "pid": os.getpid()}
+            time.sleep(0.01)
+        return {"met": 1.0, "pid": os.getpid()}
+    if action == "gate":
+        # Wait until the file point["open"] exists (at most 60 s), then write
+        # point["open"] + ".passed-<pid>" if "mark" is set and return.
+        gate = Path(point["open"])
+        deadline = time.monotonic() + 60.0
+        while not gate.exists():
+            if time.monotonic() > deadline:
+                return {"opened": 0.0}
+            time.sleep(0.01)
+        if point.get("mark"):
+            Path(f"{gate}.passed-{os.getpid()}").touch()
+        return {"opened": 1.0}
     if action == "exit":
         os._exit(point.get("code", 3))
     if action == "segv":

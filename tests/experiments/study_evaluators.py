@@ -90,3 +90,41 @@ def warns(p):
 
     warnings.warn("a library complains about something you cannot change", UserWarning, stacklevel=1)
     return bowl(p)
+
+
+def gated_bowl(p, gate_dir: str, free_calls: int = 3):
+    """:func:`bowl`, but only the first ``free_calls`` calls (counted across processes by
+    files in ``gate_dir``) return at once: later ones wait until ``gate_dir/release``
+    exists (at most 120 s). A fault test thus knows that exactly ``free_calls`` trials
+    finished and that the next ones are in flight when it strikes."""
+    import os
+    import uuid
+    from pathlib import Path
+
+    gate = Path(gate_dir)
+    (gate / f"call-{os.getpid()}-{uuid.uuid4().hex}").touch()
+    if len(list(gate.glob("call-*"))) > free_calls:
+        deadline = time.monotonic() + 120.0
+        while not (gate / "release").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    return bowl(p)
+
+
+_MET: set[str] = set()  # per process: the meeting places this process has been to
+
+
+def meeting_bowl(p, meet_dir: str, processes: int = 3):
+    """:func:`bowl`; the first call in each process waits (at most 120 s) until
+    ``processes`` different processes have made their first call. Drivers that share a
+    study and evaluate in-process must therefore all take part in it."""
+    import os
+    from pathlib import Path
+
+    if meet_dir not in _MET:
+        _MET.add(meet_dir)
+        meet = Path(meet_dir)
+        (meet / str(os.getpid())).touch()
+        deadline = time.monotonic() + 120.0
+        while len(list(meet.iterdir())) < processes and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return bowl(p)

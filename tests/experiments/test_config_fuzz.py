@@ -9,8 +9,10 @@ exit code 0 or 2 with a one-line ``error:`` and no Python traceback.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
+import uuid
 
 import pytest
 import yaml
@@ -138,8 +140,13 @@ def test_cli_run_on_fuzzed_config_exits_cleanly(tmp_path, cfg):
         cfg = copy.deepcopy(BASE)
     f = tmp_path / "study.yaml"
     f.write_text(yaml.safe_dump(cfg))
-    res = runner.invoke(app, ["run", str(f), "--no-progress", "--n-trials", "2",
-                              "--output", str(tmp_path / "out")])
+    # The fuzzer may delete the `storage` key (default: a database relative to the working
+    # directory) or make it any string, a path included: the study goes to the test's own
+    # folder, and so does anything else relative.
+    with contextlib.chdir(tmp_path):
+        res = runner.invoke(app, ["run", str(f), "--no-progress", "--n-trials", "2",
+                                  "--storage", f"sqlite:///{tmp_path / uuid.uuid4().hex}.db",
+                                  "--output", str(tmp_path / "out")])
     assert res.exit_code in (0, 2), res.output
     assert "Traceback" not in res.output
     if res.exit_code == 2:

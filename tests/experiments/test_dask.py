@@ -19,6 +19,16 @@ from experiments.executors import Task  # noqa: E402
 from optimizer import TrialStatus  # noqa: E402
 from tests.experiments import evaluators_for_tests as ev  # noqa: E402
 from tests.experiments import study_evaluators as sev  # noqa: E402
+from tests.experiments.conftest import subprocess_env  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dask_scratch_in_tmp(tmp_path_factory):
+    """Dask's scratch space (locks, worker directories) in this module's temporary folder."""
+    import dask
+
+    with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("dask"))}):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +59,25 @@ def test_results_failures_and_timeouts_on_workers(dask_ex):
     assert res[3].status is EvalStatus.INFEASIBLE
     dask_ex.submit(Task(4, {"action": "ok", "value": 1.0}, 0))       # the worker survived
     assert drain(dask_ex, 1)[0].status is EvalStatus.OK
+
+
+def test_a_task_cancelled_by_the_cluster_is_submitted_again(dask_ex, tmp_path, caplog):
+    """Someone cancels our task on a cluster that stays up (e.g. a cluster restart): the
+    trial is not FAILED -- it is submitted again and its result comes back once."""
+    gate = tmp_path / "open"
+    dask_ex.submit(Task(7, {"action": "gate", "open": str(gate)}, 0))
+    (fut,) = dask_ex._futures
+    dask_ex.client.cancel([fut])
+    deadline = time.monotonic() + 60
+    with caplog.at_level("WARNING", logger="experiments.dask_executor"):
+        while "trial 7 was cancelled by the Dask cluster" not in caplog.text:
+            assert dask_ex.wait(timeout=1.0) == []      # resubmitted, not a result
+            assert time.monotonic() < deadline
+    assert dask_ex.n_running == 1
+    gate.touch()
+    (result,) = drain(dask_ex, 1)
+    assert result.number == 7 and result.status is EvalStatus.OK
+    assert result.metrics == {"opened": 1.0}
 
 
 def test_killing_a_worker_mid_trial_loses_nothing(tmp_path):
@@ -146,3 +175,106 @@ def test_async_bo_study_survives_a_killed_worker(tmp_path):
     assert len(starts) > 12                  # the interrupted evaluation was started again ...
     assert sum(int(t.metrics["pid"]) == killed[0] for t in trials) < starts.count(str(killed[0]))
     # ... and the killed worker's last evaluation is not among the results
+
+
+DASK_CONFIG = """
+study: dask-faults
+storage: sqlite:///{db}
+output: {out}
+seed: 6
+space:
+  parameters:
+    - {{name: x, type: real, low: -3.0, high: 3.0}}
+    - {{name: y, type: integer, low: 0, high: 1000}}
+evaluator: {{function: "tests.experiments.study_evaluators:gated_bowl", options: {{gate_dir: "{gate}", free_calls: 3}}}}
+objectives: {{f1: min, f2: min}}
+optimizer: random
+budget: {{n_trials: 10, workers: 2}}
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _Cluster:
+    """A Dask scheduler and a 2-process worker, as separate processes (an external
+    cluster that can be killed independently of the driver)."""
+
+    def __init__(self, port: int, workdir):
+        import subprocess
+        import sys
+
+        env = subprocess_env(workdir, DASK_DISTRIBUTED__WORKER__DAEMON="False")
+        self.address = f"tcp://127.0.0.1:{port}"
+        common = dict(cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.scheduler = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+             "--port", str(port), "--no-dashboard"], **common)
+        self.workers = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--nworkers", "2",
+             "--nthreads", "1", "--no-dashboard", "--local-directory", str(workdir)], **common)
+
+    def kill(self) -> None:
+        for p in (self.scheduler, self.workers):
+            if p.poll() is None:
+                p.kill()
+            p.wait(30)
+
+
+def test_a_killed_scheduler_stops_the_driver_and_the_same_command_resumes(tmp_path):
+    """SIGKILL the scheduler of an external cluster while two trials are in flight: the
+    driver stops (exit 3, a clear message), the two trials go back to the study, not
+    FAILED; the same command on a new cluster at that address finishes the study."""
+    import subprocess
+    import sys
+
+    from experiments.storage import Storage
+    from tests.experiments.test_faults import wait_for_state
+
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    db = tmp_path / "d.db"
+    cfg = tmp_path / "study.yaml"
+    cfg.write_text(DASK_CONFIG.format(db=db, out=tmp_path / "out", gate=gate))
+    port = _free_port()
+    cmd = [sys.executable, "-m", "experiments.cli", "run", str(cfg), "--no-progress",
+           "--cluster", f"tcp://127.0.0.1:{port}"]
+    env = subprocess_env(tmp_path)
+    first = _Cluster(port, tmp_path)
+    try:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        wait_for_state(f"sqlite:///{db}", "dask-faults", 3, 2, proc)   # 2 held on the workers
+        first.scheduler.kill()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert proc.returncode == 3, (out, err)
+    assert f"lost the Dask scheduler at tcp://127.0.0.1:{port}" in err
+    assert "the study is resumable" in err and "Traceback" not in err
+    with Storage(db) as st:
+        before = st.trials(st.get_study("dask-faults").id)
+    assert sorted(t.status.value for t in before) == ["COMPLETE"] * 3 + ["WAITING"] * 2
+    held = {t.number: t.params for t in before if t.status is TrialStatus.WAITING}
+
+    (gate / "release").touch()
+    second = _Cluster(port, tmp_path)
+    try:
+        again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=240)
+    finally:
+        second.kill()
+    assert again.returncode == 0, (again.stdout, again.stderr)
+    with Storage(db) as st:
+        after = st.trials(st.get_study("dask-faults").id)
+    assert [t.number for t in after] == list(range(10))
+    assert all(t.status is TrialStatus.COMPLETE for t in after)         # none FAILED
+    done = {t.number: (t.params, t.metrics) for t in after}
+    assert all(done[t.number] == (t.params, t.metrics) for t in before
+               if t.status is TrialStatus.COMPLETE)                      # unchanged
+    assert all(done[n][0] == p and after[n].attempts == 2 for n, p in held.items())

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.experiments.conftest import subprocess_env
 
 CONFIG = """
 study: killme
@@ -53,10 +53,10 @@ def _completed(db: Path) -> dict[int, tuple]:
 
 
 def _start(cfg: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen(
         [sys.executable, "-m", "experiments.cli", "run", str(cfg), "--no-progress"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=cfg.parent, env=subprocess_env(cfg.parent), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
     )
 
 
@@ -93,13 +93,13 @@ def test_sigkill_and_resume_gives_exact_distinct_trials(tmp_path):
     assert "pareto front:" in out
 
 
-def test_chaos_harness_on_each_backend(storage_url):
+def test_chaos_harness_on_each_backend(storage_url, tmp_path):
     """The fault-injection harness in small: 3 SIGKILLs of the driver, then exactly 30
     distinct COMPLETE trials, numbered 0..29, nothing left RUNNING -- SQLite and PostgreSQL."""
     from experiments.benchmarks.chaos import run_backend
 
     r = run_backend("test", storage_url, trials=30, kills=3, workers=2, seed=1, sleep_s=0.4,
-                    window_s=(2.0, 3.5))
+                    window_s=(2.0, 3.5), workdir=tmp_path / "chaos")
     assert r["kills"] == 3
     assert r["COMPLETE"] == 30 and r["numbers_ok"] and r["distinct_params"] == 30
     assert r["RUNNING"] == 0 and r["WAITING"] == 0 and r["ok"]
