@@ -14,7 +14,7 @@ from design_space import Constraint, DesignSpace, Ordinal, PowerOfTwo
 from design_space.compose import product, split
 from evaluators.base import Infeasible
 from evaluators.bounds import edp_lower_bound
-from evaluators.loopnest import evaluate_batch
+from evaluators.loopnest import LOOPNEST, evaluate_batch
 from evaluators.nested import JointEvaluator, NestedEvaluator
 from mappers.exhaustive import ExhaustiveMapper
 from mappers.heuristic import HeuristicMapper
@@ -41,6 +41,24 @@ def test_every_mapper_returns_legal_good_mappings(spec):
     opt = ExhaustiveMapper().map(layer, arch, evaluate_batch)
     assert opt.optimal and r.edp >= opt.edp
     assert r.edp <= 5 * opt.edp   # every method gets within a small factor of the optimum
+
+
+@pytest.mark.parametrize("spec", ["exact", {"name": "exact", "time_limit_s": 30, "bypass": False}])
+def test_exact_mapper_by_name_is_the_optimum_and_never_worse_in_a_network(spec):
+    """``mapper: exact`` (or ``{name: exact, ...options}``, as a config writes it) gives the
+    exhaustive optimum of a small layer (without bypass; with it, at most that), and a
+    network no worse than the heuristic's."""
+    layer = gemm("g", M=4, N=4, K=4)
+    arch = SMALL.to_arch()
+    r = make_mapper(spec).map(layer, arch, LOOPNEST, seed=0)
+    opt = ExhaustiveMapper(bypass=False).map(layer, arch, evaluate_batch)   # (bypass: test_exact.py)
+    assert r.optimal and r.edp <= opt.edp * (1 + 1e-9)
+    if isinstance(spec, dict):
+        assert r.edp == pytest.approx(opt.edp, rel=1e-9)
+    layers = [conv2d("c", K=8, C=4, P=4, Q=4, R=3, S=3), gemm("fc", M=1, N=16, K=32)]
+    exact = NestedEvaluator(SpatialArray, layers, spec)(POINT).metrics
+    heuristic = NestedEvaluator(SpatialArray, layers, "heuristic")(POINT).metrics
+    assert exact["edp_uj_ms"] <= heuristic["edp_uj_ms"] * (1 + 1e-9)
 
 
 def test_unknown_mapper_is_a_named_error():
@@ -127,7 +145,9 @@ def test_invalid_hardware_and_unmappable_layers_are_infeasible():
     ev = NestedEvaluator("spatial", "dqn")
     with pytest.raises(Infeasible, match=r"invalid hardware: SpatialArray\.pe_x"):
         ev({"pe_x": 0})
-    for spec in ("heuristic", {"name": "random", "budget": 5}, {"name": "qlearning", "budget": 5}):
+    # (the exact mapper with bypass maps it: partial sums skip the RF; without, it cannot)
+    for spec in ("heuristic", {"name": "exact", "bypass": False}, {"name": "random", "budget": 5},
+                 {"name": "qlearning", "budget": 5}):
         with pytest.raises(Infeasible, match="layer 'c'"):
             NestedEvaluator(NoPsumRoom, [conv2d("c", K=4, C=4, P=4, Q=4, R=3, S=3)], spec)({})
     ev = NestedEvaluator("spatial", "dqn", check=lambda acc: "too big" if acc.glb_kib > 100 else None)
