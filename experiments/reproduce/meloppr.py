@@ -256,6 +256,25 @@ def fraction_curves(g: Graph, sources: Sequence[int], fractions: Sequence[float]
     return out
 
 
+def table_bound_check(g: Graph, sources: Sequence[int], ns_values: Sequence[int] = (13, 128),
+                      k: int = K, c: int = C) -> dict[int, dict[str, float]]:
+    """Mean precision (PPR.py variant) with the ``c * k`` global table and with an
+    unbounded one, at each next-stage count: how much of the precision the table's
+    first-come admission costs."""
+    out = {}
+    for ns in ns_values:
+        bounded, unbounded, refused = [], [], []
+        for s in (int(x) for x in sources):
+            truth = local_ppr(g, s)
+            r = meloppr(g, s, next_stage=ns, c=c, k=k)
+            bounded.append(precision_at_k_pprpy(r, truth, k))
+            refused.append(r.stats.extra["refused"])
+            unbounded.append(precision_at_k_pprpy(meloppr(g, s, next_stage=ns, c=None, k=k), truth, k))
+        out[int(ns)] = {"prec_table": float(np.mean(bounded)), "prec_unbounded": float(np.mean(unbounded)),
+                        "refused_mean": float(np.mean(refused))}
+    return out
+
+
 def _ratio(num: Sequence[float], den: Sequence[float]) -> float | None:
     return float(np.mean(num) / np.mean(den)) if len(num) and len(den) else None
 
@@ -502,6 +521,10 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
                 f"{d['prec_k']:.3f} (PPR.py variant {d['prec_pprpy']:.3f}; #(T^∩T)/min(k, #T) {d['prec_min']:.3f})",
                 pnote or ("#(T^∩T)/k is low where 6-hop balls have < 200 nodes" if name == "citeseer" else ""))
         nxs = cpu.get("nx_sources", 0)
+        for ns, d in gr.get("table_bound", {}).items():
+            add(f"precision with the c*k = {C * K} table vs an unbounded one, {ns} next-stage nodes", label, "–",
+                f"{d['prec_table']:.3f} vs {d['prec_unbounded']:.3f} ({d['refused_mean']:,.0f} nodes refused per query)",
+                "what the first-come table costs on these graphs")
         add("single-stage baseline per query: NetworkX / scipy", label, "NetworkX (Sec. VI)",
             f"{_f(cpu.get('baseline_nx_lat_ms'))} ms, {_f(cpu.get('baseline_nx_mem_kib'), '.0f')} KiB / "
             f"{cpu['baseline_lat_ms']:.2f} ms, {cpu['baseline_mem_kib']:.0f} KiB "
@@ -895,6 +918,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             _store(cache, signature, gr)
         else:
             print(f"{name}: kept from {cache}")
+        if syn and "table_bound" not in gr:
+            if g is None:
+                g = load_graph(f"synthetic-{key}@{scale}", seed=args.rng_seed)
+            src = np.random.default_rng(args.rng_seed).choice(g.n, size=min(n_src, g.n), replace=False)
+            gr["table_bound"] = table_bound_check(g, src, [ns for ns in (13, max(ns_here)) if ns in ns_here])
+            _store(cache, signature, gr)
         del g
         res["graphs"][name] = gr
         if "exactness" in gr:
