@@ -847,6 +847,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="of those, how many also run the NetworkX code (default 2)")
     ap.add_argument("--no-synthetic", action="store_true")
     ap.add_argument("--synthetic-only", action="store_true", help="skip the real graphs (and Fig. 5/6)")
+    ap.add_argument("--synthetic-graphs", nargs="+", default=list(SYNTHETIC_LIKE), choices=list(SYNTHETIC_LIKE),
+                    help="which synthetic stand-ins to run (default all)")
     ap.add_argument("--no-networkx", action="store_true", help="skip the NetworkX-style CPU code")
     ap.add_argument("--codesign-trials", type=int, default=None, help="MOBO trials (default 60; 0 skips)")
     ap.add_argument("--codesign-graph", default="cora")
@@ -898,7 +900,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if "citeseer" in [t[0] for t in todo]:
         res["fig5"] = fig5(todo[[t[0] for t in todo].index("citeseer")][2])
     if not args.no_synthetic:
-        for key in SYNTHETIC_LIKE:
+        for key in args.synthetic_graphs:
             label = f"synthetic-{key}" + ("" if syn_scale == 1 else f"-x{syn_scale:g}")
             todo.append((label, key, None, True, syn_scale, syn_seeds, syn_ns))
     for name, key, g, syn, scale, n_src, ns_here in todo:
