@@ -121,6 +121,14 @@ SYNTHETIC_LADDER = (1, 2, 4, 8, 13, 32, 64, 128)
 #: The NetworkX code runs on the synthetic graphs only up to this many next-stage nodes:
 #: each of their 3-hop balls holds 10^4-10^5 nodes, ~1 s per ball in NetworkX here.
 SYNTHETIC_NX_MAX_NS = 32
+#: On real graphs with more nodes than this, the NetworkX code runs on the first
+#: :data:`LARGE_GRAPH_NX_SOURCES` sources only, and Fig. 6 on the first
+#: :data:`LARGE_GRAPH_FIG6_SOURCES` (else 50): on pubmed the NetworkX MeLoPPR under
+#: tracemalloc takes minutes for sources near hubs (3-hop balls of thousands of nodes),
+#: and 1-30 % of its |V| is hundreds of next-stage nodes.
+LARGE_GRAPH_NODES = 10_000
+LARGE_GRAPH_NX_SOURCES = 5
+LARGE_GRAPH_FIG6_SOURCES = 10
 #: Bumped when what a graph's cached result holds changes.
 CACHE_VERSION = 2
 FIG6_RULE_NOTES = {
@@ -806,7 +814,9 @@ def run_graph(name: str, key: str, g: Graph, *, synthetic: bool, scale: float, n
     fp = fpga_figures(engines, meas, ns_values)
     gr.update(cpu=cpu, fpga=fp, targets=at_targets(cpu, fpga=fp), targets_prec_k=at_targets(cpu, "prec_k", fpga=fp))
     if not synthetic:
-        gr["fig6"] = fraction_curves(g, sources[: (5 if quick else 50)], list(PAPER_FIG6))
+        n6 = 5 if quick else (LARGE_GRAPH_FIG6_SOURCES if g.n > LARGE_GRAPH_NODES else 50)
+        gr["fig6"] = fraction_curves(g, sources[:n6], list(PAPER_FIG6))
+        gr["fig6_sources"] = n6
     gr["seconds"] = time.perf_counter() - t
     return gr
 
@@ -845,12 +855,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--synthetic-seeds", type=int, default=None, help="sources per synthetic graph (default 4)")
     ap.add_argument("--synthetic-nx-seeds", type=int, default=None,
                     help="of those, how many also run the NetworkX code (default 2)")
+    ap.add_argument("--networkx-seeds", type=int, default=None,
+                    help=f"sources per real graph that also run the NetworkX code (default: all, but "
+                         f"{LARGE_GRAPH_NX_SOURCES} on graphs of more than {LARGE_GRAPH_NODES:,} nodes)")
     ap.add_argument("--no-synthetic", action="store_true")
     ap.add_argument("--synthetic-only", action="store_true", help="skip the real graphs (and Fig. 5/6)")
     ap.add_argument("--synthetic-graphs", nargs="+", default=list(SYNTHETIC_LIKE), choices=list(SYNTHETIC_LIKE),
                     help="which synthetic stand-ins to run (default all)")
     ap.add_argument("--no-networkx", action="store_true", help="skip the NetworkX-style CPU code")
-    ap.add_argument("--codesign-trials", type=int, default=None, help="MOBO trials (default 60; 0 skips)")
+    ap.add_argument("--codesign-trials", type=int, default=None, help="MOBO trials (default 30; 0 skips)")
     ap.add_argument("--codesign-graph", default="cora")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rng-seed", type=int, default=0)
@@ -858,7 +871,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/meloppr"))
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    for flag in ("seeds", "synthetic_seeds", "synthetic_nx_seeds", "codesign_trials"):
+    for flag in ("seeds", "synthetic_seeds", "synthetic_nx_seeds", "networkx_seeds", "codesign_trials"):
         v = getattr(args, flag)
         if v is not None and v < (0 if flag == "codesign_trials" else 1):
             ap.error(f"--{flag.replace('_', '-')} must be >= {0 if flag == 'codesign_trials' else 1}, got {v}")
@@ -871,7 +884,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     syn_scale = args.synthetic_scale or (0.003 if q else 1.0)
     syn_seeds = args.synthetic_seeds or (3 if q else 4)
     syn_nx = args.synthetic_nx_seeds or 2
-    trials = args.codesign_trials if args.codesign_trials is not None else (8 if q else 60)
+    trials = args.codesign_trials if args.codesign_trials is not None else (8 if q else 30)
     networkx = not args.no_networkx
     cmd = "coexplore reproduce meloppr" + (" --quick" if q else "")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -897,6 +910,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for spec in real:
         g = load_graph(spec, args.graph_dir)
         todo.append((g.name, g.name, g, False, 1.0, seeds, ns_values))
+    nx_real = {t[0]: (args.networkx_seeds or (LARGE_GRAPH_NX_SOURCES if t[2].n > LARGE_GRAPH_NODES else None))
+               for t in todo}
     if "citeseer" in [t[0] for t in todo]:
         res["fig5"] = fig5(todo[[t[0] for t in todo].index("citeseer")][2])
     if not args.no_synthetic:
@@ -905,7 +920,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             todo.append((label, key, None, True, syn_scale, syn_seeds, syn_ns))
     for name, key, g, syn, scale, n_src, ns_here in todo:
         signature = {"graph": name, "sources": n_src, "ns": ns_here, "k": K, "c": C, "rng_seed": args.rng_seed,
-                     "scale": scale, "networkx": networkx, "nx_sources": syn_nx if syn else None,
+                     "scale": scale, "networkx": networkx, "nx_sources": syn_nx if syn else nx_real.get(name),
                      "hosts": res["host_models"], "version": CACHE_VERSION}
         cache = args.out / "graphs" / f"{name.replace('/', '_')}.json"
         gr = None if args.fresh else _cached(cache, signature)
@@ -916,7 +931,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 print(f"{name}: generated |V|={g.n:,} |E|={g.m:,} in {time.perf_counter() - t:.0f} s", flush=True)
             gr = run_graph(name, key, g, synthetic=syn, scale=scale, n_src=n_src, ns_values=ns_here,
                            rng_seed=args.rng_seed, quick=q, networkx=networkx,
-                           nx_sources=syn_nx if syn else None, engines=engines)
+                           nx_sources=syn_nx if syn else nx_real.get(name), engines=engines)
             _store(cache, signature, gr)
         else:
             print(f"{name}: kept from {cache}")

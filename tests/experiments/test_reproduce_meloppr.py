@@ -150,7 +150,8 @@ def test_quick_reproduction_end_to_end(tmp_path):
     for name in rep.PLANETOID:
         assert res["exactness"][name] < 1e-12
         gr = data["graphs"][name]
-        assert gr["cpu"]["nx_sources"] == gr["sources"] == 10
+        assert gr["sources"] == 10
+        assert gr["cpu"]["nx_sources"] == (rep.LARGE_GRAPH_NX_SOURCES if name == "pubmed" else 10)
         assert gr["cpu"]["per_ns"]["1"]["speedup_nx"] > 0 and gr["fpga"]["per_ns"]["1"]["speedup_vs_nx"] > 0
     assert set(data["fig6"]) == set(rep.FIG6_RULES)
     syn = [k for k, v in data["graphs"].items() if v["synthetic"]]
