@@ -27,6 +27,7 @@ from evaluators.ppr.diffusion import (
 )
 from evaluators.ppr.graph import (
     GRAPH_DIR_ENV,
+    PACKAGED_GRAPHS,
     PLANETOID_COUNTS,
     SYNTHETIC_LIKE,
     Graph,
@@ -35,10 +36,11 @@ from evaluators.ppr.graph import (
     from_networkx,
     from_scipy,
     graph_dir,
+    graph_path,
     induced,
     load_edgelist,
     load_graph,
-    shared_graph_path,
+    packaged_graph_path,
     synthetic_like,
     synthetic_powerlaw,
 )
@@ -46,6 +48,7 @@ from evaluators.ppr.graph import (
 __all__ = [
     "ALPHA",
     "GRAPH_DIR_ENV",
+    "PACKAGED_GRAPHS",
     "PLANETOID_COUNTS",
     "SYNTHETIC_LIKE",
     "Graph",
@@ -58,15 +61,16 @@ __all__ = [
     "from_networkx",
     "from_scipy",
     "graph_dir",
+    "graph_path",
     "induced",
     "load_edgelist",
     "load_graph",
     "local_ppr",
     "meloppr",
+    "packaged_graph_path",
     "power_iteration_ppr",
     "precision_at_k",
     "precision_at_k_pprpy",
-    "shared_graph_path",
     "synthetic_like",
     "synthetic_powerlaw",
 ]

@@ -44,9 +44,11 @@ than ``c * k`` entries (first come, no eviction; contributions of refused nodes 
 lost, and counted in ``stats.extra["refused"]``). Contributions are offered in this
 order: stage 1 (value ``S_l1 - alpha^l1 R_l1``) in descending order of the stage-1 score
 ``S_l1`` (the same admission order as ``PPR.py``, which inserts ``S_l1`` and then
-subtracts ``alpha^l1 R_l1``), then each stage-2 ball in next-stage order, its entries in
-descending order of ``alpha^l1 GD^(l2)(R_l1[v] e_v)``; ties break by smaller node index;
-exact zeros are not offered. ``c=None`` keeps everything.
+subtracts ``alpha^l1 R_l1``: a node at exactly ``l1`` hops, whose value is 0 up to
+rounding, is admitted too, and so is there for its stage-2 contributions), then each
+stage-2 ball in next-stage order, its entries in descending order of
+``alpha^l1 GD^(l2)(R_l1[v] e_v)``; ties break by smaller node index; nodes whose
+ordering score is exactly 0 are not offered. ``c=None`` keeps everything.
 
 **Results** (:class:`PPRResult`) are sparse vectors: ``nodes`` (unique ``int64`` node
 indices of the :class:`~evaluators.ppr.graph.Graph`, any order) and ``values``
@@ -56,7 +58,8 @@ indices of the :class:`~evaluators.ppr.graph.Graph`, any order) and ``values``
 **Statistics** (:class:`PPRStats`), per query:
 
 * ``wall_s`` (with ``bfs_s``: ball extraction incl. building the induced CSR, and
-  ``diffusion_s``) from ``time.perf_counter``; with ``trace_memory=True`` the query
+  ``diffusion_s``) from ``time.perf_counter``; ``cpu_s`` the query's CPU time
+  (``time.process_time``), which other jobs on a shared machine do not inflate; with ``trace_memory=True`` the query
   runs under ``tracemalloc`` (slower), so time and memory should come from separate
   calls, as the benchmark does.
 * ``tracemalloc_peak_bytes``: peak traced allocation during the query above what was
@@ -99,6 +102,7 @@ __all__ = [
     "power_iteration_ppr",
     "precision_at_k",
     "precision_at_k_pprpy",
+    "trace_peak",
 ]
 
 #: Continuation probability (MeLoPPR's ``PPR.py``); teleport = 1 - ALPHA.
@@ -111,6 +115,7 @@ class PPRStats:
 
     method: str
     wall_s: float = 0.0
+    cpu_s: float = 0.0
     bfs_s: float = 0.0
     diffusion_s: float = 0.0
     tracemalloc_peak_bytes: int | None = None
@@ -203,8 +208,10 @@ def _lookup(r: PPRResult, nodes: np.ndarray) -> np.ndarray:
 
 
 @contextmanager
-def _tracer(enabled: bool):
-    """Yields a one-element list that receives the traced peak (bytes) on exit."""
+def trace_peak(enabled: bool):
+    """Context manager: yields a one-element list that receives, on exit, the peak
+    tracemalloc allocation (bytes) above what was allocated on entry; ``None`` when not
+    ``enabled``."""
     box: list[int | None] = [None]
     if not enabled:
         yield box
@@ -303,7 +310,8 @@ def local_ppr(
     also carries the residual ``W^L e_s`` (``residual_nodes``/``residual_values``).
     """
     stats = PPRStats(method=f"local_ppr(L={L})")
-    with _tracer(trace_memory) as peak:
+    with trace_peak(trace_memory) as peak:
+        c0 = time.process_time()
         t0 = time.perf_counter()
         ball = bfs_ball(g, source, L)
         a = induced(g, ball)
@@ -313,6 +321,7 @@ def local_ppr(
         S, R = diffuse(a, s0, L, alpha, deg=deg)
         t2 = time.perf_counter()
     stats.tracemalloc_peak_bytes = peak[0]
+    stats.cpu_s = time.process_time() - c0
     stats.wall_s, stats.bfs_s, stats.diffusion_s = t2 - t0, t1 - t0, t2 - t1
     e = edge_count(a)
     stats.stage_sizes = [(int(ball.size), e)]
@@ -344,8 +353,9 @@ class _ScoreTable:
 
     def offer(self, nodes: np.ndarray, vals: np.ndarray, order_key: np.ndarray) -> None:
         """Add ``vals`` to ``nodes`` (unique); new nodes admitted in descending
-        ``order_key`` (ties: smaller node) while there is room."""
-        nz = vals != 0
+        ``order_key`` (ties: smaller node) while there is room. Entries whose
+        ``order_key`` is exactly 0 are not offered."""
+        nz = order_key != 0
         nodes, vals, order_key = nodes[nz], vals[nz], order_key[nz]
         if nodes.size == 0:
             return
@@ -435,7 +445,8 @@ def meloppr(
     decay = alpha**l1
     bfs_s = diff_s = 0.0
     parts_peak: dict[str, int] = {}
-    with _tracer(trace_memory) as peak:
+    with trace_peak(trace_memory) as peak:
+        c0 = time.process_time()
         t0 = time.perf_counter()
         # ---- stage 1 ----
         ball = bfs_ball(g, source, l1)
@@ -501,6 +512,7 @@ def meloppr(
             if sum(parts.values()) > sum(parts_peak.values()):
                 parts_peak = parts
         t_end = time.perf_counter()
+        stats.cpu_s = time.process_time() - c0
     stats.tracemalloc_peak_bytes = peak[0]
     stats.wall_s, stats.bfs_s, stats.diffusion_s = t_end - t0, bfs_s, diff_s
     stats.model_parts = parts_peak

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from accelerators.ppr_fpga import HostModel, PPRFpgaEngine, Subgraph
+from accelerators.ppr_fpga import NUMPY_HOST, HostModel, PPRFpgaEngine, Subgraph
 from evaluators.base import Evaluation, Infeasible
 from evaluators.ppr.diffusion import (
     ALPHA,
@@ -51,10 +51,11 @@ from evaluators.ppr.diffusion import (
     precision_at_k,
     precision_at_k_pprpy,
 )
-from evaluators.ppr.graph import Graph, bfs_ball, induced, load_graph, shared_graph_path
+from evaluators.ppr.graph import Graph, bfs_ball, graph_path, induced, load_graph
 from mappers.ppr_plan import MeLoPPRPlan
 
 __all__ = [
+    "HOST_EXTRACTORS",
     "PRECISION_METRICS",
     "MeLoPPRCoDesign",
     "SoftwareResult",
@@ -98,13 +99,52 @@ def baseline_subgraph(g: Graph, source: int, L: int = 6) -> Subgraph:
     return Subgraph(int(ball.size), int(d.sum()), L, L, d)
 
 
+HOST_EXTRACTORS = ("native", "numpy", "networkx")
+
+
 def calibrate_host(g: Graph, n_sources: int = 40, depths: Sequence[int] = (1, 2, 3, 4, 6),
-                   repeats: int = 3, seed: int = 0, base: HostModel | None = None) -> HostModel:
-    """Measure BFS + induced-CSR extraction on this machine and fit the
+                   repeats: int = 3, seed: int = 0, base: HostModel | None = None,
+                   extractor: str = "native") -> HostModel:
+    """Measure sub-graph extraction on this machine and fit the
     :class:`~accelerators.ppr_fpga.HostModel` CPU constants
     (``cpu_us_per_subgraph``, ``cpu_us_per_hop``, ``cpu_ns_per_entry``) by non-negative
-    least squares on the best of ``repeats`` timings of each ball."""
+    least squares on the best of ``repeats`` CPU-time (``time.process_time``) timings of
+    each ball, so that other jobs on a shared machine do not inflate them.
+
+    ``extractor="native"`` (default) times the compiled BFS + induced-CSR kernel of
+    :class:`evaluators.ppr.native.NativeExtractor` -- what a native host program does;
+    its output already is the PE table layout, so ``cpu_ns_per_format_word`` is 0.
+    ``"numpy"`` times :func:`evaluators.ppr.bfs_ball` + :func:`evaluators.ppr.induced`
+    (vectorized numpy, interpreter overhead per BFS level) and keeps ``base``'s
+    formatting cost; ``"networkx"`` times
+    :func:`evaluators.ppr.networkx_cpu.subgraph_csr` (BFS, ``G.subgraph`` and its CSR
+    in NetworkX, as a host written like the paper's CPU code would) with no separate
+    formatting cost."""
     from scipy.optimize import nnls
+
+    if extractor not in HOST_EXTRACTORS:
+        raise ValueError(f"calibrate_host: extractor must be one of {list(HOST_EXTRACTORS)}, got {extractor!r}")
+    if extractor == "native":
+        from evaluators.ppr.native import NativeExtractor
+
+        ex = NativeExtractor(g)
+        ex.extract_arrays(0, 1)  # compile outside the timings
+
+        def run(s: int, d: int) -> int:
+            nodes, _, indices = ex.extract_arrays(s, d)
+            return nodes.size + indices.size
+    elif extractor == "networkx":
+        from evaluators.ppr.networkx_cpu import subgraph_csr, to_networkx
+
+        G = to_networkx(g)
+
+        def run(s: int, d: int) -> int:
+            nodes, a = subgraph_csr(G, s, d)
+            return len(nodes) + a.nnz
+    else:
+        def run(s: int, d: int) -> int:
+            ball = bfs_ball(g, s, d)
+            return ball.size + induced(g, ball).nnz
 
     rng = np.random.default_rng(seed)
     rows, times = [], []
@@ -112,17 +152,16 @@ def calibrate_host(g: Graph, n_sources: int = 40, depths: Sequence[int] = (1, 2,
         for d in depths:
             best = math.inf
             for _ in range(repeats):
-                t0 = time.perf_counter()
-                ball = bfs_ball(g, s, d)
-                a = induced(g, ball)
-                best = min(best, time.perf_counter() - t0)
-            rows.append((1.0, float(d), float(ball.size + a.nnz)))
+                t0 = time.process_time()
+                size = run(s, d)
+                best = min(best, time.process_time() - t0)
+            rows.append((1.0, float(d), float(size)))
             times.append(best)
     coef = nnls(np.asarray(rows), np.asarray(times))[0]
-    base = base or HostModel()
+    base = base or (NUMPY_HOST if extractor == "numpy" else HostModel())
     return HostModel(cpu_us_per_subgraph=float(coef[0] * 1e6), cpu_us_per_hop=float(coef[1] * 1e6),
                      cpu_ns_per_entry=float(coef[2] * 1e9),
-                     cpu_ns_per_format_word=base.cpu_ns_per_format_word,
+                     cpu_ns_per_format_word=base.cpu_ns_per_format_word if extractor == "numpy" else 0.0,
                      link_gb_per_s=base.link_gb_per_s, link_latency_us=base.link_latency_us)
 
 
@@ -142,13 +181,14 @@ class MeLoPPRCoDesign:
     """Evaluator of joint FPGA x plan points (see the module docstring).
 
     Args:
-        graph: ``citeseer`` / ``cora`` / ``pubmed`` (an edge list in ``graph_dir``),
+        graph: ``citeseer`` / ``cora`` / ``pubmed`` (shipped with coexplore), a name with
+            an edge list in ``graph_dir``,
             ``synthetic-amazon[@scale]`` etc., or a path to a SNAP edge list
             (:func:`evaluators.ppr.load_graph`).
         n_queries: query sources per evaluation (fixed sample).
         query_seed: seed of the source sample.
         graph_dir: directory of ``{name}_adj.txt`` (default ``$COEXPLORE_GRAPH_DIR``,
-            else ``../shared/data/graphs``).
+            else the packaged graphs; :func:`evaluators.ppr.graph_path`).
         precision: ``"k"`` (paper) or ``"pprpy"``.
         quantize: emulate the ``int_bits`` integer datapath in the precision (default);
             ``False`` -> floating point.
@@ -174,12 +214,12 @@ class MeLoPPRCoDesign:
             host = HostModel(**host)
         elif not isinstance(host, HostModel):
             raise ValueError(f"MeLoPPRCoDesign: host must be a HostModel or a mapping, got {host!r}")
-        is_named = not (graph.startswith("synthetic-") or "/" in graph or graph.endswith(".txt"))
-        path = shared_graph_path(graph, graph_dir) if is_named else Path(graph)
-        if not graph.startswith("synthetic-") and not path.exists():
+        is_named = not (graph.startswith("synthetic-") or "/" in graph or graph.endswith((".txt", ".gz")))
+        if is_named:
+            graph_path(graph, graph_dir)  # raises FileNotFoundError naming where it looked
+        elif not graph.startswith("synthetic-") and not Path(graph).exists():
             raise FileNotFoundError(
-                f"MeLoPPRCoDesign: graph {graph!r}: {path} not found (set the evaluator option "
-                "graph_dir or $COEXPLORE_GRAPH_DIR; nothing is downloaded)")
+                f"MeLoPPRCoDesign: graph {graph!r}: {graph} not found (nothing is downloaded)")
         self.graph_spec = graph
         self.graph_dir = graph_dir
         self.n_queries = n_queries

@@ -20,9 +20,11 @@ allocate an ``O(n)`` array, so their cost and memory scale with the ball, not th
 
 from __future__ import annotations
 
+import gzip
 import math
 import os
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +32,7 @@ import scipy.sparse as sp
 
 __all__ = [
     "GRAPH_DIR_ENV",
+    "PACKAGED_GRAPHS",
     "PLANETOID_COUNTS",
     "SYNTHETIC_LIKE",
     "Graph",
@@ -38,15 +41,16 @@ __all__ = [
     "from_networkx",
     "from_scipy",
     "graph_dir",
+    "graph_path",
     "induced",
     "load_edgelist",
     "load_graph",
-    "shared_graph_path",
+    "packaged_graph_path",
     "synthetic_like",
     "synthetic_powerlaw",
 ]
 
-#: |V|, |E| of MeLoPPR's G1-G3 (Table II); the shared edge lists match them exactly.
+#: |V|, |E| of MeLoPPR's G1-G3 (Table II); the packaged edge lists match them exactly.
 PLANETOID_COUNTS: dict[str, tuple[int, int]] = {
     "citeseer": (3327, 4676),
     "cora": (2708, 5278),
@@ -61,43 +65,77 @@ SYNTHETIC_LIKE: dict[str, tuple[int, int]] = {
     "youtube": (1134890, 2987624),
 }
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-
-#: Environment variable naming the directory of the ``{name}_adj.txt`` edge lists.
+#: Environment variable naming a directory of ``{name}_adj.txt`` (or ``.txt.gz``) edge lists.
 GRAPH_DIR_ENV = "COEXPLORE_GRAPH_DIR"
 
+#: Graphs shipped with coexplore (``evaluators/ppr/data/{name}_adj.txt.gz``; origin and
+#: licence in ``evaluators/ppr/data/README.md``).
+PACKAGED_GRAPHS = ("citeseer", "cora", "pubmed")
 
-def graph_dir(directory: str | Path | None = None) -> Path:
-    """Where the named edge lists live: ``directory`` if given, else ``$COEXPLORE_GRAPH_DIR``,
-    else ``../shared/data/graphs/`` next to the repository (never inside it: the Planetoid
-    files must not be committed)."""
+_SUFFIXES = ("_adj.txt", "_adj.txt.gz")
+
+
+def graph_dir(directory: str | Path | None = None) -> Path | None:
+    """The user's directory of edge lists: ``directory`` if given, else
+    ``$COEXPLORE_GRAPH_DIR``, else ``None`` (only the packaged graphs)."""
     if directory is not None and str(directory) != "":
         return Path(directory)
     env = os.environ.get(GRAPH_DIR_ENV)
-    if env:
-        return Path(env)
-    return _REPO_ROOT.parent / "shared" / "data" / "graphs"
+    return Path(env) if env else None
 
 
-def shared_graph_path(name: str, directory: str | Path | None = None) -> Path:
-    """``<graph_dir(directory)>/{name}_adj.txt`` (see :func:`graph_dir`).
+def packaged_graph_path(name: str) -> Path:
+    """Path of a graph shipped with coexplore (one of :data:`PACKAGED_GRAPHS`)."""
+    if name not in PACKAGED_GRAPHS:
+        raise KeyError(f"graph {name!r} is not shipped with coexplore (shipped: {list(PACKAGED_GRAPHS)})")
+    return Path(str(resources.files("evaluators.ppr") / "data" / f"{name}_adj.txt.gz"))
 
-    Callers check ``.exists()`` and skip when absent; :func:`load_graph` raises instead.
+
+def graph_path(name: str, directory: str | Path | None = None) -> Path:
+    """Where the edge list of graph ``name`` is read from.
+
+    1. ``directory`` given: ``directory/{name}_adj.txt`` (or ``.txt.gz``) and nowhere else;
+    2. else ``$COEXPLORE_GRAPH_DIR/{name}_adj.txt[.gz]`` if that file exists;
+    3. else the copy shipped with coexplore, for :data:`PACKAGED_GRAPHS`.
+
+    Raises ``FileNotFoundError`` naming the graph and the places it looked. Nothing is
+    downloaded.
     """
-    return graph_dir(directory) / f"{name}_adj.txt"
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"graph name must be a non-empty string, got {name!r}")
+    looked: list[Path] = []
+    explicit = directory is not None and str(directory) != ""
+    d = graph_dir(directory)
+    if d is not None:
+        for suffix in _SUFFIXES:
+            cand = d / f"{name}{suffix}"
+            if cand.exists():
+                return cand
+            looked.append(cand)
+    if not explicit and name in PACKAGED_GRAPHS:
+        return packaged_graph_path(name)
+    where = ", ".join(str(x) for x in looked) or "no directory given"
+    raise FileNotFoundError(
+        f"graph {name!r}: no edge list found ({where}); coexplore ships "
+        f"{list(PACKAGED_GRAPHS)}; for another graph pass a path to its edge list, or set "
+        f"graph_dir / ${GRAPH_DIR_ENV} to the directory holding {{name}}_adj.txt; nothing "
+        "is downloaded"
+    )
 
 
 def load_graph(spec: str, directory: str | Path | None = None, seed: int = 0) -> Graph:
     """A graph by name or path, for configs and command lines.
 
-    * ``"citeseer"``, ``"cora"``, ``"pubmed"`` (or any ``NAME`` with a ``NAME_adj.txt`` in
-      :func:`graph_dir`): that edge list;
+    * ``"citeseer"``, ``"cora"``, ``"pubmed"`` (shipped with coexplore) or any ``NAME``
+      with a ``NAME_adj.txt[.gz]`` in ``directory`` / ``$COEXPLORE_GRAPH_DIR``
+      (:func:`graph_path`): that edge list;
     * ``"synthetic-amazon"`` / ``-dblp`` / ``-youtube``, optionally ``"...@0.05"`` for a
       scaled copy: :func:`synthetic_like` with ``seed`` (labelled synthetic);
-    * anything else containing a path separator or ending in ``.txt``: :func:`load_edgelist`.
+    * anything else containing a path separator or ending in ``.txt`` / ``.gz``:
+      :func:`load_edgelist` of that file.
 
-    A missing file raises ``FileNotFoundError`` naming the path, ``graph`` and how to
-    point at the directory (``graph_dir`` / ``$COEXPLORE_GRAPH_DIR``). Nothing is downloaded.
+    A missing file raises ``FileNotFoundError`` naming the path and ``graph``. Nothing is
+    downloaded.
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"graph must be a non-empty string, got {spec!r}")
@@ -108,17 +146,13 @@ def load_graph(spec: str, directory: str | Path | None = None, seed: int = 0) ->
         except ValueError:
             raise ValueError(f"graph {spec!r}: scale after '@' must be a number") from None
         return synthetic_like(base, seed=seed, scale=sc)
-    if "/" in spec or os.sep in spec or spec.endswith(".txt"):
+    if "/" in spec or os.sep in spec or spec.endswith((".txt", ".gz")):
         path = Path(spec)
-    else:
-        path = shared_graph_path(spec, directory)
-    if not path.exists():
-        raise FileNotFoundError(
-            f"graph {spec!r}: edge list {path} not found (set graph_dir or "
-            f"${GRAPH_DIR_ENV} to the directory holding {{name}}_adj.txt; nothing is "
-            "downloaded)"
-        )
-    return load_edgelist(path)
+        if not path.exists():
+            raise FileNotFoundError(f"graph {spec!r}: edge list {path} not found (nothing is downloaded)")
+        return load_edgelist(path)
+    path = graph_path(spec, directory)
+    return load_edgelist(path, name=spec)
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,16 +221,18 @@ def _make(adj: sp.csr_array, name: str, synthetic: bool, node_ids: np.ndarray) -
 def load_edgelist(path: str | Path, name: str | None = None) -> Graph:
     """Read a SNAP-style edge list: two whitespace-separated integer ids per line.
 
-    Lines starting with ``#`` or ``%`` and blank lines are skipped; CRLF endings are fine.
-    An edge may be listed in one or both directions (duplicates collapse); ``u u`` is a
-    self-loop. Ids are remapped to ``0..n-1`` in increasing id order (``node_ids`` keeps
-    them). ``name`` defaults to the file stem without a trailing ``_adj``.
+    Lines starting with ``#`` or ``%`` and blank lines are skipped; CRLF endings are fine;
+    a ``.gz`` file is read through gzip. An edge may be listed in one or both directions
+    (duplicates collapse); ``u u`` is a self-loop. Ids are remapped to ``0..n-1`` in
+    increasing id order (``node_ids`` keeps them). ``name`` defaults to the file name
+    without ``.gz``, ``.txt`` and a trailing ``_adj``.
     Malformed lines raise ``ValueError("<path>:<line>: ...")``.
     """
     path = Path(path)
     us: list[int] = []
     vs: list[int] = []
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, start=1):
             s = line.strip()
             if not s or s[0] in "#%":
@@ -224,7 +260,7 @@ def load_edgelist(path: str | Path, name: str | None = None) -> Graph:
     ids = np.unique(np.concatenate([u, v]))
     adj = _csr_from_pairs(np.searchsorted(ids, u), np.searchsorted(ids, v), ids.size)
     if name is None:
-        name = path.stem.removesuffix("_adj")
+        name = path.name.removesuffix(".gz").removesuffix(".txt").removesuffix("_adj")
     return _make(adj, name, False, ids)
 
 
@@ -271,9 +307,9 @@ def synthetic_powerlaw(
     Holme-Kim growth (``networkx.powerlaw_cluster_graph``: preferential attachment, so a
     power-law degree tail, plus triad closure with probability ``triad_p`` for
     clustering) with ``ceil(m/n)`` edges per new node, then uniformly random edges are
-    removed to bring the count to ``m``; a node left isolated by the removal gets one of
-    its removed edges back, so ``m`` is exceeded by at most that many (a handful per
-    million). Deterministic in ``seed``. Labelled ``synthetic=True``.
+    removed to bring the count to exactly ``m``: a node left isolated by the removal gets
+    one of its removed edges back, and as many other random edges whose ends keep a
+    neighbour are removed instead. Deterministic in ``seed``. Labelled ``synthetic=True``.
 
     Caveat: growth models are small worlds, so their 3- and 6-hop balls are much larger
     than those of the real SNAP community graphs of the same size; results on them are
@@ -301,6 +337,20 @@ def synthetic_powerlaw(
             _, first = np.unique(ends[lonely], return_index=True)
             back = np.unique(np.flatnonzero(lonely)[first] // 2)
             kept = np.concatenate([kept, dropped[back]])
+            # and as many other edges leave again, never one that would isolate a node
+            deg = np.bincount(kept.ravel(), minlength=n)
+            drop = np.zeros(kept.shape[0], dtype=bool)
+            extra = kept.shape[0] - m
+            for i in rng.permutation(kept.shape[0] - back.size):
+                if extra == 0:
+                    break
+                u, v = kept[i]
+                if deg[u] > 1 and deg[v] > 1:
+                    deg[u] -= 1
+                    deg[v] -= 1
+                    drop[i] = True
+                    extra -= 1
+            kept = kept[~drop]
         e = kept
     adj = _csr_from_pairs(e[:, 0], e[:, 1], n)
     return _make(adj, name or f"synthetic-powerlaw-{n}-{m}", True, np.arange(n))

@@ -9,27 +9,34 @@ are read off the figures):
    direct 6-step diffusion (Eq. 8) on citeseer, cora and pubmed: max abs difference.
 2. **Precision vs next-stage nodes** 1..14 (Fig. 7; ``l1 = l2 = 3``, ``k = 200``,
    ``c = 10``, ``alpha = 0.95``) with three precision definitions -- ``|T^ ∩ T| / k``
-   (the paper's formula), ``PPR.py``'s thresholded variant, ``|T^ ∩ T| / min(k, |T|)``
-   -- and vs the *fraction* of next-stage nodes (Fig. 6, averaged over the three graphs).
-3. **CPU** -- per-query latency and tracemalloc peak of the single-stage baseline
-   (BFS depth 6 + 6-step diffusion) and of MeLoPPR, measured in the same run on the same
-   sources: memory reduction (Table II CPU column) and speedup at about 80 % and 90 %
-   precision.
-4. **FPGA (modelled)** -- :mod:`accelerators.ppr_fpga` at the paper's design (P = 16,
-   8192-word 32-bit tables, 100 MHz; host costs calibrated on this machine): on-chip
-   memory reduction (Table II FPGA column), per-query latency and speedup over the
-   measured CPU baseline (Fig. 7 FPGA), the Table I resources, and Fig. 5's single
-   diffusion of citeseer at P = 1 and 16.
-5. **Synthetic large graphs** -- power-law stand-ins with the sizes of com-amazon /
-   com-dblp / com-youtube (scaled by ``--synthetic-scale``), clearly labelled: the real
-   SNAP graphs are not available offline, so these numbers are *not* comparable with the
-   paper's G4-G6.
-6. **Co-design** -- a multi-objective BO study over FPGA x plan
+   (the paper's formula), ``PPR.py``'s thresholded variant, ``|T^ ∩ T| / min(k, |T|)``.
+3. **Fig. 6** -- precision vs the *fraction* of next-stage nodes under three readings of
+   "fraction of what" (:data:`FIG6_RULES`) and the three definitions, side by side.
+4. **CPU, both baselines** -- per-query latency and tracemalloc peak of the single-stage
+   baseline (BFS depth 6 + 6-step diffusion) and of MeLoPPR, each in two
+   implementations measured in the same run on the same sources: NetworkX + CSR
+   products, the way the paper describes its CPU code
+   (:mod:`evaluators.ppr.networkx_cpu`), and vectorized scipy CSR
+   (:func:`evaluators.ppr.local_ppr` / :func:`evaluators.ppr.meloppr`). Every ratio is
+   given against both, so the baseline's share of the paper's figure shows.
+5. **FPGA (modelled)** -- :mod:`accelerators.ppr_fpga` at the paper's design (P = 16,
+   8192-word 32-bit tables, 100 MHz) with the host's sub-graph extraction costed as
+   native code (:class:`evaluators.ppr.native.NativeExtractor`, measured on this
+   machine; the numpy host of the first version for comparison): on-chip memory
+   reduction (Table II FPGA column), end-to-end and FPGA-only speedups over both CPU
+   baselines (Fig. 7 FPGA), the Table I resources, and Fig. 5's single diffusion of
+   citeseer at P = 1 and 16.
+6. **Synthetic large graphs** -- power-law stand-ins with the node and edge counts of
+   com-amazon / com-dblp / com-youtube (full size by default), clearly labelled: the
+   SNAP graphs are not available offline. Precision over a ladder of next-stage counts,
+   then speed and memory at 1 and 13 nodes and at the ~80 % / ~90 % operating points.
+7. **Co-design** -- a multi-objective BO study over FPGA x plan
    (``experiments/configs/meloppr.yaml``'s space, precision / latency / BRAM) on cora,
    its Pareto front against the paper's chosen point.
 
 Writes ``results.json``, ``table.md`` (quantity | graph | paper | ours | command | note)
-and plots to ``runs/reproduce/meloppr/``. Run: ``coexplore reproduce meloppr [--quick]``.
+and plots to ``runs/reproduce/meloppr/``; each finished graph is kept under
+``graphs/`` there, so a killed run resumes. Run: ``coexplore reproduce meloppr [--quick]``.
 """
 
 from __future__ import annotations
@@ -46,7 +53,13 @@ from typing import Any
 
 import numpy as np
 
-from accelerators.ppr_fpga import PAPER_TABLE_I, PPRFpgaEngine, Subgraph, subgraph_fpga_bytes
+from accelerators.ppr_fpga import (
+    PAPER_TABLE_I,
+    HostModel,
+    PPRFpgaEngine,
+    Subgraph,
+    subgraph_fpga_bytes,
+)
 from evaluators.ppr import (
     SYNTHETIC_LIKE,
     Graph,
@@ -55,14 +68,15 @@ from evaluators.ppr import (
     meloppr,
     precision_at_k,
     precision_at_k_pprpy,
-    shared_graph_path,
 )
 from evaluators.ppr.engine_evaluator import (
+    HOST_EXTRACTORS,
     MeLoPPRCoDesign,
     baseline_subgraph,
     calibrate_host,
     meloppr_subgraphs,
 )
+from evaluators.ppr.networkx_cpu import local_ppr_networkx, meloppr_networkx, to_networkx
 from experiments.reproduce import jsonable
 
 logger = logging.getLogger(__name__)
@@ -92,9 +106,9 @@ PAPER_TABLE_II = {"citeseer": (1.51, 73.64), "cora": (4.18, 214.58), "pubmed": (
 PAPER_FIG6 = {0.01: 0.738, 0.02: 0.781, 0.03: 0.852, 0.05: None, 0.20: 0.961, 0.30: 0.969}
 #: An independent re-implementation's sanity check, made while this reproduction was
 #: planned (unpublished; alpha 0.95, k 200, 100 seeds; pubmed 40) [inferred].
-NOTES_CHECK = {"cora": {1: 0.59, 3: 0.78, 5: 0.85, 13: 0.90},
-               "citeseer": {1: 0.69, 3: 0.82, 5: 0.87, 13: 0.95},
-               "pubmed": {1: 0.77, 3: 0.86, 5: 0.87, 13: 0.87}}
+INDEPENDENT_CHECK = {"cora": {1: 0.59, 3: 0.78, 5: 0.85, 13: 0.90},
+                     "citeseer": {1: 0.69, 3: 0.82, 5: 0.87, 13: 0.95},
+                     "pubmed": {1: 0.77, 3: 0.86, 5: 0.87, 13: 0.87}}
 #: The paper's chosen design (Secs. V-VI): P = 16, l1 = l2 = 3 (13 next-stage
 #: nodes, the right end of Fig. 7; c = 10; the RTL's 8192 x 32-bit tables; split).
 PAPER_POINT = {"n_pes": 16, "bram_words_per_table": 8192, "int_bits": 32, "clock_mhz": 100.0,
@@ -102,6 +116,26 @@ PAPER_POINT = {"n_pes": 16, "bram_words_per_table": 8192, "int_bits": 32, "clock
                "pe_assignment": "split"}
 K, C, ALPHA = 200, 10, 0.95
 TARGETS = (0.8, 0.9)
+#: Next-stage counts tried on the synthetic graphs (their precision rises slowly).
+SYNTHETIC_LADDER = (1, 2, 4, 8, 13, 32, 64, 128)
+#: The NetworkX code runs on the synthetic graphs only up to this many next-stage nodes:
+#: each of their 3-hop balls holds 10^4-10^5 nodes, ~1 s per ball in NetworkX here.
+SYNTHETIC_NX_MAX_NS = 32
+#: On real graphs with more nodes than this, the NetworkX code runs on the first
+#: :data:`LARGE_GRAPH_NX_SOURCES` sources only, and Fig. 6 on the first
+#: :data:`LARGE_GRAPH_FIG6_SOURCES` (else 50): on pubmed the NetworkX MeLoPPR under
+#: tracemalloc takes minutes for sources near hubs (3-hop balls of thousands of nodes),
+#: and 1-30 % of its |V| is hundreds of next-stage nodes.
+LARGE_GRAPH_NODES = 10_000
+LARGE_GRAPH_NX_SOURCES = 5
+LARGE_GRAPH_FIG6_SOURCES = 10
+#: Bumped when what a graph's cached result holds changes.
+CACHE_VERSION = 2
+FIG6_RULE_NOTES = {
+    "residual": "fraction of the non-zero-residual stage-1 nodes (the candidates Sec. IV-D ranks)",
+    "ball": "fraction of the stage-1 ball G_3(s)",
+    "graph": "fraction of the graph's |V| (capped at the non-zero-residual nodes)",
+}
 
 
 # ------------------------------------------------------------------------- measurements
@@ -121,35 +155,63 @@ def _prec_min(top: np.ndarray, truth_top: np.ndarray, k: int) -> float:
     return len(set(top.tolist()) & set(truth_top.tolist())) / max(1, min(k, truth_top.size))
 
 
-def measure_graph(g: Graph, sources: Sequence[int], ns_values: Sequence[int], k: int = K, c: int = C,
-                  memory: bool = True) -> dict[str, Any]:
-    """Per source: baseline latency/memory and, per next-stage count, MeLoPPR latency,
-    memory, the three precisions and its sub-graphs (for the FPGA model).
+def _new_row() -> dict[str, list]:
+    return {"lat_ms": [], "mem_kib": [], "prec_k": [], "prec_pprpy": [], "prec_min": [], "subs": [],
+            "fpga_bytes": [], "used": [], "nx_lat_ms": [], "nx_mem_kib": []}
 
-    Each query runs twice, once timed and once under tracemalloc (``memory=True``); the
-    baseline and MeLoPPR of a source run back to back, so load on the machine affects
-    both alike.
+
+def measure_graph(g: Graph, sources: Sequence[int], ns_values: Sequence[int], k: int = K, c: int = C,
+                  memory: bool = True, nx_graph: Any = None, nx_sources: int | None = None,
+                  nx_ns: Sequence[int] | None = None, mem_ns: Sequence[int] | None = None) -> dict[str, Any]:
+    """Per source: both single-stage baselines' latency and memory and, per next-stage
+    count, MeLoPPR's latency, memory, the three precisions and its sub-graphs (for the
+    FPGA model), in the vectorized scipy implementation and -- with ``nx_graph``
+    (:func:`evaluators.ppr.networkx_cpu.to_networkx` of ``g``) -- in the NetworkX one
+    written the way the paper describes its CPU code.
+
+    Latency is each query's CPU time (``PPRStats.cpu_s``, ``time.process_time``): on a
+    shared machine wall time also counts the time the process waits for a core, which
+    would inflate the measured CPU side against the modelled FPGA.
+    Each query runs twice, once timed and once under tracemalloc (``memory=True``; only
+    for the counts in ``mem_ns``, default all); the baseline and MeLoPPR of a source run
+    back to back, so load on the machine affects both alike. The NetworkX runs cover the
+    first ``nx_sources`` sources (default all) and the counts in ``nx_ns`` (default all).
     """
-    local_ppr(g, int(sources[0]))  # warm-up
-    meloppr(g, int(sources[0]), next_stage=1)
-    base: dict[str, list] = {"lat_ms": [], "mem_kib": [], "sub": []}
-    rows: dict[int, dict[str, list]] = {ns: {"lat_ms": [], "mem_kib": [], "prec_k": [], "prec_pprpy": [],
-                                             "prec_min": [], "subs": [], "fpga_bytes": [], "used": []}
-                                        for ns in ns_values}
-    for s in (int(x) for x in sources):
+    mem_set = set(ns_values if mem_ns is None else mem_ns)
+    nx_set = set(ns_values if nx_ns is None else nx_ns)
+    n_nx = len(sources) if nx_sources is None else min(nx_sources, len(sources))
+    s0 = int(sources[0])
+    local_ppr(g, s0)  # warm-up
+    meloppr(g, s0, next_stage=1)
+    if nx_graph is not None:
+        local_ppr_networkx(nx_graph, s0, L=3)
+    base: dict[str, list] = {"lat_ms": [], "mem_kib": [], "sub": [], "nx_lat_ms": [], "nx_mem_kib": []}
+    rows: dict[int, dict[str, list]] = {ns: _new_row() for ns in ns_values}
+    for i, s in enumerate(int(x) for x in sources):
+        with_nx = nx_graph is not None and i < n_nx
         b = local_ppr(g, s)
-        base["lat_ms"].append(b.stats.wall_s * 1e3)
+        base["lat_ms"].append(b.stats.cpu_s * 1e3)
         if memory:
             base["mem_kib"].append(local_ppr(g, s, trace_memory=True).stats.tracemalloc_peak_bytes / 1024)
+        if with_nx:
+            base["nx_lat_ms"].append(local_ppr_networkx(nx_graph, s).stats.cpu_s * 1e3)
+            if memory:
+                base["nx_mem_kib"].append(
+                    local_ppr_networkx(nx_graph, s, trace_memory=True).stats.tracemalloc_peak_bytes / 1024)
         base["sub"].append(baseline_subgraph(g, s, 6))
         truth_top = b.top(k)
         for ns in ns_values:
             est = meloppr(g, s, l1=3, l2=3, k=k, next_stage=ns, c=c, record_subgraphs=True)
             r = rows[ns]
-            r["lat_ms"].append(est.stats.wall_s * 1e3)
-            if memory:
+            r["lat_ms"].append(est.stats.cpu_s * 1e3)
+            if memory and ns in mem_set:
                 m = meloppr(g, s, l1=3, l2=3, k=k, next_stage=ns, c=c, trace_memory=True)
                 r["mem_kib"].append(m.stats.tracemalloc_peak_bytes / 1024)
+            if with_nx and ns in nx_set:
+                r["nx_lat_ms"].append(meloppr_networkx(nx_graph, s, k=k, next_stage=ns, c=c).stats.cpu_s * 1e3)
+                if memory:
+                    r["nx_mem_kib"].append(meloppr_networkx(
+                        nx_graph, s, k=k, next_stage=ns, c=c, trace_memory=True).stats.tracemalloc_peak_bytes / 1024)
             top = est.top(k)
             r["prec_k"].append(precision_at_k(top, truth_top, k))
             r["prec_pprpy"].append(precision_at_k_pprpy(est, b, k))
@@ -158,47 +220,117 @@ def measure_graph(g: Graph, sources: Sequence[int], ns_values: Sequence[int], k:
             r["subs"].append(subs)
             r["fpga_bytes"].append(max(float(subgraph_fpga_bytes(x.n_nodes, x.nnz, 32)) for x in subs))
             r["used"].append(est.stats.extra["next_stage_used"])
-    return {"base": base, "rows": rows}
+    return {"base": base, "rows": rows, "nx_sources": n_nx if nx_graph is not None else 0}
 
 
-def fraction_curve(g: Graph, sources: Sequence[int], fractions: Sequence[float], k: int = K,
-                   c: int = C) -> dict[float, dict[str, float]]:
-    """Mean precision for next-stage *fractions* (Fig. 6's x-axis)."""
+#: Next-stage rules for Fig. 6's "% of next-stage nodes": which set the fraction is of.
+#: ``residual`` -- the stage-1 nodes with a non-zero residual (the candidates Sec. IV-D
+#: ranks; :func:`evaluators.ppr.meloppr`'s float ``next_stage``); ``ball`` -- every node
+#: of the stage-1 ball ``G_l1(s)``; ``graph`` -- the graph's ``|V|``. Each takes
+#: ``ceil(f * size)`` nodes, largest residual first, at most all non-zero-residual ones.
+FIG6_RULES = ("residual", "ball", "graph")
+FIG6_METRICS = ("prec_k", "prec_pprpy", "prec_min")
+
+
+def fraction_curves(g: Graph, sources: Sequence[int], fractions: Sequence[float], k: int = K,
+                    c: int = C, rules: Sequence[str] = FIG6_RULES) -> dict[str, dict[float, dict[str, float]]]:
+    """Mean precision (three definitions) for next-stage *fractions* (Fig. 6's x-axis),
+    under each rule of :data:`FIG6_RULES`. Nothing here is fitted: every rule and metric
+    is reported."""
+    bad = [r for r in rules if r not in FIG6_RULES]
+    if bad:
+        raise ValueError(f"fraction_curves: unknown rules {bad}; choose from {list(FIG6_RULES)}")
     truths = {int(s): local_ppr(g, int(s)) for s in sources}
-    out = {}
-    for f in fractions:
-        pk, pp = [], []
-        for s, t in truths.items():
-            est = meloppr(g, s, next_stage=float(f), c=c, k=k)
-            pk.append(precision_at_k(est.top(k), t.top(k), k))
-            pp.append(precision_at_k_pprpy(est, t, k))
-        out[float(f)] = {"prec_k": float(np.mean(pk)), "prec_pprpy": float(np.mean(pp))}
+    sizes = {}
+    for s in truths:
+        st = meloppr(g, s, next_stage=0, c=c, k=k).stats
+        sizes[s] = {"residual": st.extra["nonzero_residual"], "ball": st.stage_sizes[0][0], "graph": g.n}
+    out: dict[str, dict[float, dict[str, float]]] = {}
+    for rule in rules:
+        out[rule] = {}
+        for f in fractions:
+            acc: dict[str, list[float]] = {m: [] for m in FIG6_METRICS}
+            used = []
+            for s, t in truths.items():
+                nz = sizes[s]["residual"]
+                count = min(nz, math.ceil(float(f) * sizes[s][rule] - 1e-9))
+                est = meloppr(g, s, next_stage=int(count), c=c, k=k)
+                top, ttop = est.top(k), t.top(k)
+                acc["prec_k"].append(precision_at_k(top, ttop, k))
+                acc["prec_pprpy"].append(precision_at_k_pprpy(est, t, k))
+                acc["prec_min"].append(_prec_min(top, ttop, k))
+                used.append(count)
+            out[rule][float(f)] = {m: float(np.mean(v)) for m, v in acc.items()} | {"used": float(np.mean(used))}
     return out
 
 
+def table_bound_check(g: Graph, sources: Sequence[int], ns_values: Sequence[int] = (13, 128),
+                      k: int = K, c: int = C) -> dict[int, dict[str, float]]:
+    """Mean precision (PPR.py variant) with the ``c * k`` global table and with an
+    unbounded one, at each next-stage count: how much of the precision the table's
+    first-come admission costs."""
+    out = {}
+    for ns in ns_values:
+        bounded, unbounded, refused = [], [], []
+        for s in (int(x) for x in sources):
+            truth = local_ppr(g, s)
+            r = meloppr(g, s, next_stage=ns, c=c, k=k)
+            bounded.append(precision_at_k_pprpy(r, truth, k))
+            refused.append(r.stats.extra["refused"])
+            unbounded.append(precision_at_k_pprpy(meloppr(g, s, next_stage=ns, c=None, k=k), truth, k))
+        out[int(ns)] = {"prec_table": float(np.mean(bounded)), "prec_unbounded": float(np.mean(unbounded)),
+                        "refused_mean": float(np.mean(refused))}
+    return out
+
+
+def _ratio(num: Sequence[float], den: Sequence[float]) -> float | None:
+    return float(np.mean(num) / np.mean(den)) if len(num) and len(den) else None
+
+
 def summarize_cpu(meas: dict[str, Any], ns_values: Sequence[int]) -> dict[str, Any]:
+    """Means and ratios of means: ``speedup`` / ``mem_reduction`` are scipy baseline over
+    scipy MeLoPPR, ``speedup_nx`` / ``mem_reduction_nx`` NetworkX over NetworkX (the
+    paper's comparison), ``baseline_nx_over_scipy`` how much slower the NetworkX baseline
+    is (all on the sources each was run on)."""
     base = meas["base"]
+    n_nx = meas.get("nx_sources", 0)
     b_lat = float(np.mean(base["lat_ms"]))
     b_mem = float(np.mean(base["mem_kib"])) if base["mem_kib"] else math.nan
-    per_ns = {}
+    out: dict[str, Any] = {
+        "baseline_lat_ms": b_lat, "baseline_mem_kib": b_mem, "nx_sources": n_nx,
+        "baseline_nx_lat_ms": float(np.mean(base["nx_lat_ms"])) if base["nx_lat_ms"] else None,
+        "baseline_nx_mem_kib": float(np.mean(base["nx_mem_kib"])) if base["nx_mem_kib"] else None,
+        "baseline_nx_over_scipy_lat": _ratio(base["nx_lat_ms"], base["lat_ms"][:n_nx]),
+        "baseline_nx_over_scipy_mem": _ratio(base["nx_mem_kib"], base["mem_kib"][:n_nx]),
+        "per_ns": {},
+    }
     for ns in ns_values:
         r = meas["rows"][ns]
         lat = float(np.mean(r["lat_ms"]))
-        d = {"lat_ms": lat, "speedup": b_lat / lat, "prec_k": float(np.mean(r["prec_k"])),
-             "prec_pprpy": float(np.mean(r["prec_pprpy"])), "prec_min": float(np.mean(r["prec_min"])),
-             "used": float(np.mean(r["used"]))}
+        d: dict[str, Any] = {
+            "lat_ms": lat, "speedup": b_lat / lat, "prec_k": float(np.mean(r["prec_k"])),
+            "prec_pprpy": float(np.mean(r["prec_pprpy"])), "prec_min": float(np.mean(r["prec_min"])),
+            "used": float(np.mean(r["used"]))}
         if r["mem_kib"]:
             per = np.asarray(base["mem_kib"]) / np.asarray(r["mem_kib"])
             d.update(mem_kib=float(np.mean(r["mem_kib"])), mem_reduction=b_mem / float(np.mean(r["mem_kib"])),
                      mem_reduction_per_seed_mean=float(per.mean()), mem_reduction_min=float(per.min()),
                      mem_reduction_max=float(per.max()))
-        per_ns[ns] = d
-    return {"baseline_lat_ms": b_lat, "baseline_mem_kib": b_mem, "per_ns": per_ns}
+        if r["nx_lat_ms"]:
+            d.update(nx_lat_ms=float(np.mean(r["nx_lat_ms"])), speedup_nx=_ratio(base["nx_lat_ms"], r["nx_lat_ms"]))
+        if r["nx_mem_kib"]:
+            per = np.asarray(base["nx_mem_kib"]) / np.asarray(r["nx_mem_kib"])
+            d.update(nx_mem_kib=float(np.mean(r["nx_mem_kib"])),
+                     mem_reduction_nx=_ratio(base["nx_mem_kib"], r["nx_mem_kib"]),
+                     mem_reduction_nx_min=float(per.min()), mem_reduction_nx_max=float(per.max()))
+        out["per_ns"][ns] = d
+    return out
 
 
-def at_targets(cpu: dict[str, Any], key: str = "prec_pprpy", targets: Sequence[float] = TARGETS) -> dict:
-    """For each target precision, the smallest next-stage count reaching it and the CPU
-    speedup there (``None`` if never reached; then the best precision is reported)."""
+def at_targets(cpu: dict[str, Any], key: str = "prec_pprpy", targets: Sequence[float] = TARGETS,
+               fpga: dict[str, Any] | None = None) -> dict:
+    """For each target precision, the smallest next-stage count reaching it and the
+    speedups there (``None`` if never reached; then the best precision is reported)."""
     out = {}
     per = cpu["per_ns"]
     for t in targets:
@@ -206,17 +338,34 @@ def at_targets(cpu: dict[str, Any], key: str = "prec_pprpy", targets: Sequence[f
         if hit is None:
             best = max(per, key=lambda ns: per[ns][key])
             out[t] = {"ns": None, "speedup": None, "best_prec": per[best][key], "best_ns": best}
-        else:
-            out[t] = {"ns": hit, "speedup": per[hit]["speedup"], "prec": per[hit][key]}
+            continue
+        d = {"ns": hit, "speedup": per[hit]["speedup"], "prec": per[hit][key]}
+        for extra in ("speedup_nx", "mem_reduction", "mem_reduction_nx"):
+            if per[hit].get(extra) is not None:
+                d[extra] = per[hit][extra]
+        if fpga is not None and hit in fpga["per_ns"]:
+            f = fpga["per_ns"][hit]
+            for extra in ("speedup_vs_scipy", "speedup_vs_nx", "fpga_only_vs_scipy", "fpga_only_vs_nx",
+                          "mem_reduction", "mem_reduction_nx"):
+                if f.get(extra) is not None:
+                    d[f"fpga_{extra}"] = f[extra]
+        out[t] = d
     return out
 
 
-def fpga_figures(engine: PPRFpgaEngine, meas: dict[str, Any], ns_values: Sequence[int]) -> dict[str, Any]:
-    """Modelled FPGA latency/memory per next-stage count, against the measured CPU baseline."""
+def fpga_figures(engines: dict[str, PPRFpgaEngine], meas: dict[str, Any],
+                 ns_values: Sequence[int]) -> dict[str, Any]:
+    """Modelled FPGA latency and on-chip memory per next-stage count, against both
+    measured CPU baselines. ``engines`` maps a host kind (``native``, ``numpy``) to the
+    engine costed with that host; ``native`` gives the headline end-to-end figures."""
     base = meas["base"]
+    n_nx = meas.get("nx_sources", 0)
     b_lat = float(np.mean(base["lat_ms"]))
+    b_nx = base["nx_lat_ms"]
     b_mem = np.asarray(base["mem_kib"]) * 1024 if base["mem_kib"] else None
-    base_fpga = [engine.query_latency([sg], "split", result_entries=0) for sg in base["sub"]]
+    b_nx_mem = np.asarray(base["nx_mem_kib"]) * 1024 if base["nx_mem_kib"] else None
+    native = engines["native"]
+    base_fpga = [native.query_latency([sg], "split", result_entries=0) for sg in base["sub"]]
     out: dict[str, Any] = {
         "baseline_on_fpga_ms": float(np.mean([x.latency_ms for x in base_fpga])),
         "baseline_fits_fraction": float(np.mean([x.fits for x in base_fpga])),
@@ -224,19 +373,33 @@ def fpga_figures(engine: PPRFpgaEngine, meas: dict[str, Any], ns_values: Sequenc
     }
     for ns in ns_values:
         r = meas["rows"][ns]
-        lat = [engine.query_latency(subs, "split", result_entries=C * K) for subs in r["subs"]]
-        ms = np.array([x.latency_ms for x in lat])
-        busy = np.array([x.fpga_busy_ms for x in lat])
-        d = {"latency_ms": float(ms.mean()), "fpga_busy_ms": float(busy.mean()),
-             "cpu_ms": float(np.mean([x.cpu_ms for x in lat])),
-             "speedup_vs_cpu_baseline": b_lat / float(ms.mean()),
-             "speedup_fpga_busy_only": b_lat / float(busy.mean()),
-             "fits_fraction": float(np.mean([x.fits for x in lat])),
-             "fpga_kib": float(np.mean(r["fpga_bytes"]) / 1024)}
+        lat = {kind: [e.query_latency(subs, "split", result_entries=C * K) for subs in r["subs"]]
+               for kind, e in engines.items()}
+        ms = np.array([x.latency_ms for x in lat["native"]])
+        busy = np.array([x.fpga_busy_ms for x in lat["native"]])
+        d: dict[str, Any] = {
+            "latency_ms": float(ms.mean()), "fpga_busy_ms": float(busy.mean()),
+            "cpu_ms": float(np.mean([x.cpu_ms for x in lat["native"]])),
+            "speedup_vs_scipy": b_lat / float(ms.mean()), "fpga_only_vs_scipy": b_lat / float(busy.mean()),
+            "fits_fraction": float(np.mean([x.fits for x in lat["native"]])),
+            "fpga_kib": float(np.mean(r["fpga_bytes"]) / 1024)}
+        for kind, xs in lat.items():
+            if kind != "native":
+                m_all = np.array([x.latency_ms for x in xs])
+                d[f"latency_ms_{kind}_host"] = float(m_all.mean())
+                d[f"cpu_ms_{kind}_host"] = float(np.mean([x.cpu_ms for x in xs]))
+                d[f"speedup_vs_scipy_{kind}_host"] = b_lat / float(m_all.mean())
+                if b_nx:
+                    d[f"speedup_vs_nx_{kind}_host"] = float(np.mean(b_nx) / m_all[:n_nx].mean())
+        if b_nx:
+            d["speedup_vs_nx"] = float(np.mean(b_nx) / ms[:n_nx].mean())
+            d["fpga_only_vs_nx"] = float(np.mean(b_nx) / busy[:n_nx].mean())
+        fb = np.asarray(r["fpga_bytes"])
         if b_mem is not None:
-            fb = np.asarray(r["fpga_bytes"])
             d["mem_reduction"] = float(b_mem.mean() / fb.mean())
             d["mem_reduction_per_seed_mean"] = float((b_mem / fb).mean())
+        if b_nx_mem is not None:
+            d["mem_reduction_nx"] = float(b_nx_mem.mean() / fb[:n_nx].mean())
         out["per_ns"][ns] = d
     return out
 
@@ -328,6 +491,7 @@ def _plain(v: Any) -> Any:
     return v
 
 
+
 # ------------------------------------------------------------------------- output
 
 
@@ -335,6 +499,10 @@ def _f(v: Any, spec: str = ".2f", suffix: str = "") -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     return f"{v:{spec}}{suffix}"
+
+
+def _x(v: Any, spec: str = ".2f") -> str:
+    return _f(v, spec, "x")
 
 
 def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
@@ -345,80 +513,104 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
 
     for name, ex in res.get("exactness", {}).items():
         add("Eq. 8 exactness: max abs error, all next-stage nodes, no table bound", name,
-            "~1e-16 (notes' check: < 4e-16)", f"{ex:.1e}")
+            "exact (Eq. 8)", f"{ex:.1e}")
     for name, gr in res.get("graphs", {}).items():
         cpu, fig7, syn = gr["cpu"], PAPER_FIG7.get(gr["key"], {}), gr["synthetic"]
-        label = f"{name} (SYNTHETIC x{gr['scale']:g})" if syn else name
-        pnote = "paper: real SNAP graph; ours: synthetic stand-in, not comparable" if syn else ""
+        label = f"{name} (SYNTHETIC, |V| {gr['n']:,}, |E| {gr['m']:,})" if syn else name
+        pnote = "paper: real SNAP graph; ours: synthetic stand-in of the same size" if syn else ""
         for ns in (1, 3, 5, 13):
             if ns not in cpu["per_ns"]:
                 continue
             d = cpu["per_ns"][ns]
             paper = fig7.get("prec", {}).get(ns)
-            notes = NOTES_CHECK.get(name, {}).get(ns) if not syn else None
-            ptxt = _f(paper) + (f" (notes' check {notes:.2f})" if notes is not None else "")
+            check = INDEPENDENT_CHECK.get(name, {}).get(ns) if not syn else None
+            ptxt = _f(paper) + (f" (independent check {check:.2f})" if check is not None else "")
             add(f"precision@200, {ns} next-stage node(s) (Fig. 7)", label, ptxt,
                 f"{d['prec_k']:.3f} (PPR.py variant {d['prec_pprpy']:.3f}; #(T^∩T)/min(k, #T) {d['prec_min']:.3f})",
                 pnote or ("#(T^∩T)/k is low where 6-hop balls have < 200 nodes" if name == "citeseer" else ""))
-        for ns in (1, 13):
-            if ns in cpu["per_ns"]:
-                d = cpu["per_ns"][ns]
-                add(f"CPU speedup vs single-stage, {ns} next-stage node(s) (Fig. 7)", label,
-                    _f(fig7.get("cpu", {}).get(ns), ".2f", "x"), f"{d['speedup']:.2f}x "
-                    f"({d['lat_ms']:.2f} vs {cpu['baseline_lat_ms']:.2f} ms)",
-                    pnote or "both ours in scipy; paper's in NetworkX")
+        nxs = cpu.get("nx_sources", 0)
+        for ns, d in gr.get("table_bound", {}).items():
+            add(f"precision with the c*k = {C * K} table vs an unbounded one, {ns} next-stage nodes", label, "–",
+                f"{d['prec_table']:.3f} vs {d['prec_unbounded']:.3f} ({d['refused_mean']:,.0f} nodes refused per query)",
+                "what the first-come table costs on these graphs")
+        add("single-stage baseline per query: NetworkX / scipy", label, "NetworkX (Sec. VI)",
+            f"{_f(cpu.get('baseline_nx_lat_ms'))} ms, {_f(cpu.get('baseline_nx_mem_kib'), '.0f')} KiB / "
+            f"{cpu['baseline_lat_ms']:.2f} ms, {cpu['baseline_mem_kib']:.0f} KiB "
+            f"(NetworkX {_x(cpu.get('baseline_nx_over_scipy_lat'))} the time, "
+            f"{_x(cpu.get('baseline_nx_over_scipy_mem'))} the memory)",
+            f"NetworkX on {nxs} of {gr['sources']} sources" if nxs != gr["sources"] else "")
+        for ns in sorted(cpu["per_ns"]):
+            if ns not in (1, 13) and not (syn and ns in {t.get("ns") for t in gr["targets"].values()}):
+                continue
+            d = cpu["per_ns"][ns]
+            add(f"CPU speedup vs single-stage, {ns} next-stage node(s) (Fig. 7)", label,
+                _x(fig7.get("cpu", {}).get(ns)),
+                f"NetworkX {_x(d.get('speedup_nx'))}; scipy {d['speedup']:.2f}x "
+                f"({d['lat_ms']:.2f} vs {cpu['baseline_lat_ms']:.2f} ms)",
+                pnote or "NetworkX = the paper's kind of CPU code; scipy = vectorized CSR, both ours")
         ptab = PAPER_TABLE_II.get(gr["key"])
-        for ns in (1, 13):
-            d = cpu["per_ns"].get(ns)
-            if d and "mem_reduction" in d:
-                add(f"CPU memory reduction (tracemalloc), {ns} next-stage node(s) (Table II)", label,
-                    _f(ptab and ptab[0], ".2f", "x"),
-                    f"{d['mem_reduction']:.2f}x ratio of means; {d['mem_reduction_per_seed_mean']:.2f}x "
-                    f"mean per seed ({d['mem_reduction_min']:.2f}-{d['mem_reduction_max']:.2f}x)",
-                    pnote or "paper does not say at which next-stage count")
+        for ns in sorted(cpu["per_ns"]):
+            d = cpu["per_ns"][ns]
+            if "mem_reduction" not in d or (ns not in (1, 13) and not syn):
+                continue
+            add(f"CPU memory reduction (tracemalloc), {ns} next-stage node(s) (Table II)", label,
+                _x(ptab and ptab[0]),
+                f"NetworkX {_x(d.get('mem_reduction_nx'))}; scipy {d['mem_reduction']:.2f}x "
+                f"(mean per seed {d['mem_reduction_per_seed_mean']:.2f}x, "
+                f"{d['mem_reduction_min']:.2f}-{d['mem_reduction_max']:.2f}x)",
+                pnote or "paper does not say at which next-stage count")
         for t, d in gr["targets"].items():
             if d["ns"] is None:
                 ours = f"not reached (best {d['best_prec']:.3f} at {d['best_ns']} nodes)"
             else:
-                ours = f"{d['speedup']:.2f}x at {d['ns']} node(s) (precision {d['prec']:.3f})"
+                ours = (f"{d['ns']} node(s) (precision {d['prec']:.3f}): CPU NetworkX {_x(d.get('speedup_nx'))}, "
+                        f"scipy {d['speedup']:.2f}x; FPGA end to end vs NetworkX "
+                        f"{_x(d.get('fpga_speedup_vs_nx'), '.1f')}, vs scipy {_x(d.get('fpga_speedup_vs_scipy'), '.1f')}")
             paper = "–"
             if t == 0.9 and fig7.get("prec", {}).get(13) is not None:
-                paper = f"{fig7['cpu'][13]:.2f}x at 13 nodes (precision {fig7['prec'][13]:.2f})"
-            if gr["key"] == "dblp" and t == 0.8:
-                paper = "15.43x at 2 nodes"
-            add(f"CPU speedup at ~{t:.0%} precision (PPR.py variant)", label, paper, ours, pnote)
+                paper = (f"CPU {fig7['cpu'][13]:.2f}x, FPGA {_x(fig7.get('fpga', {}).get(13), '.1f')} "
+                         f"at 13 nodes (precision {fig7['prec'][13]:.2f})")
+            if gr["key"] == "dblp":
+                paper = ("CPU 15.43x, FPGA 707.9x at 1-2 nodes (precision ~0.8)" if t == 0.8 else
+                         "CPU 2.58x, FPGA 70.7x at 13 nodes (precision 0.91)")
+            add(f"operating point: ~{t:.0%} precision (PPR.py variant)", label, paper, ours, pnote)
         fp = gr.get("fpga")
         if fp:
-            for ns in (1, 5, 9, 13):
-                d = fp["per_ns"].get(ns)
-                if d is None:
+            for ns in sorted(fp["per_ns"]):
+                if ns not in (1, 5, 9, 13):
                     continue
+                d = fp["per_ns"][ns]
                 add(f"FPGA speedup vs CPU baseline, {ns} next-stage node(s) (Fig. 7; model, P=16)", label,
-                    _f(fig7.get("fpga", {}).get(ns), ".1f", "x"),
-                    f"{d['speedup_vs_cpu_baseline']:.2f}x end to end ({d['latency_ms']:.3f} ms, of which "
-                    f"host {d['cpu_ms']:.3f} ms); {d['speedup_fpga_busy_only']:.1f}x FPGA diffusion only",
-                    "; ".join(x for x in (
-                        pnote or "our host BFS (numpy, ~0.1 ms/sub-graph) dominates; paper's baseline is NetworkX",
-                        _fits_note(d["fits_fraction"])) if x))
+                    _x(fig7.get("fpga", {}).get(ns), ".1f"),
+                    f"vs NetworkX: {_x(d.get('speedup_vs_nx'), '.1f')} end to end, "
+                    f"{_x(d.get('speedup_vs_nx_networkx_host'), '.1f')} with a NetworkX host, "
+                    f"{_x(d.get('fpga_only_vs_nx'), '.1f')} FPGA only; vs scipy: {d['speedup_vs_scipy']:.1f}x end to "
+                    f"end ({d['latency_ms']:.3f} ms, host {d['cpu_ms']:.3f} ms), "
+                    f"{d['fpga_only_vs_scipy']:.1f}x FPGA only, {_x(d.get('speedup_vs_scipy_numpy_host'))} "
+                    "with a numpy host",
+                    "; ".join(x for x in (pnote or "end to end = native-code host + link + FPGA",
+                                          _fits_note(d["fits_fraction"])) if x))
             for ns in (1, 13):
                 d = fp["per_ns"].get(ns)
                 if d and "mem_reduction" in d:
                     add(f"FPGA memory reduction vs CPU tracemalloc, {ns} next-stage node(s) (Table II)", label,
-                        _f(ptab and ptab[1], ".1f", "x"),
-                        f"{d['mem_reduction']:.1f}x ratio of means; {d['mem_reduction_per_seed_mean']:.1f}x "
-                        f"mean per seed ({d['fpga_kib']:.1f} KiB on chip)",
+                        _x(ptab and ptab[1], ".1f"),
+                        f"vs NetworkX {_x(d.get('mem_reduction_nx'), '.1f')}; vs scipy {d['mem_reduction']:.1f}x "
+                        f"(mean per seed {d['mem_reduction_per_seed_mean']:.1f}x; {d['fpga_kib']:.1f} KiB on chip)",
                         "; ".join(x for x in (pnote or "4(5V+2E) bytes of the largest sub-graph",
                                               _fits_note(d["fits_fraction"])) if x))
             add("single-stage baseline queries that fit the P=16 engine's tables", label, "–",
                 f"{fp['baseline_fits_fraction']:.0%}", pnote)
-    if "fig6" in res:
-        for f, d in res["fig6"].items():
-            p = PAPER_FIG6.get(float(f))
-            add(f"precision with {float(f):.0%} of next-stage nodes (Fig. 6, mean of 3 graphs)", "G1-G3",
-                _f(p, ".3f") if p is not None else ("0.867-0.96" if abs(float(f) - 0.05) < 1e-9 else "–"),
-                f"{d['prec_k']:.3f} (PPR.py variant {d['prec_pprpy']:.3f})",
-                "below the paper; the notes' independent check got 0.81-0.84 (cora, citeseer)"
-                if float(f) >= 0.2 else "below the paper")
+    f6 = res.get("fig6")
+    if f6:
+        for rule, curve in f6.items():
+            for f, d in curve.items():
+                p = PAPER_FIG6.get(float(f))
+                ptxt = _f(p, ".3f") if p is not None else ("0.867-0.96" if abs(float(f) - 0.05) < 1e-9 else "–")
+                add(f"precision with {float(f):.0%} of next-stage nodes (Fig. 6, mean of 3 graphs), "
+                    f"rule '{rule}'", "G1-G3", ptxt,
+                    f"#∩/k {d['prec_k']:.3f}; PPR.py variant {d['prec_pprpy']:.3f}; #∩/min(k,#T) {d['prec_min']:.3f} "
+                    f"({d['used']:.1f} nodes)", FIG6_RULE_NOTES[rule])
     if "resources" in res:
         for P, d in res["resources"].items():
             lut, bram = PAPER_TABLE_I[int(P)]
@@ -431,6 +623,14 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
             f"{f5['ms'][1]:.2f} ms / {f5['ms'][16]:.2f} ms ({f5['speedup_1_to_max']:.1f}x)")
         add("scheduling overhead P=2 / P=16 (Fig. 5)", "citeseer", "< 20% / < 40%",
             f"{100 * f5['overhead'][2]:.1f}% / {100 * f5['overhead'][16]:.1f}%", "model [inferred]")
+    hm = res.get("host_models")
+    if hm:
+        for kind, h in hm.items():
+            add(f"host extraction cost, {kind} code (measured here)", res.get("host_graph", "cora"), "not published",
+                f"{h['cpu_us_per_subgraph']:.2f} us/sub-graph + {h['cpu_us_per_hop']:.2f} us/hop + "
+                f"{h['cpu_ns_per_entry']:.1f} ns/entry",
+                {"native": "headline end-to-end figures use the native host",
+                 "networkx": "a host written like the paper's CPU code"}.get(kind, "for comparison"))
     cd = res.get("codesign")
     if cd:
         pm = cd["paper_point_metrics"]
@@ -441,7 +641,7 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
         if bp:
             add("co-design: paper plan at P = " + "/".join(str(P) for P in bp), cd["graph"], "P = 16 chosen",
                 " / ".join(f"{v['latency_ms']:.2f} ms, {v['bram36']:g} BRAM36" for v in bp.values()),
-                "host BFS dominates the modelled latency")
+                "native-code host")
         add("co-design: front dominates the paper point?", cd["graph"], "–",
             "yes" if cd["paper_point_dominated"] else "no",
             (f"e.g. {cd['dominating_points'][0]}" if cd["dominating_points"] else
@@ -471,8 +671,35 @@ def plot_curves(res: dict[str, Any], path: Path) -> None:
         ax.plot(list(pk), list(pk.values()), "k*", ms=12, label="paper Fig. 7")
         ax.set_title(name + (" (synthetic)" if gr["synthetic"] else ""))
         ax.set_xlabel("next-stage nodes")
+        if gr["synthetic"]:
+            ax.set_xscale("log")
         ax.set_ylim(0, 1.02)
     axes[0][0].set_ylabel("precision@200")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_fig6(f6: dict[str, Any], path: Path) -> None:
+    """Fig. 6 side by side: every next-stage rule x precision definition, and the paper."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(f6), figsize=(4 * len(f6), 3.4), squeeze=False)
+    for ax, (rule, curve) in zip(axes[0], f6.items()):
+        fs = sorted(curve)
+        for m, style in zip(FIG6_METRICS, ("o-", "s--", "^:")):
+            ax.plot([100 * f for f in fs], [curve[f][m] for f in fs], style, label=m)
+        pts = [(100 * f, p) for f, p in PAPER_FIG6.items() if p is not None]
+        ax.plot([x for x, _ in pts], [y for _, y in pts], "k*", ms=12, label="paper Fig. 6")
+        ax.set_xscale("log")
+        ax.set_title(f"fraction of: {rule}")
+        ax.set_xlabel("% of next-stage nodes")
+        ax.set_ylim(0, 1.02)
+    axes[0][0].set_ylabel("precision@200 (mean of G1-G3)")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -503,122 +730,245 @@ def plot_front(cd: dict[str, Any], path: Path) -> None:
 # ------------------------------------------------------------------------- main
 
 
+def _restore_keys(o: Any) -> Any:
+    """Undo JSON's string keys: ``"13"`` -> 13, ``"0.8"`` -> 0.8 (for cached results)."""
+    if isinstance(o, dict):
+        out = {}
+        for k, v in o.items():
+            key: Any = k
+            if isinstance(k, str):
+                try:
+                    key = int(k)
+                except ValueError:
+                    try:
+                        key = float(k) if any(ch.isdigit() for ch in k) and k.replace(".", "", 1).isdigit() else k
+                    except ValueError:
+                        key = k
+            out[key] = _restore_keys(v)
+        return out
+    if isinstance(o, list):
+        return [_restore_keys(v) for v in o]
+    return o
+
+
+def _cached(path: Path, signature: dict[str, Any]) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if data.get("signature") != jsonable(signature):
+        return None
+    return _restore_keys(data["result"])
+
+
+def _store(path: Path, signature: dict[str, Any], result: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"signature": jsonable(signature), "result": jsonable(result)}))
+
+
+def _host_models(out: Path, quick: bool, seed: int, fresh: bool) -> dict[str, HostModel]:
+    """Native and numpy host costs, measured once on cora and kept in ``host_models.json``
+    so that a resumed or split run costs every graph with the same host."""
+    path = out / "host_models.json"
+    if path.exists() and not fresh:
+        try:
+            return {k: HostModel(**v) for k, v in json.loads(path.read_text()).items()}
+        except (OSError, ValueError, TypeError):
+            pass
+    g = load_graph("cora")
+    n, rep = (10, 2) if quick else (40, 5)
+    models = {kind: calibrate_host(g, n_sources=n, repeats=rep, seed=seed, extractor=kind)
+              for kind in HOST_EXTRACTORS}
+    path.write_text(json.dumps({k: v.__dict__ for k, v in models.items()}, indent=1))
+    return models
+
+
+def run_graph(name: str, key: str, g: Graph, *, synthetic: bool, scale: float, n_src: int, ns_values: Sequence[int],
+              rng_seed: int, quick: bool, networkx: bool, nx_sources: int | None,
+              engines: dict[str, PPRFpgaEngine]) -> dict[str, Any]:
+    """Everything measured on one graph (see the module docstring)."""
+    t = time.perf_counter()
+    rng = np.random.default_rng(rng_seed)
+    sources = rng.choice(g.n, size=min(n_src, g.n), replace=False)
+    nx_graph = to_networkx(g) if networkx else None
+    gr: dict[str, Any] = {"key": key, "synthetic": synthetic, "scale": scale, "n": g.n, "m": g.m,
+                          "sources": len(sources)}
+    if not synthetic:
+        gr["exactness"] = exactness(g, sources[: (3 if quick else 10)])
+        meas = measure_graph(g, sources, ns_values, nx_graph=nx_graph, nx_sources=nx_sources)
+    else:
+        # pass 1: precision and scipy latency over the whole ladder; pass 2: memory and the
+        # NetworkX runs at 1 and 13 nodes and at the operating points (~80 %, ~90 %)
+        first = measure_graph(g, sources, ns_values, memory=False)
+        ops = at_targets(summarize_cpu(first, ns_values))
+        picked = sorted({1, 13} & set(ns_values) | {d["ns"] for d in ops.values() if d["ns"] is not None})
+        nx_ns = [ns for ns in picked if ns <= SYNTHETIC_NX_MAX_NS]
+        second = measure_graph(g, sources, picked, nx_graph=nx_graph, nx_sources=nx_sources, nx_ns=nx_ns)
+        first["rows"].update(second["rows"])
+        meas = {"base": second["base"], "rows": first["rows"], "nx_sources": second["nx_sources"]}
+        gr["networkx_ns"] = nx_ns
+    del nx_graph
+    cpu = summarize_cpu(meas, ns_values)
+    fp = fpga_figures(engines, meas, ns_values)
+    gr.update(cpu=cpu, fpga=fp, targets=at_targets(cpu, fpga=fp), targets_prec_k=at_targets(cpu, "prec_k", fpga=fp))
+    if not synthetic:
+        n6 = 5 if quick else (LARGE_GRAPH_FIG6_SOURCES if g.n > LARGE_GRAPH_NODES else 50)
+        gr["fig6"] = fraction_curves(g, sources[:n6], list(PAPER_FIG6))
+        gr["fig6_sources"] = n6
+    gr["seconds"] = time.perf_counter() - t
+    return gr
+
+
+def _print_graph(name: str, gr: dict[str, Any]) -> None:
+    cpu = gr["cpu"]
+    print(f"{name}{' (SYNTHETIC)' if gr['synthetic'] else ''}: |V|={gr['n']:,} |E|={gr['m']:,}, {gr['sources']} "
+          f"sources ({cpu['nx_sources']} with NetworkX), {gr['seconds']:.0f} s; baseline scipy "
+          f"{cpu['baseline_lat_ms']:.2f} ms {cpu['baseline_mem_kib']:.0f} KiB, NetworkX "
+          f"{_f(cpu['baseline_nx_lat_ms'])} ms {_f(cpu['baseline_nx_mem_kib'], '.0f')} KiB"
+          + (f"; exactness {gr['exactness']:.1e}" if "exactness" in gr else ""), flush=True)
+    for ns, d in cpu["per_ns"].items():
+        f = gr["fpga"]["per_ns"][ns]
+        print(f"  ns={ns:>3}: prec {d['prec_k']:.3f} (pprpy {d['prec_pprpy']:.3f}) | CPU speedup NetworkX "
+              f"{_x(d.get('speedup_nx'))} scipy {d['speedup']:.2f}x, mem NetworkX {_x(d.get('mem_reduction_nx'))} "
+              f"scipy {_x(d.get('mem_reduction'))} | FPGA e2e vs NetworkX {_x(f.get('speedup_vs_nx'), '.1f')} "
+              f"(NetworkX host {_x(f.get('speedup_vs_nx_networkx_host'), '.1f')}) "
+              f"vs scipy {f['speedup_vs_scipy']:.1f}x (numpy host {_x(f.get('speedup_vs_scipy_numpy_host'))}), "
+              f"FPGA only vs scipy {f['fpga_only_vs_scipy']:.1f}x", flush=True)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(prog="coexplore reproduce meloppr", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="10 sources per graph, next-stage 1/3/5/13, 3 exactness sources, synthetic "
                          "scale 0.003, 8 co-design trials")
-    ap.add_argument("--seeds", type=int, default=None, help="query sources per Planetoid graph (default 100)")
+    ap.add_argument("--seeds", type=int, default=None, help="query sources per real graph (default 100)")
+    ap.add_argument("--graph", action="append", default=None,
+                    help="a graph to run instead of citeseer, cora and pubmed (repeatable): a packaged "
+                         "name, NAME with NAME_adj.txt in --graph-dir, or a path to an edge list")
     ap.add_argument("--graph-dir", default=None,
-                    help="directory of {citeseer,cora,pubmed}_adj.txt (default $COEXPLORE_GRAPH_DIR, "
-                         "else ../shared/data/graphs)")
+                    help="directory of {name}_adj.txt[.gz] edge lists (default $COEXPLORE_GRAPH_DIR, then "
+                         "the graphs shipped with coexplore)")
     ap.add_argument("--synthetic-scale", type=float, default=None,
-                    help="|V|, |E| of the synthetic SNAP stand-ins relative to the real ones (default 0.05)")
-    ap.add_argument("--synthetic-seeds", type=int, default=None, help="sources per synthetic graph (default 30)")
+                    help="|V|, |E| of the synthetic SNAP stand-ins relative to the real ones (default 1: full size)")
+    ap.add_argument("--synthetic-seeds", type=int, default=None, help="sources per synthetic graph (default 4)")
+    ap.add_argument("--synthetic-nx-seeds", type=int, default=None,
+                    help="of those, how many also run the NetworkX code (default 2)")
+    ap.add_argument("--networkx-seeds", type=int, default=None,
+                    help=f"sources per real graph that also run the NetworkX code (default: all, but "
+                         f"{LARGE_GRAPH_NX_SOURCES} on graphs of more than {LARGE_GRAPH_NODES:,} nodes)")
     ap.add_argument("--no-synthetic", action="store_true")
-    ap.add_argument("--codesign-trials", type=int, default=None, help="MOBO trials (default 60; 0 skips)")
+    ap.add_argument("--synthetic-only", action="store_true", help="skip the real graphs (and Fig. 5/6)")
+    ap.add_argument("--synthetic-graphs", nargs="+", default=list(SYNTHETIC_LIKE), choices=list(SYNTHETIC_LIKE),
+                    help="which synthetic stand-ins to run (default all)")
+    ap.add_argument("--no-networkx", action="store_true", help="skip the NetworkX-style CPU code")
+    ap.add_argument("--codesign-trials", type=int, default=None, help="MOBO trials (default 30; 0 skips)")
     ap.add_argument("--codesign-graph", default="cora")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rng-seed", type=int, default=0)
+    ap.add_argument("--fresh", action="store_true", help="ignore finished graphs kept under OUT/graphs/")
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/meloppr"))
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    for flag in ("seeds", "synthetic_seeds", "synthetic_nx_seeds", "networkx_seeds", "codesign_trials"):
+        v = getattr(args, flag)
+        if v is not None and v < (0 if flag == "codesign_trials" else 1):
+            ap.error(f"--{flag.replace('_', '-')} must be >= {0 if flag == 'codesign_trials' else 1}, got {v}")
+    if args.synthetic_scale is not None and not 0 < args.synthetic_scale <= 1:
+        ap.error(f"--synthetic-scale must be in (0, 1], got {args.synthetic_scale}")
     q = args.quick
     seeds = args.seeds or (10 if q else 100)
     ns_values = [1, 3, 5, 13] if q else list(range(1, 15))
-    syn_scale = args.synthetic_scale or (0.003 if q else 0.05)
-    syn_seeds = args.synthetic_seeds or (4 if q else 30)
-    trials = args.codesign_trials if args.codesign_trials is not None else (8 if q else 60)
+    syn_ns = [1, 4, 13, 32] if q else list(SYNTHETIC_LADDER)
+    syn_scale = args.synthetic_scale or (0.003 if q else 1.0)
+    syn_seeds = args.synthetic_seeds or (3 if q else 4)
+    syn_nx = args.synthetic_nx_seeds or 2
+    trials = args.codesign_trials if args.codesign_trials is not None else (8 if q else 30)
+    networkx = not args.no_networkx
     cmd = "coexplore reproduce meloppr" + (" --quick" if q else "")
     args.out.mkdir(parents=True, exist_ok=True)
     t_all = time.perf_counter()
     res: dict[str, Any] = {
-        "settings": {"quick": q, "seeds": seeds, "ns_values": ns_values, "k": K, "c": C, "alpha": ALPHA,
-                     "synthetic_scale": syn_scale, "synthetic_seeds": syn_seeds, "codesign_trials": trials,
+        "settings": {"quick": q, "seeds": seeds, "ns_values": ns_values, "synthetic_ns_values": syn_ns, "k": K,
+                     "c": C, "alpha": ALPHA, "synthetic_scale": syn_scale, "synthetic_seeds": syn_seeds,
+                     "synthetic_networkx_seeds": syn_nx, "networkx": networkx, "codesign_trials": trials,
                      "rng_seed": args.rng_seed, "python": platform.python_version(),
-                     "machine": platform.machine()},
+                     "machine": platform.machine(), "numpy": np.__version__},
         "exactness": {}, "graphs": {},
     }
-    graphs: dict[str, Graph] = {}
-    for name in PLANETOID:
-        path = shared_graph_path(name, args.graph_dir)
-        if not path.exists():
-            print(f"skipping {name}: {path} not found (pass --graph-dir or set $COEXPLORE_GRAPH_DIR)")
-            continue
-        graphs[name] = load_graph(name, args.graph_dir)
-    if not graphs:
-        print("no Planetoid graphs found: only the synthetic and model parts run")
-    # host model calibrated on this machine (the co-design evaluator uses its defaults)
-    calib_graph = graphs.get("cora") or load_graph("synthetic-amazon@0.01")
-    host = calibrate_host(calib_graph, n_sources=10 if q else 40, repeats=2 if q else 3, seed=args.rng_seed)
-    res["host_model"] = host.__dict__
-    engine = PPRFpgaEngine(host=host)
-    print(f"host model (calibrated here): {host.cpu_us_per_subgraph:.0f} us/sub-graph + "
-          f"{host.cpu_us_per_hop:.1f} us/hop + {host.cpu_ns_per_entry:.0f} ns/entry")
+    hosts = _host_models(args.out, q, args.rng_seed, args.fresh)
+    res["host_models"] = {k: v.__dict__ for k, v in hosts.items()}
+    res["host_graph"] = "cora"
+    engines = {kind: PPRFpgaEngine(host=h) for kind, h in hosts.items()}
+    for kind, h in hosts.items():
+        print(f"host model, {kind} extraction (measured here): {h.cpu_us_per_subgraph:.2f} us/sub-graph + "
+              f"{h.cpu_us_per_hop:.2f} us/hop + {h.cpu_ns_per_entry:.1f} ns/entry")
     res["resources"] = {P: PPRFpgaEngine(n_pes=P).utilization() for P in sorted(PAPER_TABLE_I)}
-    if "citeseer" in graphs:
-        res["fig5"] = fig5(graphs["citeseer"])
-    # ---- Planetoid + synthetic graphs
-    todo: list[tuple[str, str, Graph, int, bool, float]] = [
-        (n, n, g, seeds, False, 1.0) for n, g in graphs.items()]
+    real = [] if args.synthetic_only else (args.graph or list(PLANETOID))
+    todo: list[tuple[str, str, Any, bool, float, int, list[int]]] = []
+    for spec in real:
+        g = load_graph(spec, args.graph_dir)
+        todo.append((g.name, g.name, g, False, 1.0, seeds, ns_values))
+    nx_real = {t[0]: (args.networkx_seeds or (LARGE_GRAPH_NX_SOURCES if t[2].n > LARGE_GRAPH_NODES else None))
+               for t in todo}
+    if "citeseer" in [t[0] for t in todo]:
+        res["fig5"] = fig5(todo[[t[0] for t in todo].index("citeseer")][2])
     if not args.no_synthetic:
-        for key in SYNTHETIC_LIKE:
-            g = load_graph(f"synthetic-{key}@{syn_scale}", seed=args.rng_seed)
-            todo.append((g.name, key, g, syn_seeds, True, syn_scale))
-    fig6_acc: dict[float, list[dict[str, float]]] = {}
-    for name, key, g, n_src, syn, scale in todo:
-        t = time.perf_counter()
-        rng = np.random.default_rng(args.rng_seed)
-        sources = rng.choice(g.n, size=min(n_src, g.n), replace=False)
-        if not syn:
-            res["exactness"][name] = exactness(g, sources[: (3 if q else 10)])
-        ns_here = ns_values if not syn else [n for n in ns_values if n in (1, 3, 5, 9, 13)]
-        meas = measure_graph(g, sources, ns_here)
-        cpu = summarize_cpu(meas, ns_here)
-        gr = {"key": key, "synthetic": syn, "scale": scale, "n": g.n, "m": g.m, "sources": len(sources),
-              "cpu": cpu, "targets": at_targets(cpu), "targets_prec_k": at_targets(cpu, "prec_k"),
-              "fpga": fpga_figures(engine, meas, ns_here)}
-        if not syn:
-            fr = fraction_curve(g, sources[: (5 if q else 50)], list(PAPER_FIG6))
-            gr["fig6"] = fr
-            for f, d in fr.items():
-                fig6_acc.setdefault(f, []).append(d)
-        gr["seconds"] = time.perf_counter() - t
-        res["graphs"][name] = gr
-        per = cpu["per_ns"]
-        print(f"{name}{' (SYNTHETIC)' if syn else ''}: |V|={g.n:,} |E|={g.m:,}, {len(sources)} sources, "
-              f"{gr['seconds']:.0f} s; baseline {cpu['baseline_lat_ms']:.2f} ms, "
-              f"{cpu['baseline_mem_kib']:.0f} KiB"
-              + (f"; exactness {res['exactness'][name]:.1e}" if name in res["exactness"] else ""))
-        for ns in ns_here:
-            d, f = per[ns], gr["fpga"]["per_ns"][ns]
-            print(f"  ns={ns:>2}: prec {d['prec_k']:.3f} (pprpy {d['prec_pprpy']:.3f}) | CPU "
-                  f"{d['lat_ms']:.2f} ms {d['speedup']:.2f}x, mem {d.get('mem_reduction', math.nan):.2f}x | "
-                  f"FPGA model {f['latency_ms']:.3f} ms ({f['speedup_vs_cpu_baseline']:.2f}x), "
-                  f"on-chip {f['fpga_kib']:.1f} KiB ({f.get('mem_reduction', math.nan):.0f}x)")
-    if fig6_acc:
-        res["fig6"] = {f: {k: float(np.mean([d[k] for d in v])) for k in ("prec_k", "prec_pprpy")}
-                       for f, v in fig6_acc.items()}
-    # ---- co-design
-    if trials > 0:
-        cgraph = args.codesign_graph
-        if cgraph in graphs or cgraph.startswith("synthetic-") or Path(cgraph).exists():
-            cd = run_codesign(cgraph, args.graph_dir, trials, n_init=6 if q else 10,
-                              n_queries=8 if q else 24, out=args.out, workers=args.workers, seed=args.rng_seed)
-            cd["graph"] = cgraph
-            res["codesign"] = cd
-            plot_front(cd, args.out / "codesign_front_vs_paper.png")
-            pm = cd["paper_point_metrics"]
-            print(f"co-design on {cgraph}: {cd['trials']} trials, front {cd['front_size']} points; paper point "
-                  f"precision {pm['precision']:.3f}, {pm['latency_ms']:.3f} ms, {pm['bram36']:g} BRAM36; "
-                  f"dominated: {cd['paper_point_dominated']}")
+        for key in args.synthetic_graphs:
+            label = f"synthetic-{key}" + ("" if syn_scale == 1 else f"-x{syn_scale:g}")
+            todo.append((label, key, None, True, syn_scale, syn_seeds, syn_ns))
+    for name, key, g, syn, scale, n_src, ns_here in todo:
+        signature = {"graph": name, "sources": n_src, "ns": ns_here, "k": K, "c": C, "rng_seed": args.rng_seed,
+                     "scale": scale, "networkx": networkx, "nx_sources": syn_nx if syn else nx_real.get(name),
+                     "hosts": res["host_models"], "version": CACHE_VERSION}
+        cache = args.out / "graphs" / f"{name.replace('/', '_')}.json"
+        gr = None if args.fresh else _cached(cache, signature)
+        if gr is None:
+            if g is None:
+                t = time.perf_counter()
+                g = load_graph(f"synthetic-{key}@{scale}", seed=args.rng_seed)
+                print(f"{name}: generated |V|={g.n:,} |E|={g.m:,} in {time.perf_counter() - t:.0f} s", flush=True)
+            gr = run_graph(name, key, g, synthetic=syn, scale=scale, n_src=n_src, ns_values=ns_here,
+                           rng_seed=args.rng_seed, quick=q, networkx=networkx,
+                           nx_sources=syn_nx if syn else nx_real.get(name), engines=engines)
+            _store(cache, signature, gr)
         else:
-            print(f"co-design skipped: graph {cgraph!r} not available")
+            print(f"{name}: kept from {cache}")
+        if syn and "table_bound" not in gr:
+            if g is None:
+                g = load_graph(f"synthetic-{key}@{scale}", seed=args.rng_seed)
+            src = np.random.default_rng(args.rng_seed).choice(g.n, size=min(n_src, g.n), replace=False)
+            gr["table_bound"] = table_bound_check(g, src, [ns for ns in (13, max(ns_here)) if ns in ns_here])
+            _store(cache, signature, gr)
+        del g
+        res["graphs"][name] = gr
+        if "exactness" in gr:
+            res["exactness"][name] = gr["exactness"]
+        _print_graph(name, gr)
+    curves = [gr["fig6"] for gr in res["graphs"].values() if "fig6" in gr]
+    if curves:
+        res["fig6"] = {rule: {f: {m: float(np.mean([c[rule][f][m] for c in curves])) for m in (*FIG6_METRICS, "used")}
+                              for f in curves[0][rule]} for rule in curves[0]}
+    # ---- co-design
+    if trials > 0 and not args.synthetic_only:
+        cgraph = args.codesign_graph
+        cd = run_codesign(cgraph, args.graph_dir, trials, n_init=6 if q else 10, n_queries=8 if q else 24,
+                          out=args.out, workers=args.workers, seed=args.rng_seed)
+        cd["graph"] = cgraph
+        res["codesign"] = cd
+        plot_front(cd, args.out / "codesign_front_vs_paper.png")
+        pm = cd["paper_point_metrics"]
+        print(f"co-design on {cgraph}: {cd['trials']} trials, front {cd['front_size']} points; paper point "
+              f"precision {pm['precision']:.3f}, {pm['latency_ms']:.3f} ms, {pm['bram36']:g} BRAM36; "
+              f"dominated: {cd['paper_point_dominated']}")
     res["seconds"] = time.perf_counter() - t_all
     (args.out / "results.json").write_text(json.dumps(jsonable(res), indent=1))
     write_table(res, args.out / "table.md", cmd)
     if res["graphs"]:
         plot_curves(res, args.out / "precision_vs_next_stage.png")
+    if "fig6" in res:
+        plot_fig6(res["fig6"], args.out / "fig6_rules.png")
     print(f"results: {args.out / 'results.json'}, table: {args.out / 'table.md'} ({res['seconds']:.0f} s)")
     return res
 

@@ -185,12 +185,9 @@ def test_query_latency_host_costs_and_link():
 def test_whole_citeseer_diffusion_near_paper_fig5():
     """Fig. 5 (read off the chart): one 6-step diffusion of citeseer takes ~11 ms at P = 1
     and ~1 ms at P = 16 (> 10x). Not fitted: the cycle counts come from the RTL."""
-    from evaluators.ppr import load_edgelist, shared_graph_path
+    from evaluators.ppr import load_graph
 
-    path = shared_graph_path("citeseer")
-    if not path.exists():
-        pytest.skip(f"{path} not found: the shared Planetoid edge lists are not available")
-    g = load_edgelist(path)
+    g = load_graph("citeseer")
     sg = Subgraph(g.n, g.nnz, 6, 6, np.diff(g.adj.indptr))
     ms = {P: PPRFpgaEngine(n_pes=P).split_cycles(sg)[0] * 1e-5 for P in (1, 16)}
     assert 11 / 1.5 < ms[1] < 11 * 1.5

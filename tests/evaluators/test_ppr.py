@@ -1,12 +1,14 @@
 """Local PPR (evaluators.ppr): MeLoPPR's decomposition is exact, the BFS-ball truncation
 is exact, forward push meets its bound, and the bookkeeping (table, next-stage, counts).
 
-The Planetoid graphs are read from ``../shared/data/graphs/`` (outside the repository);
-tests that need them skip with a message when they are absent.
+The Planetoid graphs (citeseer, cora, pubmed) ship with coexplore as package data, so no
+test here skips for want of them.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import math
 
 import networkx as nx
@@ -16,6 +18,8 @@ import scipy.sparse as sp
 
 from evaluators.ppr import (
     ALPHA,
+    GRAPH_DIR_ENV,
+    PACKAGED_GRAPHS,
     PLANETOID_COUNTS,
     bfs_ball,
     diffuse,
@@ -23,14 +27,16 @@ from evaluators.ppr import (
     forward_push,
     from_networkx,
     from_scipy,
+    graph_dir,
+    graph_path,
     induced,
     load_edgelist,
+    load_graph,
     local_ppr,
     meloppr,
     power_iteration_ppr,
     precision_at_k,
     precision_at_k_pprpy,
-    shared_graph_path,
     synthetic_like,
     synthetic_powerlaw,
 )
@@ -39,11 +45,8 @@ _CACHE: dict = {}
 
 
 def planetoid(name: str):
-    path = shared_graph_path(name)
-    if not path.exists():
-        pytest.skip(f"{path} not found: the shared Planetoid edge lists are not available")
     if name not in _CACHE:
-        _CACHE[name] = load_edgelist(path)
+        _CACHE[name] = load_graph(name)
     return _CACHE[name]
 
 
@@ -61,13 +64,43 @@ def whole_graph_diffusion(g, s, steps):
 # ---------------------------------------------------------------- graphs and loaders
 
 
+#: sha256 of the uncompressed packaged edge lists (evaluators/ppr/data/README.md)
+SHA256 = {
+    "citeseer": "684969776f9f081debcec07958c09f9e536c02584b3066e36999171831dd008e",
+    "cora": "14b91c0632f5050e8e0f6bf6175fcc5960ff04502517ecb83d59c01157649961",
+    "pubmed": "4812b0d5c76677db05eec3c8c2f07fcaa1cde6fb5afb330b13224dbfeba72ef6",
+}
+
+
 @pytest.mark.parametrize("name", sorted(PLANETOID_COUNTS))
-def test_planetoid_counts_match_table(name):
+def test_planetoid_counts_match_table(name, monkeypatch):
+    monkeypatch.delenv(GRAPH_DIR_ENV, raising=False)
+    path = graph_path(name)
+    assert path.name == f"{name}_adj.txt.gz" and path.parent.name == "data"
+    with gzip.open(path, "rb") as fh:
+        assert hashlib.sha256(fh.read()).hexdigest() == SHA256[name]
     g = planetoid(name)
+    assert g.name == name and not g.synthetic
     assert (g.n, g.m) == PLANETOID_COUNTS[name]
     assert (g.adj != g.adj.T).nnz == 0
     assert np.array_equal(g.deg, np.asarray(g.adj.sum(axis=1)).ravel())
     assert g.n_selfloops == {"citeseer": 124, "cora": 0, "pubmed": 3}[name]
+
+
+def test_packaged_graphs_are_declared_package_data():
+    """The edge lists and their README are in pyproject's package-data, so an installed
+    coexplore (not only a checkout) has them."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "evaluators.ppr"]
+    files = sorted(p.name for p in (root / "evaluators" / "ppr" / "data").iterdir())
+    assert {f"{n}_adj.txt.gz" for n in PACKAGED_GRAPHS} | {"README.md"} <= set(files)
+    for f in files:
+        assert any(fnmatch.fnmatch(f"data/{f}", pat) for pat in globs), f
 
 
 def test_loader_remaps_ids_and_skips_comments(tmp_path):
@@ -127,23 +160,21 @@ def test_bfs_ball_and_induced_match_networkx(karate):
 def test_synthetic_powerlaw_sizes_and_tail():
     g = synthetic_powerlaw(3000, 8000, seed=1, name="syn")
     assert g.synthetic and g.n == 3000
-    assert abs(g.m - 8000) <= 0.01 * 8000
+    assert g.m == 8000  # exactly the edges asked for, and no node isolated
     assert g.deg.min() >= 1
     assert g.deg.max() > 8 * g.deg.mean()  # heavy tail
     assert np.array_equal(synthetic_powerlaw(3000, 8000, seed=1).adj.indices, g.adj.indices)
     small = synthetic_like("amazon", seed=0, scale=0.005)
     assert small.name == "synthetic-amazon-x0.005" and small.synthetic
-    assert small.n == round(334863 * 0.005)
+    assert (small.n, small.m) == (round(334863 * 0.005), round(925872 * 0.005))
+    assert small.deg.min() >= 1
 
 
 # ---------------------------------------------------------------- exactness
 
 
 def test_local_ppr_is_whole_graph_diffusion_truncated(karate):
-    cora_or_karate = [karate]
-    if shared_graph_path("cora").exists():
-        cora_or_karate.append(planetoid("cora"))
-    for g in cora_or_karate:
+    for g in (karate, planetoid("cora")):
         for s in (0, 5, g.n - 1):
             for L in (1, 2, 4, 6):
                 res = local_ppr(g, s, L=L)
@@ -197,10 +228,7 @@ def test_power_iteration_matches_linear_solve(karate):
 
 @pytest.mark.parametrize("eps", [1e-3, 1e-4])
 def test_forward_push_within_bound(karate, eps):
-    graphs = [karate]
-    if shared_graph_path("cora").exists():
-        graphs.append(planetoid("cora"))
-    for g in graphs:
+    for g in (karate, planetoid("cora")):
         for s in (0, 7):
             pi = power_iteration_ppr(g, s, tol=1e-14).dense(g.n)
             res = forward_push(g, s, eps=eps)
@@ -307,18 +335,29 @@ def test_stats_fields(karate):
 
 
 def test_graph_dir_argument_env_and_missing_file(tmp_path, monkeypatch):
-    from evaluators.ppr import GRAPH_DIR_ENV, graph_dir, load_graph
-
     (tmp_path / "toy_adj.txt").write_text("1 2\n2 3\n")
     monkeypatch.delenv(GRAPH_DIR_ENV, raising=False)
-    assert graph_dir(tmp_path) == tmp_path
-    assert shared_graph_path("toy", tmp_path) == tmp_path / "toy_adj.txt"
+    assert graph_dir() is None and graph_dir(tmp_path) == tmp_path
+    assert graph_path("toy", tmp_path) == tmp_path / "toy_adj.txt"
     assert load_graph("toy", tmp_path).m == 2
+    with pytest.raises(FileNotFoundError, match=r"'toy'.*COEXPLORE_GRAPH_DIR"):
+        load_graph("toy")  # no directory: only the packaged graphs
     monkeypatch.setenv(GRAPH_DIR_ENV, str(tmp_path))
     assert graph_dir() == tmp_path and load_graph("toy").n == 3
     assert load_graph(str(tmp_path / "toy_adj.txt")).name == "toy"
     with pytest.raises(FileNotFoundError, match=r"'nope'.*COEXPLORE_GRAPH_DIR"):
         load_graph("nope")
+    # the env directory comes first, the packaged copy is the fallback ...
+    with gzip.open(tmp_path / "cora_adj.txt.gz", "wt") as fh:
+        fh.write("7\t8\n")
+    assert graph_path("cora") == tmp_path / "cora_adj.txt.gz" and load_graph("cora").n == 2
+    assert graph_path("citeseer").name == "citeseer_adj.txt.gz" and "citeseer" in PACKAGED_GRAPHS
+    assert load_graph("citeseer").n == PLANETOID_COUNTS["citeseer"][0]
+    # ... but an explicit directory is the only place looked in
+    with pytest.raises(FileNotFoundError, match=rf"'citeseer'.*{tmp_path}"):
+        graph_path("citeseer", tmp_path)
+    with pytest.raises(FileNotFoundError, match="not found"):
+        load_graph(str(tmp_path / "missing_adj.txt"))
     g = load_graph("synthetic-amazon@0.002")
     assert g.synthetic and g.name == "synthetic-amazon-x0.002"
     with pytest.raises(ValueError, match="scale"):

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from experiments.config import load_config
 from mappers.ppr_plan import codesign_space
 
@@ -24,11 +22,8 @@ def test_config_space_is_the_codesign_space():
 
 
 def test_config_evaluator_scores_the_paper_point(tmp_path):
-    from evaluators.ppr import shared_graph_path
     from experiments.study import resolve_evaluator
 
-    if not shared_graph_path("cora").exists():
-        pytest.skip("the shared Planetoid edge lists are not available")
     loaded = load_config(CONFIG)
     opts = dict(loaded.config.evaluator.options, n_queries=4)
     ev = resolve_evaluator(loaded.config.evaluator.function, opts)
