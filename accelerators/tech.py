@@ -16,6 +16,12 @@ Area (both tables share it; the Eyeriss table has no area) comes from Horowitz's
 arithmetic-unit areas, a 45 nm 6T SRAM bit cell at an assumed array efficiency, and a
 45 nm standard-cell flip-flop per register bit.
 
+The numbers are data: ``accelerators/tables/horowitz_45nm.yaml`` and
+``eyeriss_normalized.yaml`` (loaded by :mod:`accelerators.energy_table`, each entry with its
+source); the module-level constants below are read from them, and a :class:`TechModel` can
+be built from any table of the same schema (``TechModel.from_yaml``), which then replaces
+the built-in one for an accelerator.
+
 Conventions: every constant is a module-level name whose suffix gives its unit (``_PJ``
 picojoules, ``_UM2`` square micrometres, ``_MM2`` square millimetres) and whose comment
 gives its source. Source tags: **[V]** checked in the named public source (for Horowitz's
