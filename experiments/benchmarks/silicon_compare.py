@@ -165,8 +165,8 @@ NOTES = {
     "glb": ("partial sums dominate: every channel pass reads and writes the m-filter psum block "
             "in the GLB (CONV3: 64 passes x 6 filter blocks x 43,264 psums, read and written = "
             "33.2 M of our 36.0 M accesses); Table V's 25.1 M is below that psum traffic alone "
-            "under Table III's parameters, so the chip saves psum accesses in a way Table III "
-            "does not describe: unresolved"),
+            "under our reading of Table III: either the chip saves psum accesses in a way the "
+            "table does not describe or we misread a parameter; unresolved"),
     "fps": "follows from the latencies: ours has no DRAM-transfer time beyond the bandwidth bound",
 }
 
