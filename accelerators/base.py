@@ -122,7 +122,7 @@ def check_word_bits(owner: str, v: Any) -> None:
 
 def check_tech(owner: str, v: Any) -> None:
     if not isinstance(v, TechModel):
-        raise InvalidParameter(owner, "tech", v, f"be a TechModel or one of {sorted(_tech.TECH_MODELS)}")
+        raise InvalidParameter(owner, "tech", v, f"be a TechModel, one of {sorted(_tech.TECH_MODELS)} or a *.yaml energy table")
 
 
 def kib_to_words(kib: Any, word_bits: Any) -> Any:
@@ -142,7 +142,7 @@ def check_sram_kib(owner: str, name: str, kib: Any, word_bits: int) -> None:
 def normalize_numbers(obj: Any, int_fields: tuple[str, ...], real_fields: tuple[str, ...]) -> None:
     """Turn numpy scalars and integral floats into plain ``int``/``float`` in place (a
     frozen dataclass), leaving anything else for ``validate()`` to reject by name; a
-    ``tech`` given as a built-in table name becomes that table."""
+    ``tech`` given as a built-in table name or a ``*.yaml`` table path becomes that table."""
     for name in int_fields:
         v = getattr(obj, name)
         if isinstance(v, np.integer) or (
@@ -153,8 +153,10 @@ def normalize_numbers(obj: Any, int_fields: tuple[str, ...], real_fields: tuple[
         v = getattr(obj, name)
         if isinstance(v, np.integer | np.floating):
             object.__setattr__(obj, name, v.item())
-    if hasattr(obj, "tech") and isinstance(obj.tech, str) and obj.tech in _tech.TECH_MODELS:
-        object.__setattr__(obj, "tech", _tech.TECH_MODELS[obj.tech])
+    if hasattr(obj, "tech") and isinstance(obj.tech, str) and (
+        obj.tech in _tech.TECH_MODELS or obj.tech.endswith(_tech.TABLE_SUFFIXES)
+    ):
+        object.__setattr__(obj, "tech", _tech.get_tech(obj.tech))
 
 
 def fields_from_point(cls: type, point: Mapping[str, Any]) -> Any:

@@ -14,7 +14,7 @@ or :data:`~accelerators.tech.EYERISS_NORMALIZED`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -122,12 +122,13 @@ class SpatialArray:
     # -- area ----------------------------------------------------------------------------
 
     @staticmethod
-    def area_mm2_of(p: Mapping[str, Any]) -> np.ndarray:
+    def area_mm2_of(p: Mapping[str, Any], tech: TechModel | str = _tech.HOROWITZ_45NM) -> np.ndarray:
         """Area (mm^2) of every design in a batch of columns, vectorized.
 
         ``p`` maps ``pe_x``, ``pe_y``, ``rf_w_words``, ``rf_i_words``, ``rf_o_words``,
         ``glb_kib`` (and optionally ``word_bits``, default 16) to arrays (or scalars);
-        other keys are ignored. Formula::
+        other keys are ignored. ``tech``: the area table (default Horowitz 45 nm; a
+        design's own table for :attr:`area_mm2`). Formula::
 
             pe_x * pe_y * (MAC(word_bits) + (rf_w + rf_i + rf_o) * word_bits * DFF_BIT_UM2) * 1e-6
               + glb_kib * SRAM_AREA_PER_KIB_MM2
@@ -136,17 +137,18 @@ class SpatialArray:
         n_pes = column(p, "pe_x", c) * column(p, "pe_y", c)
         rf_words = sum(column(p, k, c) for k in ("rf_w_words", "rf_i_words", "rf_o_words"))
         bits = word_bits_column(p)
-        pe_um2 = np.asarray(_tech.int_mac_area_um2(bits)) + np.asarray(
-            _tech.register_area_um2(rf_words, bits)
+        t = _tech.get_tech(tech)
+        pe_um2 = np.asarray(t.int_mac_area_um2(bits)) + np.asarray(
+            t.register_area_um2(rf_words, bits)
         )
-        glb = np.asarray(_tech.sram_area_mm2(column(p, "glb_kib", c)))
+        glb = np.asarray(t.sram_area_mm2(column(p, "glb_kib", c)))
         return np.asarray(n_pes * pe_um2 * 1e-6 + glb)
 
     @property
     def area_mm2(self) -> float:
         """Total area (mm^2): :meth:`area_mm2_of` of this design."""
         keys = ("pe_x", "pe_y", "rf_w_words", "rf_i_words", "rf_o_words", "glb_kib", "word_bits")
-        return float(self.area_mm2_of({k: getattr(self, k) for k in keys}))
+        return float(self.area_mm2_of({k: getattr(self, k) for k in keys}, self.tech))
 
     # -- lowering ------------------------------------------------------------------------
 
@@ -169,13 +171,14 @@ class SpatialArray:
         prec, bits = self.precision, self.word_bits
         rf_cap = {"W": self.rf_w_words, "I": self.rf_i_words, "O": self.rf_o_words}
         rf_pj = {op: float(t.register_energy_pj(w, prec)) for op, w in rf_cap.items()}
+        rf_write_pj = {op: float(t.register_energy_pj(w, prec, "write")) for op, w in rf_cap.items()}
         rf = MemoryLevel(
             name="RF",
             capacity_words=rf_cap,
             instances=self.n_pes,
             read_energy_pj=rf_pj,
-            write_energy_pj=rf_pj,
-            area_mm2=self.n_pes * float(_tech.register_area_um2(self.rf_words, bits)) * 1e-6,
+            write_energy_pj=rf_write_pj,
+            area_mm2=self.n_pes * float(t.register_area_um2(self.rf_words, bits)) * 1e-6,
         )
         glb_pj = float(t.sram_energy_pj(self.glb_kib, prec))
         glb = MemoryLevel(
@@ -185,13 +188,14 @@ class SpatialArray:
             fanout_x=self.pe_x,
             fanout_y=self.pe_y,
             read_energy_pj=glb_pj,
-            write_energy_pj=glb_pj,
+            write_energy_pj=float(t.sram_energy_pj(self.glb_kib, prec, "write")),
             bandwidth_words_per_cycle=self.glb_bw_words_per_cycle,
             multicast=self.multicast,
             noc_energy_pj=t.noc_energy_pj(prec),
-            area_mm2=float(_tech.sram_area_mm2(self.glb_kib)),
+            area_mm2=float(t.sram_area_mm2(self.glb_kib)),
         )
-        dram = backing_store(t.dram_energy_pj(prec), self.dram_bw_words_per_cycle)
+        dram = replace(backing_store(t.dram_energy_pj(prec), self.dram_bw_words_per_cycle),
+                       write_energy_pj=t.dram_energy_pj(prec, "write"))
         return ArchSpec(
             name=f"spatial_{self.pe_y}x{self.pe_x}",
             levels=(rf, glb, dram),

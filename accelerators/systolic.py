@@ -14,7 +14,7 @@ Area = PEs x (MAC datapath + 3 operand registers) + SRAM area; energies from a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -120,12 +120,13 @@ class SystolicArray:
     # -- area ----------------------------------------------------------------------------
 
     @staticmethod
-    def area_mm2_of(p: Mapping[str, Any]) -> np.ndarray:
+    def area_mm2_of(p: Mapping[str, Any], tech: TechModel | str = _tech.HOROWITZ_45NM) -> np.ndarray:
         """Area (mm^2) of every design in a batch of columns, vectorized.
 
         ``p`` maps ``rows``, ``cols``, ``ifmap_sram_kib``, ``filter_sram_kib``,
         ``ofmap_sram_kib`` (and optionally ``word_bits``, default 16) to arrays (or
-        scalars); other keys are ignored. Formula::
+        scalars); other keys are ignored. ``tech``: the area table (default Horowitz 45 nm;
+        a design's own table for :attr:`area_mm2`). Formula::
 
             rows * cols * (MAC(word_bits) + 3 * word_bits * DFF_BIT_UM2) * 1e-6
               + (ifmap + filter + ofmap KiB) * SRAM_AREA_PER_KIB_MM2
@@ -137,15 +138,16 @@ class SystolicArray:
         rows, cols = column(p, "rows", c), column(p, "cols", c)
         kib = sum(column(p, k, c) for k in ("ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib"))
         bits = word_bits_column(p)
-        pe_um2 = np.asarray(_tech.int_mac_area_um2(bits)) + np.asarray(
-            _tech.register_area_um2(PE_REGISTER_WORDS, bits)
+        t = _tech.get_tech(tech)
+        pe_um2 = np.asarray(t.int_mac_area_um2(bits)) + np.asarray(
+            t.register_area_um2(PE_REGISTER_WORDS, bits)
         )
-        return np.asarray(rows * cols * pe_um2 * 1e-6 + np.asarray(_tech.sram_area_mm2(kib)))
+        return np.asarray(rows * cols * pe_um2 * 1e-6 + np.asarray(t.sram_area_mm2(kib)))
 
     @property
     def area_mm2(self) -> float:
         """Total area (mm^2): :meth:`area_mm2_of` of this design."""
-        return float(self.area_mm2_of(self._area_columns()))
+        return float(self.area_mm2_of(self._area_columns(), self.tech))
 
     def _area_columns(self) -> dict[str, Any]:
         keys = ("rows", "cols", "ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib", "word_bits")
@@ -178,11 +180,12 @@ class SystolicArray:
             capacity_words=dict.fromkeys(("W", "I", "O"), 1),
             instances=self.n_pes,
             read_energy_pj=reg_pj,
-            write_energy_pj=reg_pj,
-            area_mm2=self.n_pes * float(_tech.register_area_um2(PE_REGISTER_WORDS, bits)) * 1e-6,
+            write_energy_pj=t.register_energy_pj(1, prec, "write"),
+            area_mm2=self.n_pes * float(t.register_area_um2(PE_REGISTER_WORDS, bits)) * 1e-6,
         )
         kib = {"I": self.ifmap_sram_kib, "W": self.filter_sram_kib, "O": self.ofmap_sram_kib}
         sram_pj = {op: float(t.sram_energy_pj(k, prec)) for op, k in kib.items()}
+        sram_write_pj = {op: float(t.sram_energy_pj(k, prec, "write")) for op, k in kib.items()}
         sram = MemoryLevel(
             name="SRAM",
             capacity_words={op: kib_to_words(k, bits) for op, k in kib.items()},
@@ -190,12 +193,13 @@ class SystolicArray:
             fanout_x=self.cols,
             fanout_y=self.rows,
             read_energy_pj=sram_pj,
-            write_energy_pj=sram_pj,
+            write_energy_pj=sram_write_pj,
             multicast=True,
             noc_energy_pj=t.hop_energy_pj(prec),
-            area_mm2=float(_tech.sram_area_mm2(sum(kib.values()))),
+            area_mm2=float(t.sram_area_mm2(sum(kib.values()))),
         )
-        dram = backing_store(t.dram_energy_pj(prec), self.dram_bw_words_per_cycle)
+        dram = replace(backing_store(t.dram_energy_pj(prec), self.dram_bw_words_per_cycle),
+                       write_energy_pj=t.dram_energy_pj(prec, "write"))
         return ArchSpec(
             name=f"systolic_{self.rows}x{self.cols}_{self.dataflow}",
             levels=(pe, sram, dram),

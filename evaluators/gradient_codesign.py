@@ -143,13 +143,17 @@ def sram_energy_pj_jnp(capacity_kib: Any, word_bits: float) -> Any:
 def _register_pj(t: _tech.TechModel, words: Any, bits: int) -> Any:
     if t.normalized:
         return words * 0.0 + t.rf_x_mac * t.mac_energy_pj(_tech.int_precision(bits))
-    return sram_energy_pj_jnp(words * bits / 8192.0, bits)
+    import jax.numpy as jnp
+
+    return t.register_energy_law(words, bits, jnp)
 
 
 def _buffer_pj(t: _tech.TechModel, kib: Any, bits: int) -> Any:
     if t.normalized:
         return kib * 0.0 + t.buffer_x_mac * t.mac_energy_pj(_tech.int_precision(bits))
-    return sram_energy_pj_jnp(kib, bits)
+    import jax.numpy as jnp
+
+    return t.sram_energy_law(kib, bits, jnp)
 
 
 def _relu(x: Any) -> Any:

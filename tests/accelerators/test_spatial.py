@@ -43,7 +43,7 @@ from accelerators.tech import EYERISS_NORMALIZED, HOROWITZ_45NM
         (
             "tech",
             "accelergy",
-            "SpatialArray.tech must be a TechModel or one of ['eyeriss_normalized', 'horowitz_45nm'], got 'accelergy'",
+            "SpatialArray.tech must be a TechModel, one of ['eyeriss_normalized', 'horowitz_45nm'] or a *.yaml energy table, got 'accelergy'",
         ),
     ],
 )

@@ -50,7 +50,7 @@ from design_space import Constraint, DesignSpace, Ordinal, PowerOfTwo
             "SystolicArray.clock_mhz must be a positive finite number, got inf",
         ),
         ("word_bits", 12, "SystolicArray.word_bits must be one of [8, 16, 32], got 12"),
-        ("tech", "tsmc7", "SystolicArray.tech must be a TechModel or one of"),
+        ("tech", "tsmc7", "SystolicArray.tech must be a TechModel, one of"),
     ],
 )
 def test_validation_names_parameter_and_value(field, value, message):

@@ -1,0 +1,268 @@
+"""The loop-nest model against ZigZag 3.9.1, count for count, on one fixed mapping per case.
+
+Each case is a layer of ResNet-50 or MobileNetV2 (:mod:`mappers.zoo`, batch 1; grouped
+and depthwise layers left out) on Eyeriss v1 (:func:`accelerators.eyeriss_v1`: per-PE
+register files of 224 / 12 / 24 words, a 108 KiB global buffer over a 14 x 12 array, DRAM;
+Eyeriss-normalized energies) with one mapping found by coexplore's heuristic mapper
+(energy) or drawn by its random mapper. The same accelerator, layer and mapping are written
+in ZigZag's schemas (:func:`zigzag_case`) -- every loop at the same memory level, in the
+same order, the same spatial unrolling on ZigZag's D1 (our X) and D2 (our Y), the same
+per-word energies, every port one 16-bit word wide so that ZigZag's word accesses are
+element accesses -- and evaluated by ZigZag's ``CostModelEvaluation`` with that temporal
+mapping as is (``experiments/benchmarks/zigzag_counts.py`` inside ``.venv-zigzag``,
+``make zigzag-env``).
+
+The script prints, per case, level and operand, both tools' reads and writes (ZigZag's
+``rd_out_to_low + rd_out_to_high`` and ``wr_in_by_high + wr_in_by_low``), then the energy
+(ZigZag has no interconnect energy, so ours is shown without the NoC term as well) and the
+cycles (temporal iterations: our ``compute_cycles`` and ZigZag's
+``ideal_temporal_cycle``), and a summary of where and by how much they differ.
+
+Run: ``python -m experiments.benchmarks.zigzag_crossval [--quick] [--json FILE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from accelerators import eyeriss_v1
+from evaluators.loopnest import LOOPNEST, evaluate
+from mappers.heuristic import HeuristicMapper
+from mappers.mapping import Mapping
+from mappers.sampling import RandomMapper
+from mappers.workloads import Layer
+from mappers.zoo import mobilenet_v2, resnet50
+
+ROOT = Path(__file__).resolve().parents[2]
+ZIGZAG_PYTHON = ROOT / ".venv-zigzag" / "bin" / "python"
+SCRIPT = Path(__file__).resolve().with_name("zigzag_counts.py")
+
+#: our dimension -> ZigZag's (Eyeriss/ZigZag naming: OY output rows, FY filter rows)
+DIM = {"N": "B", "K": "K", "C": "C", "P": "OY", "Q": "OX", "R": "FY", "S": "FX"}
+#: our operand -> ZigZag's layer operand and memory operand
+LAYER_OP = {"W": "W", "I": "I", "O": "O"}
+MEM_OP = {"W": "I2", "I": "I1", "O": "O"}
+OPS = ("W", "I", "O")
+
+
+def _port(name: str, kind: str, bits: int, allocation: list[str]) -> dict[str, Any]:
+    return {"name": name, "type": kind, "bandwidth_min": bits, "bandwidth_max": bits, "allocation": allocation}
+
+
+def _alloc(ops: list[str], reading: bool) -> list[str]:
+    out = []
+    for op in ops:
+        m = MEM_OP[op]
+        if reading:
+            out += [f"{m}, tl"] + ([f"{m}, th"] if op == "O" else [])
+        else:
+            out += [f"{m}, fh"] + ([f"{m}, fl"] if op == "O" else [])
+    return out
+
+
+def zigzag_accelerator(arch: Any, mapping: Mapping) -> dict[str, Any]:
+    """RF -> GLB -> DRAM in ZigZag's accelerator schema, each operand in the memories the
+    mapping keeps it in; energies per 16-bit word from the ArchSpec; one-word ports."""
+    bits = arch.word_bits
+    rf, glb, dram = arch.levels
+    mems: dict[str, Any] = {}
+    for op in OPS:
+        if mapping.keeps(arch, 0, op):
+            mems[f"rf_{op.lower()}"] = {
+                "size": int(rf.capacity_of(op)) * bits, "r_cost": rf.read_energy_pj[op],
+                "w_cost": rf.write_energy_pj[op], "area": 0.0, "latency": 1, "operands": [MEM_OP[op]],
+                "ports": [_port("r_port_1", "read", bits, _alloc([op], True)),
+                          _port("w_port_1", "write", bits, _alloc([op], False))],
+                "served_dimensions": [],
+            }
+    glb_ops = [op for op in OPS if mapping.keeps(arch, 1, op)]
+    if glb_ops:
+        mems["glb"] = {
+            "size": int(glb.capacity_words) * bits, "r_cost": glb.read_energy_pj["I"],
+            "w_cost": glb.write_energy_pj["I"], "area": 0.0, "latency": 1,
+            "operands": [MEM_OP[op] for op in glb_ops],
+            "ports": [_port("r_port_1", "read", bits, _alloc(glb_ops, True)),
+                      _port("w_port_1", "write", bits, _alloc(glb_ops, False))],
+            "served_dimensions": ["D1", "D2"],
+        }
+    mems["dram"] = {
+        "size": 10**12, "r_cost": dram.read_energy_pj["I"], "w_cost": dram.write_energy_pj["I"], "area": 0.0,
+        "latency": 1, "operands": [MEM_OP[op] for op in OPS],
+        "ports": [_port("rw_port_1", "read_write", bits, _alloc(list(OPS), True) + _alloc(list(OPS), False))],
+        "served_dimensions": ["D1", "D2"],
+    }
+    return {
+        "name": arch.name, "memories": mems,
+        "operational_array": {"unit_energy": arch.mac_energy_pj, "unit_area": 1.0, "dimensions": ["D1", "D2"],
+                              "sizes": [glb.fanout_x, glb.fanout_y]},
+    }
+
+
+def zigzag_workload(layer: Layer) -> list[dict[str, Any]]:
+    d = layer.dims
+    sh, sw = layer.attrs.get("stride", (1, 1)) if isinstance(layer.attrs.get("stride"), tuple) else (
+        (layer.attrs.get("stride", 1),) * 2)
+    bits = 16
+    return [{
+        "id": 0, "name": layer.name, "operator_type": "Conv",
+        "equation": "O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]",
+        "dimension_relations": [f"ix={sw}*ox+1*fx", f"iy={sh}*oy+1*fy"],
+        "loop_dims": [DIM[x] for x in ("N", "K", "C", "P", "Q", "R", "S")],
+        "loop_sizes": [d[x] for x in ("N", "K", "C", "P", "Q", "R", "S")],
+        "operand_precision": {"W": bits, "I": bits, "O": bits, "O_final": bits},
+        "operand_source": {"W": 0, "I": 0},
+        "pr_loop_dims": ["IX", "IY"],
+        "pr_loop_sizes": [(d["Q"] - 1) * sw + d["S"], (d["P"] - 1) * sh + d["R"]],
+        "padding": [[0, 0], [0, 0]],
+    }]
+
+
+def _level_loops(mapping: Mapping, layer: Layer, level: int) -> list[list[Any]]:
+    """The level's temporal loops innermost first (factor > 1 only)."""
+    order = mapping.full_order(level, list(layer.dims))  # outermost first
+    return [[DIM[d], mapping.temporal[level][d]] for d in reversed(order) if mapping.temporal[level].get(d, 1) > 1]
+
+
+def zigzag_case(layer: Layer, arch: Any, mapping: Mapping) -> dict[str, Any]:
+    """The case in ZigZag's schemas (see the module docstring)."""
+    sx, sy = mapping.spatial_x[1], mapping.spatial_y[1]
+    spatial = {"D1": [f"{DIM[d]}, {f}" for d, f in sx.items() if f > 1],
+               "D2": [f"{DIM[d]}, {f}" for d, f in sy.items() if f > 1]}
+    # an axis left out would be filled by ZigZag's spatial-mapping generator: a unit factor
+    # pins it to no unrolling
+    spatial = {k: v or ["K, 1"] for k, v in spatial.items()}
+    temporal: dict[str, list[list[Any]]] = {}
+    for op in OPS:
+        levels: list[list[Any]] = []
+        pending: list[Any] = []
+        for lv in range(arch.n_levels):
+            pending += _level_loops(mapping, layer, lv)
+            if mapping.keeps(arch, lv, op):
+                levels.append(pending)
+                pending = []
+        temporal[LAYER_OP[op]] = levels
+    return {
+        "accelerator": zigzag_accelerator(arch, mapping),
+        "workload": zigzag_workload(layer),
+        "mapping": [{"name": n, "spatial_mapping": spatial,
+                     "memory_operand_links": {"O": "O", "W": "I2", "I": "I1"}} for n in ("default", "Conv")],
+        "temporal": temporal,
+    }
+
+
+def run_zigzag(cases: list[dict[str, Any]], python: Path = ZIGZAG_PYTHON, timeout_s: float = 1800) -> list[dict]:
+    proc = subprocess.run([str(python), str(SCRIPT)], input=json.dumps(cases), capture_output=True, text=True,
+                          timeout=timeout_s, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"zigzag_counts.py failed ({proc.returncode}): {proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _unique(layers: list[Layer]) -> list[Layer]:
+    seen: set[tuple] = set()
+    out = []
+    for x in layers:
+        key = (tuple(sorted(x.dims.items())), x.attrs.get("stride"))
+        if x.kind == "conv" and "G" not in x.dims and key not in seen:
+            seen.add(key)
+            out.append(x)
+    return out
+
+
+def select_layers(quick: bool) -> list[Layer]:
+    """The first 8 unique ungrouped convolutions of ResNet-50 and the first 4 of MobileNetV2
+    (12 layers x 2 mappings = 24 cases); ``quick``: 2 of ResNet-50 and 1 of MobileNetV2."""
+    r, m = _unique(resnet50()), _unique(mobilenet_v2())
+    return r[1:3] + m[1:2] if quick else r[:8] + m[:4]
+
+
+def our_mappings(layer: Layer, arch: Any) -> list[tuple[str, Mapping]]:
+    out = [("heuristic", HeuristicMapper().map(layer, arch, LOOPNEST, "energy").mapping)]
+    r = RandomMapper(300).map(layer, arch, LOOPNEST, "energy", seed=1)
+    if r.mapping is not None:
+        out.append(("random", r.mapping))
+    return out
+
+
+def compare(layer: Layer, arch: Any, mapping: Mapping, zz: dict[str, Any]) -> dict[str, Any]:
+    res = evaluate(layer, arch, mapping)
+    rows = []
+    for ti, op in enumerate(OPS):
+        kept = [lv for lv in range(arch.n_levels) if mapping.keeps(arch, lv, op)]
+        for zi, lv in enumerate(kept):
+            acc = zz["word_accesses"][LAYER_OP[op]][zi]
+            z_reads = acc["rd_out_to_low"] + acc["rd_out_to_high"]
+            z_writes = acc["wr_in_by_high"] + acc["wr_in_by_low"]
+            rows.append(dict(level=arch.levels[lv].name, operand=op, ours_reads=float(res.reads[0][lv][ti]),
+                             zigzag_reads=z_reads, ours_writes=float(res.writes[0][lv][ti]), zigzag_writes=z_writes))
+    noc_pj = float(sum(float(res.noc_words[0][lv]) * arch.levels[lv].noc_energy_pj for lv in range(arch.n_levels)))
+    energy = float(res.energy_pj[0])
+    return dict(layer=layer.name, dims=dict(layer.dims), rows=rows, ours_energy_pj=energy,
+                ours_energy_without_noc_pj=energy - noc_pj, zigzag_energy_pj=zz["energy_total"],
+                ours_cycles=float(res.compute_cycles[0]), zigzag_cycles=zz["ideal_temporal_cycle"],
+                zigzag_latency_total2=zz["latency_total2"])
+
+
+def _r(a: float, b: float) -> str:
+    if a == b:
+        return "="
+    return f"{a / b:.3f}" if b else "inf"
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="3 layers x 2 mappings")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--python", default=str(ZIGZAG_PYTHON), help="the .venv-zigzag interpreter")
+    args = ap.parse_args(argv)
+    arch = eyeriss_v1().to_arch()
+    cases, meta = [], []
+    for layer in select_layers(args.quick):
+        for how, m in our_mappings(layer, arch):
+            cases.append(zigzag_case(layer, arch, m))
+            meta.append((layer, how, m))
+    zz = run_zigzag(cases, Path(args.python))
+    results = []
+    for (layer, how, m), z in zip(meta, zz):
+        if "error" in z:
+            results.append(dict(layer=layer.name, mapping=how, error=z["error"]))
+            print(f"{layer.name} [{how}]: ZigZag error: {z['error']}")
+            continue
+        c = compare(layer, arch, m, z)
+        c["mapping"] = how
+        c["mapping_repr"] = repr(m)
+        results.append(c)
+        print(f"\n{layer.name} {layer.dims} [{how}]")
+        print(f"  {'level':5} {'op':2} {'reads ours':>14} {'zigzag':>14} {'ratio':>7} {'writes ours':>14} {'zigzag':>14} {'ratio':>7}")
+        for r in c["rows"]:
+            print(f"  {r['level']:5} {r['operand']:2} {r['ours_reads']:14.0f} {r['zigzag_reads']:14.0f} "
+                  f"{_r(r['ours_reads'], r['zigzag_reads']):>7} {r['ours_writes']:14.0f} {r['zigzag_writes']:14.0f} "
+                  f"{_r(r['ours_writes'], r['zigzag_writes']):>7}")
+        print(f"  energy pJ: ours {c['ours_energy_pj']:.6g} (without NoC {c['ours_energy_without_noc_pj']:.6g}), "
+              f"zigzag {c['zigzag_energy_pj']:.6g}, ratio {_r(c['ours_energy_without_noc_pj'], c['zigzag_energy_pj'])}; "
+              f"cycles: ours {c['ours_cycles']:.0f}, zigzag {c['zigzag_cycles']:.0f} "
+              f"(with stalls {c['zigzag_latency_total2']:.0f})")
+    ok = [r for r in results if "error" not in r]
+    exact_rows = sum(r["ours_reads"] == r["zigzag_reads"] and r["ours_writes"] == r["zigzag_writes"]
+                     for c in ok for r in c["rows"])
+    n_rows = sum(len(c["rows"]) for c in ok)
+    e_ratios = [c["ours_energy_without_noc_pj"] / c["zigzag_energy_pj"] for c in ok]
+    cyc = sum(c["ours_cycles"] == c["zigzag_cycles"] for c in ok)
+    print(f"\n{len(ok)} of {len(results)} cases ran in ZigZag; (level, operand) rows equal in both tools: "
+          f"{exact_rows} of {n_rows}; cycles equal in {cyc} of {len(ok)}; energy without NoC ours/zigzag "
+          f"{min(e_ratios):.3f}-{max(e_ratios):.3f} (median {float(np.median(e_ratios)):.3f})" if ok else "no case ran")
+    out = dict(cases=results)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1, default=str)
+    return out
+
+
+if __name__ == "__main__":
+    main()
