@@ -47,12 +47,26 @@ literally walking the loop nest and must agree exactly):
 Per-word counts are exact integers for divisor and padded factorizations alike; the
 formulas (with ``N_j`` transitions of loop ``j`` and the box-overlap of the shifted tile)
 are derived in the comments below.
+
+**Compiled kernel.** When numba is importable, :func:`evaluate_batch` on numpy with exact
+integers (no custom ``fills`` hook or ``fold_cycles``), hence :data:`LOOPNEST`'s scoring,
+runs :mod:`evaluators.loopnest_kernel`, the same rules compiled one mapping at a time:
+the same results, field for field (``tests/evaluators/test_loopnest_kernel.py``), several
+times the throughput and microseconds instead of milliseconds per call. Its
+per-(layer, architecture) constants are cached, keyed on the two objects (an LRU of
+:data:`KERNEL_CACHE_SIZE`; the objects are treated as immutable). ``kernel=False`` or
+``COEXPLORE_LOOPNEST_KERNEL=0`` in the environment forces the numpy code below, which
+remains the reference and the ``jax`` path. :meth:`LoopNestCost.lower_bound` runs the
+kernel too (its copy of the ``fills`` hook :func:`_bound_hook`, equal to it exactly).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -64,8 +78,9 @@ from evaluators.systolic_timing import fold_cycles as systolic_fold_cycles
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import Layer
 
-__all__ = ["LOOPNEST", "FillContext", "LayerArch", "LayerConstants", "LoopNestCost", "LoopNestResult", "count", "evaluate", "evaluate_batch",
-           "layer_constants", "prepare"]
+__all__ = ["KERNEL_CACHE_SIZE", "LOOPNEST", "FillContext", "LayerArch", "LayerConstants", "LoopNestCost",
+           "LoopNestResult", "count", "evaluate", "evaluate_batch", "kernel_available", "layer_constants",
+           "prepare"]
 
 
 @dataclass(frozen=True)
@@ -545,6 +560,7 @@ def evaluate_batch(
     fold_cycles: Any = None,
     block: int = 16384,
     fills: Callable[[FillContext], Any] | None = None,
+    kernel: bool | None = None,
 ) -> LoopNestResult:
     """Score ``batch`` (see module docstring).
 
@@ -556,7 +572,19 @@ def evaluate_batch(
             :func:`evaluators.systolic_timing.fold_cycles` when ``arch.dataflow`` is set.
         block: mappings per internal block (numpy): keeps temporaries in cache.
         fills: replaces fill counts (see :func:`count`).
+        kernel: run the compiled kernel (:mod:`evaluators.loopnest_kernel`): ``None``
+            (default) when it applies (numpy, ``integer``, no ``fills`` or
+            ``fold_cycles``) and numba is importable, ``True`` to insist (``ValueError``
+            if it does not apply, ``ImportError`` without numba), ``False`` for the numpy
+            code.
     """
+    plain = xp is np and integer and fills is None and fold_cycles is None
+    if kernel is None:
+        kernel = plain and kernel_available()
+    elif kernel and not plain:
+        raise ValueError("the compiled kernel runs numpy, integer factors, no fills or fold_cycles hooks")
+    if kernel:
+        return _evaluate_kernel(layer, arch, batch, consts)
     st = prepare(layer, arch, consts)
     B = len(batch)
     if xp is np and B > block:
@@ -679,6 +707,115 @@ def _fix_multi(nd: Any, multi: np.ndarray, two: Any, coef: np.ndarray, ds: tuple
 def evaluate(layer: Layer, arch: ArchSpec, mapping: Mapping) -> LoopNestResult:
     """Score one mapping (a batch of one)."""
     return evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [mapping]))
+
+
+# ------------------------------------------------------------------ compiled kernel
+KERNEL_CACHE_SIZE = 64
+"""(layer, architecture) pairs whose packed kernel constants are kept."""
+
+_kernel_state: dict[str, Any] = {}
+_packed: OrderedDict[tuple[int, int], tuple[Layer, ArchSpec, Any, dict[str, Any]]] = OrderedDict()
+_packed_lock = threading.Lock()
+
+
+def kernel_available() -> bool:
+    """Whether the compiled kernel runs: numba importable (the kernel is imported, and
+    compiled or loaded from numba's cache, on the first call) and not switched off by
+    ``COEXPLORE_LOOPNEST_KERNEL=0`` in the environment (read on every call)."""
+    if os.environ.get("COEXPLORE_LOOPNEST_KERNEL", "1") == "0":
+        return False
+    if "module" not in _kernel_state:
+        try:
+            from evaluators import loopnest_kernel as module
+        except ImportError:
+            module = None
+        _kernel_state["module"] = module
+    return _kernel_state["module"] is not None
+
+
+def _kernel_constants(layer: Layer, arch: ArchSpec, consts: LayerConstants | None) -> tuple[Any, dict[str, Any]]:
+    """The kernel's packed constants of (``layer``, ``arch``) and its output columns,
+    cached on the two objects' identities (they are held, so an id is not reused)."""
+    key = (id(layer), id(arch))
+    with _packed_lock:
+        hit = _packed.get(key)
+        if hit is not None and hit[0] is layer and hit[1] is arch:
+            _packed.move_to_end(key)
+            return hit[2], hit[3]
+    km = _kernel_state["module"]
+    pk = km.pack(prepare(layer, arch, consts), arch.dataflow, arch.array_rows, arch.array_cols)
+    cols = km.columns(pk.L)
+    with _packed_lock:
+        _packed[key] = (layer, arch, pk, cols)
+        _packed.move_to_end(key)
+        while len(_packed) > KERNEL_CACHE_SIZE:
+            _packed.popitem(last=False)
+    return pk, cols
+
+
+_NO_IRR = np.zeros((0, 3))
+
+
+def _live_dims(sizes: np.ndarray, batch: MappingBatch, block: int) -> np.ndarray:
+    """``(B, D)``: per row, the dimensions the numpy code keeps in that row's block of
+    ``block`` rows (:func:`_evaluate_block` drops the size-1 dimensions no mapping of the
+    block tiles or unrolls; the lower bound's rules depend on which axes remain)."""
+    B = len(batch)
+    live = np.ones((B, len(sizes)), dtype=bool)
+    for i in range(0, B, block):
+        j = min(i + block, B)
+        used = ((batch.temporal[i:j] > 1) | (batch.spatial_x[i:j] > 1) | (batch.spatial_y[i:j] > 1)).any(axis=(0, 1))
+        unit = (sizes == 1) & ~used
+        if unit.any() and not unit.all():
+            live[i:j] = ~unit
+    return live
+
+
+def _evaluate_kernel(layer: Layer, arch: ArchSpec, batch: MappingBatch, consts: LayerConstants | None,
+                     known: int | None = None, stationary: int | None = None,
+                     irrelevant_tile: Any = None) -> LoopNestResult:
+    """:func:`evaluate_batch` through the compiled kernel; with ``known``, the lower bound
+    of :meth:`LoopNestCost.lower_bound` (the kernel's copy of :func:`_bound_hook`)."""
+    if not kernel_available():
+        raise ImportError("the compiled loop-nest kernel is not available: numba cannot be imported, or "
+                          "COEXPLORE_LOOPNEST_KERNEL=0 is set")
+    pk, cols = _kernel_constants(layer, arch, consts)
+    T = np.ascontiguousarray(batch.temporal, dtype=np.int64)
+    B = T.shape[0]
+    if T.ndim != 3 or T.shape[1:] != (pk.L, pk.D):
+        raise ValueError(f"batch of shape {T.shape}: expected (B, {pk.L}, {pk.D}) for {layer.name!r} on {arch.name!r}")
+    out = np.empty((pk.n_fields, B))
+    valid = np.empty(B, dtype=bool)
+    bound = known is not None
+    b = int(known) - 1 if bound else -1
+    irr = _NO_IRR if irrelevant_tile is None else np.ascontiguousarray(irrelevant_tile, dtype=np.float64)
+    live = _live_dims(pk.dims_i[6], batch, 16384) if bound else None
+    bad = _kernel_state["module"].evaluate_rows(
+        T, np.ascontiguousarray(batch.spatial_x, dtype=np.int64),
+        np.ascontiguousarray(batch.spatial_y, dtype=np.int64), np.ascontiguousarray(batch.order, dtype=np.int64),
+        np.ascontiguousarray(batch.keep, dtype=np.bool_), pk.axes_i, pk.axes_f, pk.dims_i, pk.lv_i,
+        pk.lv_f, pk.sc, out, valid, b, -1 if stationary is None else int(stationary), irr, live)
+    if bad:
+        raise ValueError("a fold cannot use more rows/cols than the array has")
+    L = pk.L
+
+    def field_(name: str) -> Any:
+        at, width = cols[name]
+        return out[at] if width == 1 else out[at:at + width].T
+
+    def per_level(name: str, k: int) -> Any:
+        at, width = cols[name]
+        blk = out[at:at + width].T                            # (B, width) view
+        return blk.reshape(B, L, k) if k > 1 else blk
+
+    return LoopNestResult(
+        energy_pj=field_("energy_pj"), latency_cycles=field_("latency_cycles"),
+        compute_cycles=field_("compute_cycles"), edp=field_("edp"), utilization=field_("utilization"),
+        macs_executed=field_("macs_executed"), valid=valid, reads=per_level("reads", 3),
+        writes=per_level("writes", 3), noc_words=per_level("noc_words", 1),
+        bandwidth_cycles=per_level("bandwidth_cycles", 1), level_energy_pj=per_level("level_energy_pj", 1),
+        mac_energy_pj=field_("mac_energy_pj"), tile_words=per_level("tile_words", 3),
+    )
 
 
 # ------------------------------------------------------------------ cost function object
@@ -823,7 +960,9 @@ def _sliding_level_bounds(ctx: FillContext, irrelevant: np.ndarray) -> Any:
 
 def _bound_hook(known: int, arch: ArchSpec, stationary: int | None = None,
                 irrelevant_tile: Any = None) -> Callable[[FillContext], Any]:
-    """The ``fills`` hook of :meth:`LoopNestCost.lower_bound` (see there)."""
+    """The ``fills`` hook of :meth:`LoopNestCost.lower_bound` (see there). The compiled
+    kernel computes the same fills in :func:`evaluators.loopnest_kernel.bound_fill`:
+    change both together (``tests/evaluators/test_loopnest_kernel.py`` compares them)."""
     b = known - 1                                   # tiles of levels >= b are known
 
     def hook(ctx: FillContext) -> Any:
@@ -888,7 +1027,8 @@ class LoopNestCost:
         return evaluate_batch(layer, arch, batch)
 
     def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *,
-                    stationary: int | None = None, irrelevant_tile: Any = None) -> LoopNestResult:
+                    stationary: int | None = None, irrelevant_tile: Any = None,
+                    kernel: bool | None = None) -> LoopNestResult:
         """Figures no completion of a partial mapping can beat.
 
         A row of ``batch`` is a partial mapping: its spatial factors, bypass choices and
@@ -937,12 +1077,24 @@ class LoopNestCost:
         every completion. Like the model's own counts, the bound is separable over the
         known levels' loop orders (every term is a sum over loops of ``n_trans_j`` times
         a function of the set of loops inside ``j``).
+
+        ``kernel``: as in :func:`evaluate_batch`. The compiled kernel computes the same
+        fills (:func:`evaluators.loopnest_kernel.bound_fill`, rule for rule the
+        :func:`_bound_hook` used here otherwise; change both together,
+        ``tests/evaluators/test_loopnest_kernel.py`` checks them equal). ``known`` above
+        the number of levels is an error.
         """
-        if irrelevant_tile is None:
-            return evaluate_batch(layer, arch, batch, fills=_bound_hook(known, arch, stationary))
-        irr = np.asarray(irrelevant_tile, dtype=float)
-        if irr.shape != (len(batch), len(OPERANDS)):
+        if int(known) > arch.n_levels:
+            raise ValueError(f"known={known} levels, the architecture has {arch.n_levels}")
+        irr = None if irrelevant_tile is None else np.asarray(irrelevant_tile, dtype=float)
+        if irr is not None and irr.shape != (len(batch), len(OPERANDS)):
             raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3), got {irr.shape}")
+        if kernel is None:
+            kernel = kernel_available()
+        if kernel:
+            return _evaluate_kernel(layer, arch, batch, None, int(known), stationary, irr)
+        if irr is None:
+            return evaluate_batch(layer, arch, batch, fills=_bound_hook(known, arch, stationary))
         # one hook per block of evaluate_batch, each with its rows of irrelevant_tile
         block = 16384
         parts = [evaluate_batch(layer, arch, _rows(batch, i, min(i + block, len(batch))), block=block,

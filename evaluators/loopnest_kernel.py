@@ -1,0 +1,809 @@
+"""The loop-nest cost model compiled with numba, one mapping at a time.
+
+:func:`evaluators.loopnest.evaluate_batch` (numpy, exact integers, no custom ``fills``
+hook or ``fold_cycles``; so also :data:`evaluators.loopnest.LOOPNEST` when scoring) and
+:meth:`evaluators.loopnest.LoopNestCost.lower_bound` run this kernel when numba is
+importable; the numpy code of :mod:`evaluators.loopnest` stays the reference (and the
+``jax`` path). The kernel applies the same rules and formulas (that module's docstring
+and the comments of :func:`evaluators.loopnest.count`) to the scalars of one mapping and
+gives the same numbers, bit for bit: counts are integers below 2**53 (exact in float64
+whatever the order of the sums), energies are summed in the numpy model's order. What
+differs is how much work it does:
+
+* **Only loops that move count.** A temporal loop of factor 1 never increments
+  (``n_trans = 0``) and spans nothing, so it adds nothing to any fill: the kernel keeps
+  the nest's loops of factor > 1 (a handful instead of ``L x D``).
+* **One-dimension axes do not overlap once they move.** When a loop above level ``c``
+  increments, a dimension's offset moves by the loop's step if the loop is over it
+  (``step >= e_d(c)``: it strides over everything inside it), or back by the span of its
+  loops inside (at least the step of the innermost, again ``>= e_d(c)``). An axis over
+  that one dimension (coefficient ``cf``: extent ``1 + cf (e - 1) <= cf e``) then
+  shares no index with the old tile. So from the innermost loop that moves one of an
+  operand's one-dimension axes outwards every overlap is 0 and those loops add
+  ``n_trans_j x words`` (for an operand whose axes are all one dimension, the whole fill
+  count is ``words x (1 + sum of those n_trans_j)``); only the loops inside it are walked,
+  and only the two-dimension (sliding-window) axes are evaluated there.
+* **Distinct child tiles** of one-dimension axes are a product of spatial factors,
+  precomputed per level.
+* **Per (layer, architecture) constants** (axes, level tables, energies) are packed
+  once into a few arrays (:func:`pack`); :mod:`evaluators.loopnest` caches them.
+
+The results go to one ``(n_fields, B)`` float64 array, batch-last like the numpy model's
+arrays (one row per field, laid out by :func:`columns`), and a ``(B,)`` bool validity
+array.
+
+Lower-bound mode: the fill count of every (operand, level) pair is replaced as the numpy
+``fills`` hook :func:`evaluators.loopnest._bound_hook` does, by :func:`bound_fill`, the one
+place here to change when that bound changes (``tests/evaluators/test_loopnest_kernel.py``
+checks that the two agree exactly, the stationary operand and the irrelevant-tile table
+included). Its fills need not be integers, so the NoC deliveries are summed operand by
+operand, in the numpy model's order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+__all__ = ["Packed", "bound_fill", "columns", "evaluate_rows", "pack"]
+
+# column blocks of the output row, in order: (name, width in units of L, or 0 for scalar)
+_BLOCKS = (("reads", 3), ("writes", 3), ("tile_words", 3), ("noc_words", 1),
+           ("bandwidth_cycles", 1), ("level_energy_pj", 1), ("energy_pj", 0),
+           ("latency_cycles", 0), ("compute_cycles", 0), ("edp", 0), ("utilization", 0),
+           ("macs_executed", 0), ("mac_energy_pj", 0))
+# level table columns (lv_i int64, lv_f float64)
+_HOLDS, _FAN, _MCAST, _FX, _FY = 0, 3, 4, 5, 6
+_ER, _EW, _ENOC, _BW, _CAP, _CAPSH = 0, 3, 6, 7, 8, 11
+# dataflow codes
+_DF_NONE, _DF_OS, _DF_WS_IS = 0, 1, 2
+
+
+def columns(L: int) -> dict[str, tuple[int, int]]:
+    """``name -> (first column, width)`` of the output row for ``L`` levels."""
+    out, at = {}, 0
+    for name, w in _BLOCKS:
+        width = 3 * L if w == 3 else (L if w == 1 else 1)
+        out[name] = (at, width)
+        at += width
+    return out
+
+
+@dataclass(frozen=True)
+class Packed:
+    """A (layer, architecture) pair as the kernel's arrays (see :func:`pack`). An operand
+    axis (over at least one dimension) is a record ``(d1, d2, cf1, cf2)``, the index
+    ``cf1 d1 + cf2 d2``; ``d2 = D`` (and ``cf2 = 0``) marks a one-dimension axis."""
+
+    L: int
+    D: int
+    axes_i: np.ndarray      # (3, 1 + 2A) int64 per operand: number of axes, their d1 (A),
+    #                         their d2 (A)
+    axes_f: np.ndarray      # (3, 2A) float64: cf1 (A), cf2 (A)
+    dims_i: np.ndarray      # (7, D) int64: relevant to W, I, O; in a one-dimension axis of
+    #                         W, I, O; size
+    lv_i: np.ndarray        # (L, 7 + L) int64: holds W/I/O, fanout > 1, multicast, fanout
+    #                         x, y; then [c + 1, 7 + p]: every level c < q <= p multicasts
+    lv_f: np.ndarray        # (L, 12) float64: e_read x3, e_write x3, e_noc, bandwidth, cap
+    #                         x3, cap shared
+    sc: np.ndarray          # (7,) float64: mac energy, MAC units, layer MACs, PE-array level,
+    #                         dataflow code, array rows, array cols
+    n_fields: int
+
+
+def pack(st: Any, dataflow: str | None, rows: int, cols: int) -> Packed:
+    """Pack ``st`` (an :class:`evaluators.loopnest.LayerArch`) and the systolic timing
+    parameters (``dataflow`` ``None`` for none) into a :class:`Packed`."""
+    L, D = st.L, st.D
+    A = max(1, max(c.shape[0] for c in st.coef))
+    axes_i = np.zeros((3, 1 + 2 * A), dtype=np.int64)
+    axes_f = np.zeros((3, 2 * A))
+    dims_i = np.zeros((7, D), dtype=np.int64)
+    dims_i[0:3] = np.asarray(st.relevant, dtype=bool)
+    dims_i[6] = np.asarray(st.sizes)
+    for t in range(3):
+        C = np.asarray(st.coef[t])
+        for a in range(C.shape[0]):
+            ds = [d for d in range(D) if C[a, d] != 0]
+            if not ds:
+                continue
+            if len(ds) > 2:
+                raise NotImplementedError("more than two dimensions on one tensor axis")
+            k = axes_i[t, 0]
+            axes_i[t, 0] += 1
+            axes_i[t, 1 + k] = ds[0]
+            axes_f[t, k] = float(C[a, ds[0]])
+            axes_i[t, 1 + A + k] = ds[1] if len(ds) == 2 else D
+            axes_f[t, A + k] = float(C[a, ds[1]]) if len(ds) == 2 else 0.0
+            if len(ds) == 1:
+                dims_i[3 + t, ds[0]] = 1
+    mc = np.asarray(st.multicast, dtype=bool)
+    lv_i = np.zeros((L, 7 + L), dtype=np.int64)
+    lv_i[:, _HOLDS:_HOLDS + 3] = np.asarray(st.holds)
+    lv_i[:, _FAN] = (np.asarray(st.fanout_x) * np.asarray(st.fanout_y)) > 1
+    lv_i[:, _MCAST] = mc
+    lv_i[:, _FX] = st.fanout_x
+    lv_i[:, _FY] = st.fanout_y
+    for lo in range(L):                          # lo = c + 1: the segment lo..p
+        for p in range(lo, L):
+            lv_i[lo, 7 + p] = bool(mc[lo:p + 1].all())
+    lv_f = np.zeros((L, 12))
+    lv_f[:, _ER:_ER + 3] = st.e_read
+    lv_f[:, _EW:_EW + 3] = st.e_write
+    lv_f[:, _ENOC] = st.e_noc
+    lv_f[:, _BW] = st.bandwidth
+    lv_f[:, _CAP:_CAP + 3] = st.cap
+    lv_f[:, _CAPSH] = st.cap_shared
+    code = _DF_NONE if dataflow is None else (_DF_OS if str(dataflow).lower() == "os" else _DF_WS_IS)
+    sc = np.array([st.mac_energy, st.n_macs, st.macs, st.pe_level, code, rows, cols], dtype=np.float64)
+    return Packed(L=L, D=D, axes_i=axes_i, axes_f=axes_f, dims_i=dims_i, lv_i=lv_i, lv_f=lv_f, sc=sc,
+                  n_fields=sum(w for _, w in columns(L).values()))
+
+
+@njit(cache=True, nogil=True)
+def _gcd(a: int, b: int) -> int:
+    while b:
+        a, b = b, a % b
+    return a
+
+
+@njit(cache=True, nogil=True)
+def _heapsort(a: Any, n: int) -> None:
+    """Sort ``a[:n]`` in place (a few lines instead of ``np.sort``, whose compiled code
+    took a quarter of the kernel's compile time)."""
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(a, start, n)
+    for end in range(n - 1, 0, -1):
+        a[0], a[end] = a[end], a[0]
+        _sift(a, 0, end)
+
+
+@njit(cache=True, nogil=True)
+def _sift(a: Any, root: int, n: int) -> None:
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and a[child + 1] > a[child]:
+            child += 1
+        if a[root] >= a[child]:
+            return
+        a[root], a[child] = a[child], a[root]
+        root = child
+
+
+@njit(cache=True, nogil=True)
+def _enumerated(SX: Any, SY: Any, Eb: Any, row: int, d1: int, d2: int, cf1: float, cf2: float,
+                c: int, p: int) -> float:
+    """Distinct values of one two-dimension axis over a parent's children, by listing the
+    child offsets (a dimension unrolled at several levels of the segment ``c < q <= p``
+    is no single progression); the numpy model's ``_fix_multi``."""
+    n = 1
+    for q in range(c + 1, p + 1):
+        n *= SX[row, q, d1] * SY[row, q, d1] * SX[row, q, d2] * SY[row, q, d2]
+    vals = np.zeros(n)
+    m = 1
+    for k in range(2):
+        d = d1 if k == 0 else d2
+        cf = cf1 if k == 0 else cf2
+        for q in range(c + 1, p + 1):
+            sx, sy = SX[row, q, d], SY[row, q, d]
+            unit = cf * Eb[q, d]
+            if sx * sy == 1:
+                continue
+            # every existing offset plus every (kx, ky) of this pair of spatial loops
+            for j in range(m - 1, -1, -1):
+                base = vals[j]
+                for kx in range(sx):
+                    for ky in range(sy):
+                        vals[j * sx * sy + kx * sy + ky] = base + unit * (kx * sy + ky)
+            m *= sx * sy
+    _heapsort(vals, m)
+    distinct = 1
+    for j in range(1, m):
+        if vals[j] != vals[j - 1]:
+            distinct += 1
+    return float(distinct)
+
+
+@njit(cache=True, nogil=True)
+def _two_axis(c: int, p: int, row: int, d1: int, d2: int, cf1: float, cf2: float, m1: float, m2: float,
+              SX: Any, SY: Any, SPf: Any, Eb: Any) -> float:
+    """Distinct values of a two-dimension axis ``cf1 d1 + cf2 d2`` over a parent's
+    children when both dimensions are unrolled (``m1``, ``m2`` > 1) between levels ``c``
+    and ``p``: ``|{a1 i + a2 j}| = m1 m2 - max(0, m1 - a2/g) max(0, m2 - a1/g)`` for the
+    progressions' strides ``a1``, ``a2`` and ``g = gcd(a1, a2)``, or by enumeration when
+    a dimension is unrolled at several levels (the numpy model's ``_distinct_two_aps``
+    and ``_fix_multi``)."""
+    st1, st2, nl1, nl2 = 1.0, 1.0, 0, 0
+    for q in range(c + 1, p + 1):
+        if SPf[q, d1] > 1:
+            st1 *= Eb[q, d1]
+            nl1 += 1
+        if SPf[q, d2] > 1:
+            st2 *= Eb[q, d2]
+            nl2 += 1
+    if nl1 > 1 or nl2 > 1:
+        return _enumerated(SX, SY, Eb, row, d1, d2, cf1, cf2, c, p)
+    a1 = np.int64(max(cf1 * st1, 1.0))
+    a2 = np.int64(max(cf2 * st2, 1.0))
+    g = _gcd(a1, a2)
+    i1, i2 = np.int64(m1), np.int64(m2)
+    return float(i1 * i2 - max(0, i1 - a2 // g) * max(0, i2 - a1 // g))
+
+
+@njit(cache=True, nogil=True)
+def _multiplier(bdim: Any, level: int, n_above: Any, slot_dim: Any, ntr: Any) -> float:
+    """``FillContext.multiplier(dims, level)``: ``1 + sum n_trans_j`` over the loops above
+    ``level`` that are over ``dims`` (``bdim[d]``) or enclose such a loop (every kept
+    loop has factor > 1)."""
+    if level >= n_above.shape[0]:
+        return 1.0
+    last = -1
+    for j in range(n_above[level]):
+        if bdim[slot_dim[j]]:
+            last = j
+    acc = 0.0
+    for j in range(last + 1):
+        acc += ntr[j]
+    return 1.0 + acc
+
+
+@njit(cache=True, nogil=True)
+def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: Any, n_ax: Any,
+               ax_d: Any, ax_cf: Any, bits: Any, n_above: Any, slot_dim: Any, slot_lvl: Any, ntr: Any,
+               Tf: Any, SPf: Any, E: Any, steps: Any, cap: float, stationary: int, irr: float) -> float:
+    """The lower bound's fill count of operand ``t`` at level ``c`` when the tiles of the
+    levels ``>= b = known - 1`` are decided: the numpy
+    ``fills`` hook :func:`evaluators.loopnest._bound_hook` for one mapping, rule for rule
+    (its docstring and :meth:`evaluators.loopnest.LoopNestCost.lower_bound` give the
+    arguments; ``tests/evaluators/test_loopnest_kernel.py`` checks the two agree exactly).
+
+    ``F``, ``w``: the model's fill count and tile words at ``c``; ``single``: every live
+    axis of the operand is one dimension; ``bdim``: the dimensions of its one-dimension
+    axes; ``n_ax``, ``ax_d``, ``ax_cf``: its live axes (dimensions of size 1 that the
+    numpy model drops are left out); ``bits[d]``: the operands ``d`` is irrelevant to
+    (bit ``t``); ``cap``: ``c``'s capacity for the operand; ``stationary``: the stationary
+    operand or -1; ``irr``: the irrelevant-tile bound, or -1 for none. Every quantity but
+    ``spread`` is an integer below 2**53, exact in float64 in any order of the sums."""
+    L, D = Tf.shape
+    if c >= b:
+        if single:
+            return F
+        # per level above c: max(w x moves along the one-dimension axes, Smith's-rule
+        # floor of the level's sliding fetches)
+        last = -1
+        for j in range(n_above[c]):
+            if bdim[slot_dim[j]]:
+                last = j
+        mv = np.zeros(L)
+        for j in range(last + 1):
+            mv[slot_lvl[j]] += ntr[j]
+        span = np.empty((L, D))
+        for li in range(L):
+            for d in range(D):
+                span[li, d] = (Tf[li, d] - 1) * steps[li, d]
+        ext = np.empty(n_ax)
+        for k in range(n_ax):
+            e = 0.0
+            for m in range(2):
+                d = ax_d[k, m]
+                if d >= 0:
+                    e += ax_cf[k, m] * (E[c, d] - 1)
+            ext[k] = 1 + e
+        low = np.zeros(D)
+        best = np.empty(n_ax)
+        forced = np.empty((n_ax, 2))
+        floors = np.zeros(D)
+        idx = np.empty(D, dtype=np.int64)
+        total = 0.0
+        above = 1.0
+        for lvl in range(L - 1, c, -1):
+            for d in range(D):
+                low[d] = 0.0
+                for li in range(c + 1, lvl):
+                    low[d] += span[li, d]
+            n_lo, n_hi = n_above[lvl], n_above[lvl - 1]
+            inner_bits = bits[slot_dim[n_hi - 1]] if n_hi > n_lo else 0
+            for j in range(D):
+                floors[j] = 0.0
+                if Tf[lvl, j] <= 1:
+                    continue
+                free = 1.0
+                for k in range(n_ax):
+                    # subsets of the axis's other dimensions that move at lvl
+                    oth0, oth1 = -1, -1
+                    for m in range(2):
+                        d = ax_d[k, m]
+                        if d >= 0 and d != j and span[lvl, d] > 0:
+                            if oth0 < 0:
+                                oth0 = m
+                            else:
+                                oth1 = m
+                    bk = 0.0
+                    forced[k, 0] = 0.0
+                    forced[k, 1] = 0.0
+                    for sub in range(4):
+                        if (sub & 1 and oth0 < 0) or (sub & 2 and oth1 < 0):
+                            continue
+                        moved = 0.0
+                        for m in range(2):
+                            d = ax_d[k, m]
+                            if d < 0:
+                                continue
+                            insub = (sub & 1 and m == oth0) or (sub & 2 and m == oth1)
+                            moved += ax_cf[k, m] * ((-low[d] + (steps[lvl, j] if d == j else 0.0))
+                                                    - (span[lvl, d] if insub else 0.0))
+                        g_ov = max(0.0, ext[k] - abs(moved))
+                        bk = max(bk, g_ov)
+                        if sub & 1:
+                            forced[k, oth0] = max(forced[k, oth0], g_ov)
+                        if sub & 2:
+                            forced[k, oth1] = max(forced[k, oth1], g_ov)
+                    best[k] = bk
+                    free *= bk
+                allowed_j = (bits[j] & ~inner_bits) == 0
+                held = -1.0
+                for d in range(D):
+                    if d == j or Tf[lvl, d] <= 1 or (bits[d] & ~inner_bits) != 0:
+                        continue
+                    gi, gm = -1, -1
+                    for k in range(n_ax):
+                        for m in range(2):
+                            if ax_d[k, m] == d:
+                                gi, gm = k, m
+                    if gi < 0:
+                        v = free
+                    else:
+                        v = forced[gi, gm]
+                        rest = 1.0
+                        for k in range(n_ax):
+                            if k != gi:
+                                rest *= best[k]
+                        v = v * rest
+                    held = max(held, v)
+                ov = free if (allowed_j or held < 0) else held
+                floors[j] = w - ov
+            # Smith's rule: the largest floors outermost (stable; ties give equal sums)
+            for j in range(D):
+                idx[j] = j
+            for i in range(1, D):
+                k = i
+                while k > 0 and floors[idx[k - 1]] < floors[idx[k]]:
+                    idx[k - 1], idx[k] = idx[k], idx[k - 1]
+                    k -= 1
+            acc = 0.0
+            before = 1.0
+            for i in range(D):
+                fj = Tf[lvl, idx[i]]
+                acc += before * (fj - 1) * floors[idx[i]]
+                before *= fj
+            sliding = above * acc
+            for d in range(D):
+                above *= Tf[lvl, d]
+            total += max(w * mv[lvl], sliding)
+        return w + total
+    # tile of c unknown: distinct words an instance of c touches within b's tile
+    ex = np.empty(D)
+    whole = np.empty(D, dtype=np.bool_)
+    for d in range(D):
+        sb = 1.0
+        for q in range(c + 1, b + 1):
+            sb *= SPf[q, d]
+        ex[d] = E[b, d] / sb
+        whole[d] = sb == 1
+    inner = 1.0
+    for k in range(n_ax):
+        d1, d2 = ax_d[k, 0], ax_d[k, 1]
+        if d2 < 0:
+            inner = inner * ex[d1]
+            continue
+        a, bb = ax_cf[k, 0], ax_cf[k, 1]
+        x1, x2 = ex[d1], ex[d2]
+        words = (x1 + x2) - 1
+        if whole[d1] and whole[d2]:
+            g = _gcd(np.int64(a), np.int64(bb))
+            words = max(words, x1 * x2 - max(0.0, x1 - bb // g) * max(0.0, x2 - a // g))
+        if bb == 1 and whole[d2]:
+            words = max(words, x2 + (x1 - 1) * min(a, x2))
+        if a == 1 and whole[d1]:
+            words = max(words, x1 + (x2 - 1) * min(bb, x1))
+        inner = inner * words
+    mult = _multiplier(bdim, b, n_above, slot_dim, ntr)
+    plain = mult * inner
+    out_all = 1.0
+    for d in range(D):
+        for li in range(b + 1, L):
+            out_all *= Tf[li, d]
+    if single:
+        extra = inner if inner > cap else 0.0
+    else:
+        extra = max(inner - cap, 0.0)
+    sweeps = plain + (out_all - mult) * extra
+    if not single or irr < 0 or c != b - 1:
+        return sweeps
+    if inner <= cap:
+        return sweeps
+    reach = 1.0
+    for d in range(D):
+        if not bdim[d]:
+            reach *= ex[d]
+    spread = max(reach / min(irr, reach), 1.0)
+    moving = out_all * inner * (1.0 if t == stationary else spread)
+    return max(sweeps, moving)
+
+
+
+@njit(cache=True, nogil=True)
+def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
+                  axes_f: Any, dims_i: Any, lv_i: Any, lv_f: Any, sc: Any, out: Any, valid: Any,
+                  b: int, stationary: int, irr: Any, live: Any) -> int:
+    """Score every mapping of a batch (``T``, ``SX``, ``SY``, ``order`` int64 ``(B, L, D)``,
+    ``keep`` bool ``(B, L, 3)``) into ``out`` ``(n_fields, B)`` (see :func:`columns`) and
+    ``valid`` ``(B,)``; the other arrays are a :class:`Packed`'s. ``live`` ``None``: the
+    model's own counts; else the lower bound's fills (:func:`bound_fill`) with
+    ``b = known - 1``, the ``stationary`` operand (-1: none), ``irr`` the ``(B, 3)``
+    irrelevant-tile table (``(0, 3)``: none) and ``live`` ``(B, D)`` the dimensions the
+    numpy model keeps in each row's block. ``live`` is ``None`` or not by type, so numba
+    compiles the two modes apart and the scoring code carries no bound code. Returns the
+    number of
+    mappings whose spatial factors at a systolic array's PE level exceed its rows or
+    columns (the numpy model raises on those)."""
+    B, L, D = T.shape
+    A = (axes_i.shape[1] - 1) // 2
+    mac_e, n_macs, layer_macs = sc[0], sc[1], sc[2]
+    fl, df, arr_rows, arr_cols = int(sc[3]), int(sc[4]), sc[5], sc[6]
+    o_R, o_W, o_TW = 0, 3 * L, 6 * L
+    o_noc, o_bw, o_le = 9 * L, 10 * L, 11 * L
+    o_s = 12 * L
+    S = L * D
+    Tf = np.empty((L, D))
+    SPf = np.empty((L, D))
+    E = np.empty((L, D))
+    Eb = np.empty((L, D))
+    inst = np.empty(L)
+    PX = np.empty(L, dtype=np.int64)
+    PY = np.empty(L, dtype=np.int64)
+    prodS = np.empty((3, L))                           # spatial product of t's one-dim axes' dims
+    slot_dim = np.empty(S, dtype=np.int64)
+    slot_step = np.empty(S)
+    slot_span = np.empty(S)
+    ntr = np.empty(S)
+    n_above = np.empty(L, dtype=np.int64)
+    ext = np.empty((3, A, L))
+    words = np.empty((3, L))
+    par = np.empty((L, 3), dtype=np.int64)
+    R = np.empty((L, 3))
+    Wr = np.empty((L, 3))
+    noc = np.empty(L)
+    deliv = np.empty((3, L))
+    dact = np.zeros((3, L), dtype=np.bool_)
+    sh = np.zeros(D)
+    Fc = np.empty(3)
+    act = np.empty(3, dtype=np.bool_)
+    # per operand: its one-dimension axes' dims (sgl), whether it has two-dimension axes
+    sgl = np.empty((3, D), dtype=np.bool_)
+    has_two = np.zeros(3, dtype=np.bool_)
+    for t in range(3):
+        for d in range(D):
+            sgl[t, d] = dims_i[3 + t, d] != 0
+        for k in range(axes_i[t, 0]):
+            if axes_i[t, 1 + A + k] != D:
+                has_two[t] = True
+    # lower-bound mode: per row, the operands' live axes (dims -1 where none)
+    n_ax = np.zeros(3, dtype=np.int64)
+    ax_d = np.full((3, max(A, 1), 2), -1, dtype=np.int64)
+    ax_cf = np.zeros((3, max(A, 1), 2))
+    single_r = np.empty(3, dtype=np.bool_)
+    bdim_r = np.zeros((3, D), dtype=np.bool_)
+    bits = np.zeros(D, dtype=np.int64)
+    steps = np.empty((L, D))
+    slot_lvl = np.empty(S, dtype=np.int64)
+    has_irr = irr.shape[0] > 0
+    bad_folds = 0
+    for row in range(B):
+        # ---- extents e_d(l) and e_d(l - 1), spatial products, active instances
+        for li in range(L):
+            px = 1
+            py = 1
+            for t in range(3):
+                prodS[t, li] = 1.0
+            for d in range(D):
+                x_ = SX[row, li, d]
+                y_ = SY[row, li, d]
+                px *= x_
+                py *= y_
+                t_ = float(T[row, li, d])
+                sp = float(x_ * y_)
+                below = 1.0 if li == 0 else E[li - 1, d]
+                Tf[li, d] = t_
+                SPf[li, d] = sp
+                Eb[li, d] = below
+                E[li, d] = below * (t_ * sp)
+                for t in range(3):
+                    if sgl[t, d]:
+                        prodS[t, li] *= sp
+            PX[li] = px
+            PY[li] = py
+        inst[L - 1] = 1.0
+        for li in range(L - 1, 0, -1):
+            inst[li - 1] = inst[li] * float(PX[li] * PY[li])
+        inst_mac = inst[0] * float(PX[0] * PY[0])
+        # ---- the temporal loops that move (factor > 1), outermost first (written
+        # unconditionally, kept by advancing ns); n_above[l]: how many are above level l
+        ns = 0
+        prefix = 1.0
+        for li in range(L - 1, -1, -1):
+            n_above[li] = ns
+            for r in range(D):
+                d = order[row, li, r]
+                f = Tf[li, d]
+                step = Eb[li, d] * SPf[li, d]
+                slot_dim[ns] = d
+                if live is not None:
+                    slot_lvl[ns] = li
+                slot_step[ns] = step
+                slot_span[ns] = (f - 1) * step
+                ntr[ns] = prefix * (f - 1)
+                prefix *= f
+                ns += 1 if f > 1 else 0
+        iters = prefix
+        # ---- tiles: axis extents and words of every operand at every level
+        for t in range(3):
+            for li in range(L):
+                w = 1.0
+                for k in range(axes_i[t, 0]):
+                    d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                    if d2 == D:
+                        e = 1 + axes_f[t, k] * (E[li, d1] - 1)
+                    else:
+                        e = 1 + (axes_f[t, k] * (E[li, d1] - 1) + axes_f[t, A + k] * (E[li, d2] - 1))
+                    ext[t, k, li] = e
+                    w = w * e
+                words[t, li] = w
+        if live is not None:
+            for t in range(3):
+                n_ax[t] = 0
+                single_r[t] = True
+                for d in range(D):
+                    bdim_r[t, d] = False
+                for k in range(axes_i[t, 0]):
+                    m = 0
+                    for which in range(2):
+                        d = axes_i[t, 1 + which * A + k]
+                        if d < D and live[row, d]:
+                            ax_d[t, n_ax[t], m] = d
+                            ax_cf[t, n_ax[t], m] = axes_f[t, which * A + k]
+                            m += 1
+                    if m == 0:
+                        continue
+                    if m == 1:
+                        ax_d[t, n_ax[t], 1] = -1
+                        bdim_r[t, ax_d[t, n_ax[t], 0]] = True
+                    else:
+                        single_r[t] = False
+                    n_ax[t] += 1
+            for d in range(D):
+                bits[d] = 0
+                for t in range(3):
+                    if dims_i[t, d] == 0:
+                        bits[d] += 1 << t
+                for li in range(L):
+                    steps[li, d] = Eb[li, d] * SPf[li, d]
+        # ---- parents: the next level above c that keeps the operand (c + 1 if none),
+        # at par[c + 1]
+        for t in range(3):
+            nxt = -1
+            for lo in range(L - 1, -1, -1):
+                if keep[row, lo, t]:
+                    nxt = lo
+                par[lo, t] = nxt if nxt >= 0 else lo
+        for li in range(L):
+            noc[li] = 0.0
+            for t in range(3):
+                R[li, t] = 0.0
+                Wr[li, t] = 0.0
+                if live is not None:
+                    dact[t, li] = False
+        # ---- fills, parents' reads, multicast, reductions: level c = c1 - 1 from -1
+        # (the MACs) to L - 2
+        for c1 in range(L):
+            c = c1 - 1
+            if c1 == 0:
+                for t in range(3):
+                    act[t] = True
+                    Fc[t] = iters                      # a MAC stores nothing
+                inst_c = inst_mac
+            else:
+                n_act = 0
+                for t in range(3):
+                    act[t] = lv_i[c, _HOLDS + t] != 0 and keep[row, c, t]
+                    n_act += 1 if act[t] else 0
+                if n_act == 0:
+                    continue
+                inst_c = inst[c]
+                nab = n_above[c]
+                for t in range(3):
+                    if not act[t]:
+                        continue
+                    # F = w + sum_j n_trans_j (w - overlap_j) over the loops j above c.
+                    # The offset of a dimension shifts by at least its extent at c when
+                    # it moves (a loop of it, or one inside j wrapping): a one-dimension
+                    # axis then shares nothing with the old tile. So from the innermost
+                    # loop js that moves one of them outwards, overlap_j = 0; inside js
+                    # only two-dimension (sliding) axes can overlap partially.
+                    w = words[t, c]
+                    js = -1
+                    for j in range(nab):
+                        if sgl[t, slot_dim[j]]:
+                            js = j
+                    outer = 0.0
+                    for j in range(js + 1):
+                        outer += ntr[j]
+                    F = w + w * outer
+                    if has_two[t] and js < nab - 1:
+                        # loops inside js: the one-dimension axes keep their extent;
+                        # sh[d]: minus the span of d's loops inside j (they wrap to 0),
+                        # plus step_j while j itself is d's
+                        acc = 0.0
+                        for j in range(nab - 1, js, -1):
+                            dj = slot_dim[j]
+                            stepj = slot_step[j]
+                            sh[dj] += stepj
+                            ov = 1.0
+                            for k in range(axes_i[t, 0]):
+                                d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                                if d2 == D:
+                                    ov *= ext[t, k, c]
+                                else:
+                                    o = ext[t, k, c] - abs(0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2])
+                                    ov *= max(o, 0.0)
+                            acc = (w - ov) * ntr[j] + acc
+                            sh[dj] -= stepj + slot_span[j]
+                        for j in range(js + 1, nab):
+                            sh[slot_dim[j]] = 0.0
+                        F = F + acc
+                    if live is not None:
+                        F = bound_fill(t, c, b, F, w, single_r[t], bdim_r[t], n_ax[t], ax_d[t], ax_cf[t], bits,
+                                       n_above, slot_dim, slot_lvl, ntr, Tf, SPf, E, steps, lv_f[c, _CAP + t],
+                                       stationary, irr[row, t] if has_irr else -1.0)
+                    Fc[t] = F
+            for t in range(3):
+                if not act[t]:
+                    continue
+                F = Fc[t]
+                p = par[c1, t]
+                # distinct child tiles among one parent's children (spatial loops of
+                # levels c < q <= p): the product of the one-dimension axes' spatial
+                # factors; per two-dimension axis, the two-progression count
+                nd = prodS[t, c1]
+                for q in range(c1 + 1, p + 1):
+                    nd = nd * prodS[t, q]
+                if has_two[t]:
+                    for k in range(axes_i[t, 0]):
+                        d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                        if d2 == D:
+                            continue
+                        m1 = SPf[c1, d1]
+                        m2 = SPf[c1, d2]
+                        for q in range(c1 + 1, p + 1):
+                            m1 *= SPf[q, d1]
+                            m2 *= SPf[q, d2]
+                        if m1 > 1 and m2 > 1:
+                            nd = nd * _two_axis(c, p, row, d1, d2, axes_f[t, k], axes_f[t, A + k],
+                                                m1, m2, SX, SY, SPf, Eb)
+                        else:
+                            nd = nd * m1 * m2
+                groups = nd * inst[p]
+                child_total = F * inst_c
+                if t == 2:
+                    # words already holding a partial sum are fetched back; U counts the
+                    # first touches (per output dimension, the extent at c times the
+                    # temporal factors above c)
+                    U = 1.0
+                    for d in range(D):
+                        if dims_i[2, d] != 0:
+                            u = E[c, d] if c1 > 0 else 1.0
+                            for lv in range(c1, L):
+                                u *= Tf[lv, d]
+                            U = U * u
+                    refill = (F - U) * groups
+                    Wr[p, 2] += F * groups
+                    R[p, 2] += refill
+                    if c1 > 0:
+                        R[c, 2] += child_total             # evictions
+                        Wr[c, 2] += refill
+                    deliveries = child_total + refill
+                else:
+                    R[p, t] += F * (groups if lv_i[c1, 7 + p] != 0 else inst_c)
+                    if c1 > 0:
+                        Wr[c, t] += child_total
+                    deliveries = child_total
+                if live is None:
+                    for q in range(c1, p + 1):
+                        if lv_i[q, _FAN] != 0:
+                            noc[q] += deliveries
+                else:
+                    deliv[t, c1] = deliveries
+                    dact[t, c1] = True
+        # ---- lower bound: NoC deliveries summed operand by operand as the numpy model
+        # does (the bound's fills need not be integers, so the order of the sums matters;
+        # the model's own counts are integers, summed above as they come)
+        for t in range(3 if live is not None else 0):
+            for c1 in range(L):
+                if dact[t, c1]:
+                    for q in range(c1, par[c1, t] + 1):
+                        if lv_i[q, _FAN] != 0:
+                            noc[q] += deliv[t, c1]
+        # ---- energy, bandwidth cycles (sums in the numpy model's order)
+        energy = 0.0
+        bw_max = 0.0
+        for li in range(L):
+            r0, r1, r2 = R[li, 0], R[li, 1], R[li, 2]
+            w0, w1, w2 = Wr[li, 0], Wr[li, 1], Wr[li, 2]
+            le = (((r0 * lv_f[li, _ER] + w0 * lv_f[li, _EW]) + (r1 * lv_f[li, _ER + 1] + w1 * lv_f[li, _EW + 1]))
+                  + (r2 * lv_f[li, _ER + 2] + w2 * lv_f[li, _EW + 2])) + noc[li] * lv_f[li, _ENOC]
+            energy = le if li == 0 else energy + le
+            bw = (((r0 + w0) + (r1 + w1)) + (r2 + w2)) / max(inst[li], 1.0) / lv_f[li, _BW]
+            if li == 0 or bw > bw_max:
+                bw_max = bw
+            out[o_R + 3 * li, row] = r0
+            out[o_R + 3 * li + 1, row] = r1
+            out[o_R + 3 * li + 2, row] = r2
+            out[o_W + 3 * li, row] = w0
+            out[o_W + 3 * li + 1, row] = w1
+            out[o_W + 3 * li + 2, row] = w2
+            out[o_TW + 3 * li, row] = words[0, li]
+            out[o_TW + 3 * li + 1, row] = words[1, li]
+            out[o_TW + 3 * li + 2, row] = words[2, li]
+            out[o_noc + li, row] = noc[li]
+            out[o_bw + li, row] = bw
+            out[o_le + li, row] = le
+        macs_exec = iters * inst_mac
+        energy = energy + macs_exec * mac_e
+        # ---- compute cycles (systolic: folds x SCALE-Sim's cycles per fold)
+        compute = iters
+        if df != _DF_NONE:
+            rows_used = float(PY[fl])
+            cols_used = float(PX[fl])
+            stream = 1.0
+            for li in range(fl):
+                for d in range(D):
+                    stream *= Tf[li, d]
+            if rows_used > arr_rows or cols_used > arr_cols:
+                bad_folds += 1
+            folds = np.round(iters / stream)
+            if df == _DF_OS:
+                per_fold = stream + (arr_rows + arr_cols - 2)
+            else:
+                per_fold = 2 * arr_rows + arr_cols + stream - 2
+            compute = folds * per_fold
+        latency = max(compute, bw_max)
+        # ---- validity: coverage, fanouts, capacities
+        ok = True
+        for d in range(D):
+            if E[L - 1, d] < dims_i[6, d]:
+                ok = False
+        for li in range(L):
+            if PX[li] > lv_i[li, _FX] or PY[li] > lv_i[li, _FY]:
+                ok = False
+            tot = 0.0
+            for t in range(3):
+                held = words[t, li] if keep[row, li, t] else 0.0
+                tot = tot + held
+                if held > lv_f[li, _CAP + t]:
+                    ok = False
+            if tot > lv_f[li, _CAPSH]:
+                ok = False
+        valid[row] = ok
+        out[o_s, row] = energy
+        out[o_s + 1, row] = latency
+        out[o_s + 2, row] = compute
+        out[o_s + 3, row] = energy * latency
+        out[o_s + 4, row] = layer_macs / (compute * n_macs)
+        out[o_s + 5, row] = macs_exec
+        out[o_s + 6, row] = macs_exec * mac_e
+    return bad_folds

@@ -1,0 +1,282 @@
+"""The compiled loop-nest kernel (evaluators/loopnest_kernel.py) equals the numpy model.
+
+Every field of the result, bit for bit, on random layers x architectures x mappings
+(padding, bypass, partitioned and shared capacities, bandwidths, multicast and not,
+fanouts at several levels, systolic fold timing), on Eyeriss and systolic arrays with
+convolutions of every kind, GEMM and batched matmul; and the lower bound on partial
+mappings (``LOOPNEST.lower_bound``) against the numpy ``fills`` hook for every ``known``,
+with and without the stationary operand and the irrelevant-tile table, on small layers
+and architectures with binding capacities. Without numba (or with
+``COEXPLORE_LOOPNEST_KERNEL=0``) the numpy code runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import evaluators.loopnest as ln
+from accelerators import SpatialArray, SystolicArray, eyeriss_v1
+from accelerators.arch import OPERANDS, ArchSpec
+from evaluators import loopnest_kernel
+from mappers.mapping import Mapping, MappingBatch
+from mappers.sampling import random_mappings
+from mappers.workloads import conv2d, gemm
+from tests.evaluators.mapping_gen import random_arch, random_layer, random_mapping
+
+FIELDS = ("reads", "writes", "noc_words", "tile_words", "macs_executed", "compute_cycles", "energy_pj",
+          "latency_cycles", "edp", "utilization", "bandwidth_cycles", "level_energy_pj", "mac_energy_pj")
+
+
+def assert_same(kern: ln.LoopNestResult, ref: ln.LoopNestResult, what: str) -> None:
+    """Every field equal, bit for bit (counts and energies alike), shapes included."""
+    for f in FIELDS:
+        a, b = np.asarray(getattr(kern, f)), np.asarray(getattr(ref, f))
+        assert a.shape == b.shape, f"{f} {what}"
+        np.testing.assert_array_equal(a, b, err_msg=f"{f} {what}")
+    np.testing.assert_array_equal(kern.valid, ref.valid, err_msg=f"valid {what}")
+
+
+def check_bound(layer, arch, batch: MappingBatch, known: int, what: str, **kw) -> None:
+    kb = ln.LOOPNEST.lower_bound(layer, arch, batch, known, kernel=True, **kw)
+    nb = ln.LOOPNEST.lower_bound(layer, arch, batch, known, kernel=False, **kw)
+    assert_same(kb, nb, f"bound known={known} {kw.get('stationary')} {what}")
+
+
+def check(layer, arch, batch: MappingBatch, what: str) -> ln.LoopNestResult:
+    """Kernel == numpy for the scores and for the lower bound at every ``known``."""
+    kern = ln.evaluate_batch(layer, arch, batch, kernel=True)
+    ref = ln.evaluate_batch(layer, arch, batch, kernel=False)
+    assert_same(kern, ref, what)
+    for known in range(arch.n_levels + 1):
+        check_bound(layer, arch, batch, known, what)
+    return ref
+
+
+def varied_arch(rng: np.random.Generator) -> ArchSpec:
+    """:func:`random_arch` with random capacities (none, shared or per operand), per-operand
+    energies, bandwidths and, now and then, a systolic dataflow."""
+    arch = random_arch(rng)
+    levels = []
+    for li, lv in enumerate(arch.levels):
+        if li == arch.n_levels - 1:
+            levels.append(dataclasses.replace(lv, bandwidth_words_per_cycle=float(rng.choice([1.0, 2.5, 8.0]))))
+            continue
+        kind = rng.integers(0, 3)
+        cap = (None if kind == 0 else int(rng.integers(4, 200)) if kind == 1
+               else {op: int(rng.integers(1, 60)) for op in lv.tensors})
+        levels.append(dataclasses.replace(
+            lv, capacity_words=cap,
+            read_energy_pj={op: float(rng.uniform(0.1, 5)) for op in OPERANDS},
+            write_energy_pj={op: float(rng.uniform(0.1, 5)) for op in OPERANDS},
+            bandwidth_words_per_cycle=None if rng.random() < 0.5 else float(rng.uniform(0.5, 6))))
+    dataflow = None if rng.random() < 0.7 else str(rng.choice(["OS", "WS", "IS"]))
+    return dataclasses.replace(arch, levels=tuple(levels), dataflow=dataflow)
+
+
+@pytest.mark.parametrize("chunk", range(8))
+def test_kernel_equals_numpy_on_random_layers_archs_mappings(chunk):
+    """25 random layers x architectures x 16 random mappings per chunk (3,200 mappings):
+    padded factors, bypass, capacities, multicast and not, fanouts at several levels."""
+    seen = {"invalid": 0, "valid": 0, "padded": 0, "bypass": 0, "systolic": 0}
+    for seed in range(1000 + 25 * chunk, 1000 + 25 * (chunk + 1)):
+        rng = np.random.default_rng(seed)
+        layer, arch = random_layer(rng), varied_arch(rng)
+        maps = [random_mapping(rng, layer, arch) for _ in range(16)]
+        batch = MappingBatch.from_mappings(layer, arch, maps)
+        ref = check(layer, arch, batch, f"seed {seed}\n{layer}\n{arch}")
+        seen["invalid"] += int((~ref.valid).sum())
+        seen["valid"] += int(ref.valid.sum())
+        seen["padded"] += int((np.asarray(ref.macs_executed) > layer.macs).sum())
+        seen["bypass"] += int((~batch.keep[:, :-1]).sum())
+        seen["systolic"] += arch.dataflow is not None
+    # the sample exercises what it claims to
+    assert min(seen.values()) > 0, seen
+
+
+LAYERS = [
+    conv2d("3x3", K=16, C=8, P=14, Q=14, R=3, S=3),
+    conv2d("1x1/2", N=2, K=32, C=16, P=7, Q=7, R=1, S=1, stride=2),
+    conv2d("dilated", K=8, C=8, P=12, Q=10, R=3, S=3, dilation=2),
+    conv2d("depthwise", K=32, C=32, P=14, Q=14, R=3, S=3, groups=32),
+    conv2d("grouped", K=16, C=16, P=7, Q=7, R=3, S=3, stride=2, groups=4),
+    gemm("gemm", M=48, N=40, K=36),
+    gemm("bmm", B=3, M=16, N=12, K=20),
+]
+ARCHS = [
+    eyeriss_v1().to_arch(),
+    SpatialArray(pe_x=4, pe_y=3, rf_w_words=16, rf_i_words=8, rf_o_words=8, glb_kib=8, multicast=False).to_arch(),
+    *(SystolicArray(rows=8, cols=8, dataflow=df, ifmap_sram_kib=8, filter_sram_kib=8, ofmap_sram_kib=8,
+                    dram_bw_words_per_cycle=4).to_arch() for df in ("WS", "OS", "IS")),
+]
+
+
+@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: a.name)
+def test_kernel_equals_numpy_on_reference_architectures(arch):
+    """Every layer kind on Eyeriss, a small spatial array and WS/OS/IS systolic arrays:
+    divisor and padded factorizations, with and without bypass."""
+    for layer in LAYERS:
+        for factors, bypass in (("divisors", False), ("padded", True)):
+            batch = random_mappings(layer, arch, 150, seed=7, factors=factors, bypass=bypass)
+            check(layer, arch, batch, f"{layer} on {arch.name} ({factors}, bypass={bypass})")
+
+
+def test_batch_of_one_and_blocks_agree():
+    """Per-call results do not depend on the batch around a mapping."""
+    layer, arch = LAYERS[0], ARCHS[0]
+    batch = random_mappings(layer, arch, 40, seed=3)
+    whole = ln.evaluate_batch(layer, arch, batch)
+    for i in (0, 17, 39):
+        one = ln.evaluate_batch(layer, arch, batch.take(np.array([i])))
+        np.testing.assert_array_equal(one.reads[0], whole.reads[i])
+        assert one.energy_pj[0] == whole.energy_pj[i] and one.latency_cycles[0] == whole.latency_cycles[i]
+
+
+def test_kernel_is_the_default_and_caches_per_layer_and_arch():
+    layer, arch = LAYERS[5], ARCHS[2]
+    batch = random_mappings(layer, arch, 20, seed=1)
+    assert ln.kernel_available()
+    r = ln.LOOPNEST(layer, arch, batch)
+    assert r.energy_pj.base is not None            # a view of the kernel's output block
+    # an equal but distinct layer object: packed again, same results
+    twin = gemm("gemm", M=48, N=40, K=36)
+    np.testing.assert_array_equal(ln.LOOPNEST(twin, arch, batch).energy_pj, r.energy_pj)
+    for k in range(ln.KERNEL_CACHE_SIZE + 5):
+        ln.evaluate_batch(gemm(f"g{k}", M=4, N=4, K=4), arch, random_mappings(gemm("x", M=4, N=4, K=4), arch, 2, seed=k))
+    assert len(ln._packed) <= ln.KERNEL_CACHE_SIZE
+
+
+def test_kernel_rejects_what_it_does_not_run():
+    layer, arch = LAYERS[0], ARCHS[0]
+    batch = random_mappings(layer, arch, 4, seed=0)
+    with pytest.raises(ValueError, match="compiled kernel"):
+        ln.evaluate_batch(layer, arch, batch, kernel=True, fills=lambda ctx: ctx.F)
+    with pytest.raises(ValueError, match="compiled kernel"):
+        ln.evaluate_batch(layer, arch, batch, kernel=True, integer=False)
+
+
+def test_environment_variable_forces_numpy(monkeypatch):
+    """``COEXPLORE_LOOPNEST_KERNEL=0`` switches the kernel off (read on every call):
+    the default path is numpy, and insisting on the kernel is a clear error."""
+    layer, arch = LAYERS[0], ARCHS[0]
+    batch = random_mappings(layer, arch, 8, seed=2)
+    monkeypatch.setenv("COEXPLORE_LOOPNEST_KERNEL", "0")
+    assert not ln.kernel_available()
+    calls = []
+    monkeypatch.setattr(loopnest_kernel, "evaluate_rows", lambda *a: calls.append(a))
+    r = ln.evaluate_batch(layer, arch, batch)
+    assert not calls and r.energy_pj.shape == (8,)
+    with pytest.raises(ImportError, match="COEXPLORE_LOOPNEST_KERNEL"):
+        ln.evaluate_batch(layer, arch, batch, kernel=True)
+    monkeypatch.delenv("COEXPLORE_LOOPNEST_KERNEL")
+    assert ln.kernel_available()
+
+
+def test_numpy_path_when_numba_is_missing():
+    """In a fresh interpreter where ``import numba`` fails, the model still imports and
+    scores (numpy), and gives the kernel's figures."""
+    code = (
+        "import sys, numpy as np\n"
+        "sys.modules['numba'] = None\n"                      # import numba -> ImportError
+        "import evaluators.loopnest as ln\n"
+        "from accelerators import eyeriss_v1\n"
+        "from mappers.sampling import random_mappings\n"
+        "from mappers.workloads import conv2d\n"
+        "layer = conv2d('l', K=16, C=8, P=14, Q=14, R=3, S=3)\n"
+        "arch = eyeriss_v1().to_arch()\n"
+        "r = ln.evaluate_batch(layer, arch, random_mappings(layer, arch, 50, seed=5))\n"
+        "assert not ln.kernel_available() and 'evaluators.loopnest_kernel' not in sys.modules\n"
+        "print(repr(float(np.sum(r.energy_pj))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    layer = conv2d("l", K=16, C=8, P=14, Q=14, R=3, S=3)
+    arch = eyeriss_v1().to_arch()
+    r = ln.evaluate_batch(layer, arch, random_mappings(layer, arch, 50, seed=5), kernel=True)
+    assert float(out.stdout.strip().splitlines()[-1]) == float(np.sum(r.energy_pj))
+
+
+@pytest.mark.parametrize("chunk", range(3))
+def test_bound_equals_numpy_with_binding_capacities_and_the_stationary_operand(chunk):
+    """Small layers x architectures (those of the exact mapper's certification) whose
+    capacities bind, every legal and illegal mapping as a partial mapping at every
+    ``known``: without the stationary operand, and for the level below the last known
+    tile with each stationary operand and the exact mapper's irrelevant-tile table, and
+    a random one (so the bound's ``spread`` term varies)."""
+    from mappers.exact import irrelevant_tile_table
+    from mappers.exhaustive import enumerate_mappings
+    from tests.mappers.test_exact import small_arch, small_layer
+
+    seen = {"spread": 0, "sliding": 0}
+    for seed in range(25 * chunk, 25 * (chunk + 1)):
+        rng = np.random.default_rng(900 + seed)
+        layer, arch = small_layer(rng), small_arch(rng)
+        try:
+            batch = next(iter(enumerate_mappings(layer, arch, bypass=True, orders=True, max_mappings=50_000)), None)
+        except ValueError:                               # too many to list
+            batch = random_mappings(layer, arch, 600, seed=seed, bypass=True)
+        if batch is None:
+            continue
+        batch = batch.take(rng.permutation(len(batch))[:600])
+        seen["sliding"] += any(len([d for d, _ in ax]) > 1 for ax in layer.tensor("I").axes)
+        what = f"seed {seed}\n{layer}\n{arch}"
+        L = arch.n_levels
+        for known in range(L + 1):
+            check_bound(layer, arch, batch, known, what)
+            c = known - 2
+            if not 0 <= c < L - 1:
+                continue
+            table = irrelevant_tile_table(layer, arch, c, batch.keep[:, c, :])
+            tables = [rng.integers(1, 5, size=(len(batch), 3)).astype(float)]
+            if table is not None:
+                tables.append(table)
+                seen["spread"] += 1
+            for irr in tables:
+                for stationary in (None, 0, 1, 2):
+                    check_bound(layer, arch, batch, known, what, stationary=stationary, irrelevant_tile=irr)
+    assert min(seen.values()) > 0, seen
+
+
+def test_bound_equals_numpy_across_blocks():
+    """Over 16,384 rows the numpy code drops unused size-1 dimensions block by block (a
+    size-1 dimension padded to 2 in one block only): the kernel's bound follows."""
+    layer = conv2d("l", N=1, K=8, C=4, P=6, Q=6, R=3, S=3)
+    arch = ARCHS[1]
+    batch = random_mappings(layer, arch, 20_000, seed=11, factors="padded")
+    T = batch.temporal.copy()
+    T[-100:, -1, 0] = 2                                      # pad N to 2 in the second block
+    batch = MappingBatch(batch.dims, T, batch.spatial_x, batch.spatial_y, batch.order, batch.keep)
+    for known in range(arch.n_levels + 1):
+        check_bound(layer, arch, batch, known, "blocks")
+
+
+def test_bound_rejects_known_beyond_the_levels():
+    layer, arch = LAYERS[0], ARCHS[0]
+    batch = random_mappings(layer, arch, 4, seed=0)
+    for kernel in (False, True):
+        with pytest.raises(ValueError, match="known"):
+            ln.LOOPNEST.lower_bound(layer, arch, batch, arch.n_levels + 1, kernel=kernel)
+    with pytest.raises(ValueError, match="irrelevant_tile"):
+        ln.LOOPNEST.lower_bound(layer, arch, batch, 1, irrelevant_tile=np.ones((3, 3)))
+
+
+def test_too_many_rows_on_a_systolic_array_raises_on_both_paths():
+    """A fold cannot use more rows than the array has: the numpy timing raises, so does
+    the kernel."""
+    arch = ARCHS[2]                                   # 8 x 8, WS
+    layer = gemm("g", M=4, N=4, K=16)
+    pe = arch.pe_array_level
+    sy = [{} for _ in arch.levels]
+    sy[pe] = {"K": 16}
+    m = Mapping.create(arch, temporal=[{"M": 4, "N": 4}, {}, {}], spatial_y=sy)
+    batch = MappingBatch.from_mappings(layer, arch, [m])
+    for kernel in (False, True):
+        with pytest.raises(ValueError, match="more rows/cols"):
+            ln.evaluate_batch(layer, arch, batch, kernel=kernel)
