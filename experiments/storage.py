@@ -54,6 +54,15 @@ Details:
   carry its timestamp and owner) and returns what that attempt did. ``pool_pre_ping``
   replaces pooled connections that died meanwhile; libpq's ``connect_timeout`` (10 s)
   and TCP keepalives bound how long a dead peer can hold a connection.
+* **A busy SQLite file.** SQLite waits for a lock itself (the busy timeout), except where
+  waiting could deadlock; there it answers ``SQLITE_BUSY`` ("database is locked") at once.
+  In WAL mode that happens to a connection opening the file while the last connection of
+  another process closes it (the closer checkpoints and deletes the WAL under an
+  exclusive lock; https://www.sqlite.org/wal.html, "Sometimes Queries Return
+  SQLITE_BUSY In WAL Mode") -- routine when drivers start and finish together. Those
+  errors (``SQLITE_BUSY`` / ``SQLITE_LOCKED``) are retried like a lost PostgreSQL
+  connection, opening the storage included; the failed transaction was rolled back, so
+  running it again is safe.
 * **JSON.** JSON columns are ``Text`` holding strict JSON (``allow_nan=False``, key order
   kept). Values are sanitized first: tuples become lists, numpy scalars/arrays become
   Python values/lists, dict keys must be strings. In ``metrics`` / ``constraints`` every
@@ -608,7 +617,8 @@ class Storage:
             ref = weakref.ref(self)
             os.register_at_fork(after_in_child=lambda: _dispose_after_fork(ref))
         try:
-            self._run(self._create_schema, write=True, retry=False)
+            # an unreachable server at start is an error at once; a busy SQLite file is not
+            self._run(self._create_schema, write=True, retry=not self._is_pg)
         except BaseException:
             engine.dispose()
             self._engine = None
@@ -653,7 +663,10 @@ class Storage:
     def _transient(self, exc: sa.exc.DBAPIError) -> bool:
         """Whether ``exc`` means "the connection or server went away; try again"."""
         if not self._is_pg:
-            return False  # SQLite waits for locks itself (busy timeout); a file does not restart
+            # SQLITE_BUSY (5) / SQLITE_LOCKED (6), extended codes in the high bits; see
+            # "A busy SQLite file" in the module docstring. A file never "goes away".
+            code = getattr(exc.orig, "sqlite_errorcode", None)
+            return isinstance(exc, sa.exc.OperationalError) and code is not None and code & 0xFF in (5, 6)
         if exc.connection_invalidated:
             return True
         if not isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)):
@@ -707,9 +720,9 @@ class Storage:
                 delay_s = min(_RETRY_MAX_DELAY_S, _RETRY_FIRST_DELAY_S * 2 ** min(attempt, 16))
                 delay_s = min(delay_s * random.uniform(0.75, 1.25), self.retry_timeout_s - waited_s)
                 logger.warning(
-                    "storage %s unreachable (%s); retry %d in %.1f s (giving up %g s after the "
-                    "first failure)", self._display_url, _first_line(exc.orig), attempt + 1,
-                    delay_s, self.retry_timeout_s,
+                    "storage %s %s (%s); retry %d in %.1f s (giving up %g s after the "
+                    "first failure)", self._display_url, "unreachable" if self._is_pg else "busy",
+                    _first_line(exc.orig), attempt + 1, delay_s, self.retry_timeout_s,
                 )
                 time.sleep(delay_s)
                 attempt += 1

@@ -557,3 +557,41 @@ def test_heartbeat_keeps_remote_owner_alive_until_silent(storage: Storage) -> No
     by_number = {t.number: t for t in storage.trials(s.id)}
     assert by_number[0].status is TrialStatus.WAITING
     assert by_number[1].status is TrialStatus.RUNNING and by_number[1].owner == OWNER
+
+
+def test_sqlite_busy_without_waiting_is_retried(db: Path, monkeypatch, caplog) -> None:
+    """SQLite answers "database is locked" at once where its busy handler cannot wait
+    (drivers opening a WAL file while another process closes it); the storage retries such
+    an operation with backoff instead of failing it. Here the busy timeout is cut to 50 ms
+    and another connection holds the file exclusively for 1.5 s."""
+    import threading
+
+    import experiments.storage as storage_module
+
+    with Storage(f"sqlite:///{db}") as s:
+        _study(s, "first")
+    monkeypatch.setattr(storage_module, "SQLITE_BUSY_TIMEOUT_S", 0.05)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        con = sqlite3.connect(db, isolation_level=None)
+        con.execute("PRAGMA locking_mode = EXCLUSIVE")
+        con.execute("BEGIN EXCLUSIVE")
+        locked.set()
+        release.wait(10)
+        time.sleep(1.5)
+        con.execute("COMMIT")
+        con.close()
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        locked.wait(10)
+        release.set()                                # the lock goes 1.5 s from now
+        with caplog.at_level("WARNING", logger="experiments.storage"), Storage(f"sqlite:///{db}") as s:
+            _study(s, "second")                      # waits out the lock, then writes once
+            assert [r.name for r in s.list_studies()] == ["first", "second"]
+    finally:
+        release.set()
+        t.join(15)
+    assert any("database is locked" in r.getMessage() for r in caplog.records)
