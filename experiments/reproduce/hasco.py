@@ -442,9 +442,11 @@ def write_table(results: dict[str, Any], path: Path, cmd: str) -> None:
     lo, hi = PAPER_RATIO
     st = results["settings"]
     ov = results["overall"]
-    lines = [f"Settings: {len(st['seeds'])} seeds, {st['budget']} hardware evaluations per search "
+    lines = [f"Settings: {len(results['pairs'])} workload x intrinsic pairs, {len(st['seeds'])} seeds, {st['budget']} hardware evaluations per search "
              f"({st['n_init']} Sobol + {st['budget'] - st['n_init']} MOBO), {st['sw_budget']} schedules per layer "
-             f"in the loop, {st['sw_conv_budget']} per stage in the software comparison. Command: `{cmd}`.", "",
+             f"in the loop, {st['sw_conv_budget']} per stage in the software comparison"
+             f"{'' if st.get('random_hardware_search', True) else ', no random hardware search'}. Command: `{cmd}`.",
+             "",
              "## Separate / co-design latency (paper: "
              f"{lo:.2f}x-{hi:.2f}x), median [25th, 75th percentile] over seeds", "",
              "| workload | intrinsic | separate = MOBO on a proxy, then SW tuned | separate = Gemmini-like "
