@@ -107,3 +107,19 @@ def test_quick_reproduction_runs_end_to_end(tmp_path):
     assert (tmp_path / "pareto_gemm_GEMM.png").stat().st_size > 1000
     assert (tmp_path / "sw_convergence_gemm_GEMM.png").stat().st_size > 1000
     assert "1.25x-1.44x" in (tmp_path / "table.md").read_text()
+
+
+@pytest.mark.slow
+def test_software_search_benchmark_against_the_bound(tmp_path):
+    from experiments.benchmarks import hasco_sw_search as bench
+
+    out = bench.main(["--pairs", "gemv:GEMV", "--seeds", "2", "--budget", "12", "--out", str(tmp_path)])
+    (pair,) = out["pairs"]
+    assert set(pair["final_median_cycles"]) == set(rep.SW_METHODS)
+    orc = pair["sw_convergence"]["oracle"]
+    if orc["optimum"]:  # nothing pads: no search can beat the exact optimum
+        assert min(pair["final_over_bound"].values()) >= 1 - 1e-9
+    assert out["summary"]["pairs"] == 1
+    assert "| gemv | GEMV |" in (tmp_path / "table.md").read_text()
+    with pytest.raises(SystemExit, match="--seeds: must be a positive integer"):
+        bench.main(["--seeds", "0", "--out", str(tmp_path)])
