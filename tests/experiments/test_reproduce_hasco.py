@@ -109,7 +109,6 @@ def test_quick_reproduction_runs_end_to_end(tmp_path):
     assert "1.25x-1.44x" in (tmp_path / "table.md").read_text()
 
 
-@pytest.mark.slow
 def test_software_search_benchmark_against_the_bound(tmp_path):
     from experiments.benchmarks import hasco_sw_search as bench
 
