@@ -57,9 +57,10 @@ def space_to_dict(space: DesignSpace | JointSpace) -> dict[str, Any]:
         if space.name:
             d["name"] = space.name
         return d
-    if space.proposal is not None:
+    if space.proposal is not None or getattr(space, "repair", None) is not None:
+        what = "proposal" if space.proposal is not None else "repair"
         raise SpaceDefinitionError(
-            f"space {space.name or ''!r} has a custom proposal function and cannot be saved; "
+            f"space {space.name or ''!r} has a custom {what} function and cannot be saved; "
             "save the function that builds it instead"
         )
     d = {"parameters": [p.to_dict() for p in space.params]}

@@ -150,6 +150,13 @@ class DesignSpace:
             by construction). Candidates still pass every known constraint; the space
             is the same set, only ``sample`` draws differently. Spaces with a proposal
             cannot be saved to YAML.
+        repair: optional ``repair(points) -> [point | None, ...]`` that turns points
+            violating a known constraint into nearby ones that may not (e.g. a schedule space shrinks
+            tile factors that no longer fit after a move changed which loop is spatial).
+            :meth:`neighbors` repairs the candidates that violate a constraint and keeps
+            the repaired ones that are feasible, so a local search can cross between
+            regions that one-parameter moves do not connect. Like a proposal, it makes
+            the space unsavable to YAML, and composed spaces do not carry it.
 
     Raises:
         SpaceDefinitionError: duplicate names, unknown/illegal/cyclic conditions, a
@@ -162,6 +169,7 @@ class DesignSpace:
         constraints: Sequence[Constraint] = (),
         name: str | None = None,
         proposal: Any = None,
+        repair: Any = None,
     ) -> None:
         if len(params) == 1 and isinstance(params[0], list | tuple):
             params = tuple(params[0])
@@ -177,6 +185,7 @@ class DesignSpace:
         self.params: tuple[Parameter, ...] = tuple(params)
         self.name = name
         self.proposal = proposal
+        self.repair = repair
         self._by_name = {p.name: p for p in params}
         self._check_conditions()
         self._order = self._topological_order()
@@ -621,8 +630,10 @@ class DesignSpace:
         """Feasible points one move away: one parameter stepped to an adjacent value
         (integers +-1, powers of two x2 / /2, ordinal +-1 index, real +-5 % of the range,
         another category, an adjacent swap in a permutation). Children activated by a
-        changed parent take their defaults; deactivated ones are dropped. ``point`` itself
-        may violate known constraints (useful for repair) but its values must be legal."""
+        changed parent take their defaults; deactivated ones are dropped. A move that
+        violates a known constraint is passed through the space's ``repair`` function,
+        if it has one, and kept if the repaired point is feasible. ``point`` itself may
+        violate known constraints (useful for repair) but its values must be legal."""
         bad = self.validate(point, constraints=False)
         if bad:
             raise ValueError("neighbors: " + "; ".join(map(str, bad)))
@@ -638,6 +649,17 @@ class DesignSpace:
         if not cands:
             return []
         keep = self.feasible_mask(cands)
+        if self.repair is not None and not keep.all():
+            bad = np.flatnonzero(~keep)
+            fixed = list(self.repair([cands[i] for i in bad]))
+            idx = [i for i, f in zip(bad, fixed) if f is not None]
+            fixed = [self.normalize(f) for f in fixed if f is not None]
+            if fixed:
+                ok = self.feasible_mask(fixed)
+                for i, f, good in zip(idx, fixed, ok):
+                    if good:
+                        cands[i] = f
+                        keep[i] = True
         seen = {self.point_key(base)}
         out = []
         for c, ok in zip(cands, keep):

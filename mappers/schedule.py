@@ -50,7 +50,20 @@ Searches (:func:`search_schedule`), at an equal budget of evaluated schedules:
   offers every optimizer there, so ``qlearning`` is HASCO's FlexTensor Q-learning:
   tabular Q over moves to neighbouring schedules,
   :class:`optimizer.qlearning.QLearning`), after the same random warm-up as the
-  heuristic, episodes restarting at the best point with probability 0.8.
+  heuristic, episodes restarting at the best point with probability 0.8; ``qnetwork`` is
+  FlexTensor's Q-network walk (:class:`optimizer.qnetwork.QNetwork`), given the
+  schedule's features (:meth:`ScheduleProblem.features`: tile sizes, loop order as far
+  as it matters, utilization, padding, buffer occupancy) and its equivalence of schedules
+  (:meth:`ScheduleProblem.state_keys`).
+
+The space's ``repair`` (:meth:`DesignSpace.neighbors <design_space.DesignSpace.neighbors>`)
+shrinks tile factors that no longer fit after a move to another partition, so local
+searches can cross partitions.
+
+The oracle (:func:`exact_reference`): the exact mapper (:mod:`mappers.exact`) on the same
+lowered architecture bounds every schedule that pads nothing from below, and where its
+best mapping is a schedule of the space that bound is the optimum; a search's result is
+reported as a ratio to it.
 
 :class:`ScheduleMapper` is the :class:`~mappers.base.Mapper` of a whole computation:
 every decomposition of a computation with more than two inputs into two-input stages is
@@ -78,11 +91,18 @@ from design_space.trials import Objective, Trial, TrialStatus
 from mappers.base import CostFunction, MappingResult, NoLegalMapping, check_objective
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import divisors
-from mappers.tensor_ir import Computation, Partition, decompositions, intrinsic, match
+from mappers.tensor_ir import (
+    Computation,
+    Partition,
+    decompositions,
+    explain_no_match,
+    intrinsic,
+    match,
+)
 
-__all__ = ["SCHEDULE_SEARCHES", "SEARCH_CACHE", "ScheduleMapper", "ScheduleProblem", "ScheduleResult", "default_schedule",
-           "heuristic_schedule", "random_schedule", "schedule_result", "search_curves", "search_schedule",
-           "tile_candidates"]
+__all__ = ["SCHEDULE_SEARCHES", "SEARCH_CACHE", "ExactReference", "ScheduleMapper", "ScheduleProblem", "ScheduleResult",
+           "default_schedule", "exact_reference", "heuristic_schedule", "random_schedule", "schedule_of",
+           "schedule_result", "search_curves", "search_schedule", "tile_candidates"]
 
 SCHEDULE_SEARCHES = ("default", "random", "heuristic")
 """The searches built in here; any other name is an ask/tell strategy of
@@ -165,8 +185,7 @@ class ScheduleProblem:
         self.kind = arch.intrinsic
         self.parts = list(partitions) if partitions is not None else match(computation, intrinsic(self.kind))
         if not self.parts:
-            raise ValueError(f"computation {computation.name!r} has no partition onto the "
-                             f"{self.kind} intrinsic")
+            raise ValueError(explain_no_match(computation, intrinsic(self.kind)))
         self.pe_x, self.pe_y = arch.array_cols, arch.array_rows
         self.acc_words = arch.levels[arch.level_index("ACC")].capacity_of("O")
         self.sp_words = arch.levels[arch.level_index("SP")].capacity_of("W")
@@ -219,7 +238,47 @@ class ScheduleProblem:
         cons.append(Constraint("capacity_ACC", lambda p: self._capacity(p, "ACC")))
         return DesignSpace(*params, constraints=cons,
                            name=f"schedules({self.comp.name} on {self.arch.name})",
-                           proposal=self._propose)
+                           proposal=self._propose, repair=self._repair)
+
+    def _repair(self, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
+        """Schedules that violate a constraint made legal where a small change does it
+        (the space's ``repair``, used by its neighbours, so that a move to another
+        partition is not lost because the tiles no longer fit): stream factors off the
+        partition's stream loops become 1, then each loop's factors are shrunk, scratchpad
+        first, then accumulator, then stream, to the largest candidates whose product fits
+        the extent beside the partition's spatial factor; if the tiles then overflow a
+        buffer with double buffering, it is switched off. ``None`` where the fit cannot be
+        repaired."""
+        out = [self._repair_fit(p) for p in points]
+        live = [i for i, p in enumerate(out) if p is not None and p.get("double_buffer", False)]
+        if live:
+            ok = self.space.feasible_mask([out[i] for i in live])
+            for i, good in zip(live, ok):
+                if not good:
+                    out[i]["double_buffer"] = False  # type: ignore[index]
+        return out
+
+    def _repair_fit(self, point: Mapping[str, Any]) -> dict[str, Any] | None:
+        p = dict(point)
+        pi = self._key_index.get(p["partition"], 0) if len(self.parts) > 1 else 0
+        for d in self.loops:
+            j = self.dims.index(d)
+            left = int(self.extent[j]) // int(self.spatial_x[pi, j] * self.spatial_y[pi, j])
+            names = ([f"stream_{d}"] if d in self.stream_loops else []) + [f"acc_{d}", f"sp_{d}"]
+            if d in self.stream_loops and not self.stream_ok[pi, j]:
+                p[f"stream_{d}"] = 1
+            prod = math.prod(int(p[n]) for n in names)
+            for name in reversed(names):
+                if prod <= left:
+                    break
+                others = prod // int(p[name])
+                cand = self.cands[d]
+                v = int(cand[max(int(np.searchsorted(cand, max(left // others, 1), side="right")) - 1, 0)])
+                p[name] = v
+                prod = others * v
+            if prod > left:
+                return None
+        return p
 
     def _pidx(self, p: Mapping[str, Any]) -> np.ndarray:
         col = p["partition"]
@@ -370,6 +429,69 @@ class ScheduleProblem:
             out["dram_words"][rows] = reads[:, 3, :].sum(axis=1) + writes[:, 3, :].sum(axis=1)
             out["valid"][rows] = valid
         return out
+
+    def features(self, points: Sequence[Mapping[str, Any]] | Mapping[str, Any]) -> np.ndarray:
+        """Schedule features for a learned search (:class:`optimizer.qnetwork.QNetwork`),
+        ``(n, F)`` floats, one row per schedule; every column is a function of the
+        mapping the schedule lowers to, so equal rows score equally (see
+        :meth:`state_keys`):
+
+        * per loop of extent > 1: ``log2`` of its factor at REG (the stream), ACC, SP and
+          DRAM and of its spatial factor, each over ``log2(extent)`` (tile sizes);
+        * per loop and level (ACC, SP, DRAM): its rank among the loops with a factor > 1 at
+          that level, outermost 0, over the number of loops (``-1`` when its factor there
+          is 1: its place changes nothing) -- the loop order as far as it matters;
+        * the partition (one-hot, when there are several) and double buffering (0/1);
+        * PE utilization of the partition (spatial factors / PEs), the padding overhead
+          ``log2(padded iterations / iterations)``, and the ACC and SP occupancy (words
+          held, doubled with double buffering, over the capacity).
+        """
+        cols = self.space.columns(points, check=False) if not isinstance(points, Mapping) else points
+        b = self.batch(cols)
+        n = len(b.temporal)
+        if n == 0:
+            return np.zeros((0, self.n_features))
+        js = [self.dims.index(d) for d in self.loops]
+        logE = np.log2(self.extent[js]).astype(float)
+        T = b.temporal[:, :, js].astype(float)                             # (n, 4, l)
+        S = (b.spatial_x[:, 1, js] * b.spatial_y[:, 1, js]).astype(float)  # (n, l)
+        parts = [(np.log2(T) / logE).reshape(n, -1), np.log2(S) / logE]
+        nl = len(js)
+        if nl > 1:
+            pos = np.argsort(b.order, axis=2)[:, :, js]                    # (n, 4, l): place of each loop
+            for li in (1, 2, 3):
+                act = T[:, li, :] > 1
+                p = pos[:, li, :]
+                before = (p[:, None, :] < p[:, :, None]) & act[:, None, :]
+                parts.append(np.where(act, before.sum(axis=2) / nl, -1.0))
+        pi = self._pidx(cols)
+        if len(self.parts) > 1:
+            parts.append(np.eye(len(self.parts))[pi])
+        db = np.asarray(cols["double_buffer"], dtype=bool) if "double_buffer" in cols else np.ones(n, dtype=bool)
+        parts.append(db[:, None].astype(float))
+        spatial = (b.spatial_x[:, 1, :] * b.spatial_y[:, 1, :]).prod(axis=1)
+        util = spatial / float(self.pe_x * self.pe_y)
+        padded = (b.temporal.prod(axis=1) * b.spatial_x.prod(axis=1) * b.spatial_y.prod(axis=1)).astype(float)
+        pad = np.log2(padded / self.extent[None, :]).sum(axis=1)
+        mult = np.where(db, 2, 1)
+        acc = self._words(self.comp.output, self._tiles(cols, "ACC")) * mult / self.acc_words
+        sp = sum(self._words(op, self._tiles(cols, "SP")) for op in self.comp.inputs) * mult / self.sp_words
+        parts.append(np.stack([util, pad, acc, sp], axis=1).astype(float))
+        return np.hstack(parts)
+
+    @property
+    def n_features(self) -> int:
+        """Columns of :meth:`features`."""
+        nl = len(self.loops)
+        return 5 * nl + (3 * nl if nl > 1 else 0) + (len(self.parts) if len(self.parts) > 1 else 0) + 1 + 4
+
+    def state_keys(self, points: Sequence[Mapping[str, Any]]) -> list[bytes]:
+        """A key per schedule that is equal for schedules lowering to the same mapping
+        (they differ only in the order of loops whose factor at a level is 1): the bytes
+        of its :meth:`features` row. A search that skips keys it has seen never spends
+        an evaluation on a schedule that cannot score differently."""
+        f = self.features(points)
+        return [row.tobytes() for row in f]
 
     def values(self, points: Sequence[Mapping[str, Any]], objective: str = "latency") -> list[float]:
         """The mapping objective (``latency``, ``energy`` or ``edp``) of each schedule,
@@ -524,6 +646,8 @@ def ask_tell_schedule(problem: ScheduleProblem, search: str, budget: int, seed: 
         factory = search_factory(search)
     if search == "qlearning":
         options = {"restart_best": 0.8, **options}
+    elif search == "qnetwork":  # the schedule's features and its equivalence of schedules
+        options = {"features": problem.features, "state_key": problem.state_keys, **options}
     metric = "objective"
     opt = factory(problem.space, (Objective(metric, "min"),), seed, **options)
     pts = [dict(p) for p in start][:budget]
@@ -658,8 +782,10 @@ class ScheduleMapper:
             if best is None or value < best[0]:
                 best = (value, results)
         if best is None:
+            intr = intrinsic(arch.intrinsic)
+            why = "; ".join(explain_no_match(st, intr) for st in decompositions(layer)[0] if not match(st, intr))
             raise NoLegalMapping(f"{layer.name!r} ({layer.kind}) has no partition onto the "
-                                 f"{arch.intrinsic} intrinsic")
+                                 f"{arch.intrinsic} intrinsic: {why}")
         results = best[1]
         lat = sum(r.latency_cycles for r in results)
         energy = sum(r.energy_pj for r in results)
@@ -686,3 +812,130 @@ def search_curves(problem: ScheduleProblem, searches: Sequence[str], budget: int
             rows.append(np.pad(h, (0, budget - len(h)), mode="edge"))
         out[m] = np.array(rows)
     return out
+
+
+# --------------------------------------------------------------------------- the oracle
+
+
+@dataclass(frozen=True)
+class ExactReference:
+    """What the exact mapper (:class:`mappers.exact.ExactMapper`) says about a schedule
+    space (:func:`exact_reference`).
+
+    Attributes:
+        bound: no schedule without padded tiles is faster (cycles): the exact minimum
+            over the relaxed mapping space, or, where the search hit its time limit, the
+            lower bound it proved.
+        proved: every operand group's search finished (``bound`` is that space's optimum).
+        mapping_latency: the fastest mapping the exact mapper found (cycles).
+        schedule: that mapping as a schedule of this space, where it is one (``None``
+            where it puts a loop on the array, or streams one, that the partitions do
+            not, or uses a tile factor the space does not offer).
+        schedule_latency: the schedule's latency here (``inf`` without one).
+        attained: ``proved`` and the schedule scores ``bound``: the bound is the optimum
+            of every schedule without padding (of the whole space where ``padded`` is false).
+        padded: the space holds schedules with padded tiles (a tile factor or a
+            partition's spatial factor that does not divide its loop), which the exact
+            mapper's divisor tilings do not cover and which may beat ``bound``.
+        seconds: wall time of the exact searches.
+    """
+
+    bound: float
+    proved: bool
+    mapping_latency: float
+    schedule: dict[str, Any] | None
+    schedule_latency: float
+    attained: bool
+    padded: bool
+    seconds: float
+
+
+def schedule_of(problem: ScheduleProblem, batch: MappingBatch, group: int) -> dict[str, Any] | None:
+    """The first row of ``batch`` (a mapping of ``problem.layers[group]`` on
+    ``problem.arch``) as a schedule of ``problem``, or ``None`` where it is not one: its
+    array factors must be those of a partition of that operand group (one loop per array
+    axis, ``min(PEs, extent)`` of it), its PE-level loops that partition's stream loops,
+    and its factors candidates of the space. Double buffering is kept where the tiles
+    fit twice."""
+    pr = problem
+    names = list(batch.dims)
+    idx = np.array([names.index(d) for d in pr.dims])
+    T = batch.temporal[0][:, idx]
+    SX, SY = batch.spatial_x[0][:, idx], batch.spatial_y[0][:, idx]
+    others = [li for li in range(len(T)) if li != 1]
+    if (SX[others] != 1).any() or (SY[others] != 1).any():
+        return None
+    for p in np.flatnonzero(pr.group == group):
+        if (SX[1] != pr.spatial_x[p]).any() or (SY[1] != pr.spatial_y[p]).any():
+            continue
+        if ((T[0] > 1) & ~pr.stream_ok[p]).any():
+            continue
+        pt: dict[str, Any] = {"partition": pr.keys[p]}
+        ok = True
+        for d in pr.loops:
+            j = pr.dims.index(d)
+            vals = {"acc": int(T[1, j]), "sp": int(T[2, j])}
+            if d in pr.stream_loops:
+                vals["stream"] = int(T[0, j])
+            for k, v in vals.items():
+                if v not in pr.cands[d]:
+                    ok = False
+                pt[f"{k}_{d}"] = v
+        if not ok:
+            continue
+        if len(pr.loops) > 1:
+            for li, lv in ((1, "acc"), (2, "sp"), (3, "dram")):
+                row = [names[i] for i in batch.order[0, li]]
+                pt[f"order_{lv}"] = tuple(d for d in row if d in pr.loops)
+        for db in (True, False):
+            cand = dict(pt, double_buffer=db)
+            if bool(pr.space.feasible_mask([cand])[0]):
+                return pr.space.normalize(cand)
+    return None
+
+
+def exact_reference(problem: ScheduleProblem, cost: Any, time_limit_s: float | None = 60.0) -> ExactReference:
+    """The exact mapper as the oracle of a schedule space (see :class:`ExactReference`).
+
+    The schedule space of an operand group (the partitions that give the intrinsic's
+    operands the same roles) is, apart from padding, a subset of the mapping space the
+    exact mapper searches on the same lowered architecture without bypass: the exact
+    mapper lets any loop of the dataflow's classes onto the array and any divisor of it
+    up to the array's size, streams any such loop, and scores every mapping with the
+    cost model's latency (transfers overlapped, buffers whole), which is what double
+    buffering achieves and a lower bound of what its absence costs (transfers in series,
+    but buffers whole) and of its presence (buffers halved). So its minimum over the
+    groups bounds every schedule that pads nothing from below; where its best mapping is
+    a schedule with that latency, the bound is that optimum.
+
+    Args:
+        problem: the schedule space.
+        cost: a bounded, order-separable cost model (``evaluators.loopnest.LOOPNEST``),
+            the same model the problem scores with.
+        time_limit_s: per operand group; a search that hits it contributes its proved
+            lower bound.
+    """
+    from mappers.exact import ExactMapper  # the schedule mapper does not need it otherwise
+
+    t0 = time.perf_counter()
+    mapper = ExactMapper(bypass=False, time_limit_s=time_limit_s)
+    bounds, proved = [], True
+    best: tuple[float, MappingResult, int] | None = None
+    for g, layer in enumerate(problem.layers):
+        try:
+            r = mapper.map(layer, problem.arch, cost, "latency")
+        except NoLegalMapping:
+            continue
+        proved &= bool(r.optimal)
+        bounds.append(float(r.latency_cycles) if r.optimal else float(r.lower_bound))
+        if best is None or r.latency_cycles < best[0]:
+            best = (float(r.latency_cycles), r, g)
+    if best is None:
+        raise NoLegalMapping(f"the exact mapper finds no mapping of {problem.comp.name!r} on {problem.arch.name}")
+    bound = min(bounds)
+    pt = schedule_of(problem, best[1].batch, best[2]) if best[1].batch is not None else None
+    lat = float(problem.values([pt])[0]) if pt is not None else math.inf
+    attained = proved and math.isfinite(lat) and lat <= bound * (1 + 1e-9)
+    padded = bool((problem.extent[None, :] % np.maximum(problem.spatial_x * problem.spatial_y, 1)).any()) or any(
+        (problem.comp.loops[d] % problem.cands[d]).any() for d in problem.loops)
+    return ExactReference(bound, proved, best[0], pt, lat, attained, padded, time.perf_counter() - t0)

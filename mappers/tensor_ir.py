@@ -83,6 +83,7 @@ __all__ = [
     "decompositions",
     "depthwise",
     "dot",
+    "explain_no_match",
     "gemm",
     "gemv",
     "intrinsic",
@@ -120,16 +121,19 @@ class Operand:
             _check_name(f"operand {self.name!r}: loop name", lp)
         object.__setattr__(self, "axes", axes)
         seen: set[str] = set()
+        expr = _render(self.name, axes)
         for axis in axes:
             if not axis:
-                raise ValueError(f"operand {self.name!r}: an axis must use at least one loop")
+                raise ValueError(f"malformed index expression {expr}: operand {self.name!r} has an axis "
+                                 "that uses no loop")
             for lp, c in axis:
                 if lp in seen:
-                    raise ValueError(f"operand {self.name!r}: loop {lp!r} appears twice")
+                    raise ValueError(f"malformed index expression {expr}: loop {lp!r} appears twice in "
+                                     f"operand {self.name!r}")
                 seen.add(lp)
                 if isinstance(c, bool) or not (isinstance(c, str) or (isinstance(c, int) and c >= 1)):
-                    raise ValueError(f"operand {self.name!r}: coefficient of {lp!r} must be a positive "
-                                     f"integer or a symbol name, got {c!r}")
+                    raise ValueError(f"malformed index expression {expr}: coefficient of {lp!r} in operand "
+                                     f"{self.name!r} must be a positive integer or a symbol name, got {c!r}")
 
     @property
     def loops(self) -> tuple[str, ...]:
@@ -147,10 +151,16 @@ class Operand:
         return tuple(sum(_coef(c, b) * (extents[lp] - 1) for lp, c in axis) + 1 for axis in self.axes)
 
     def __str__(self) -> str:
-        def term(lp: str, c: Coef) -> str:
-            return lp if c == 1 else f"{c}*{lp}"
+        return _render(self.name, self.axes)
 
-        return f"{self.name}[{', '.join(' + '.join(term(lp, c) for lp, c in ax) for ax in self.axes)}]"
+
+def _render(name: str, axes: Sequence[Sequence[tuple[str, Any]]]) -> str:
+    """``A[m, 2*p + r]`` for display, whatever the coefficients (also for messages about
+    malformed ones)."""
+    def term(lp: str, c: Any) -> str:
+        return lp if c == 1 else f"{c}*{lp}"
+
+    return f"{name}[{', '.join(' + '.join(term(lp, c) for lp, c in ax) for ax in axes)}]"
 
 
 def _coef(c: Coef, bindings: Mapping[str, int]) -> int:
@@ -193,18 +203,22 @@ class Computation:
             loops[lp] = int(e)
         if not self.inputs:
             raise ValueError(f"computation {self.name!r}: needs at least one input operand")
+        expr = self.expression()
         names = [self.output.name] + [o.name for o in self.inputs]
         if len(set(names)) != len(names):
-            raise ValueError(f"computation {self.name!r}: operand names must be distinct, got {names}")
+            raise ValueError(f"malformed index expression {expr} of computation {self.name!r}: operand "
+                             f"names must be distinct, got {names}")
         used: set[str] = set()
         for op in self.operands:
             for lp in op.loops:
                 if lp not in loops:
-                    raise ValueError(f"computation {self.name!r}: operand {op.name!r} uses unknown loop {lp!r}")
+                    raise ValueError(f"malformed index expression {expr} of computation {self.name!r}: "
+                                     f"operand {op.name!r} uses unknown loop {lp!r} (loops: {list(loops)})")
                 used.add(lp)
         unused = [lp for lp in loops if lp not in used]
         if unused:
-            raise ValueError(f"computation {self.name!r}: loops {unused} are used by no operand")
+            raise ValueError(f"malformed index expression {expr} of computation {self.name!r}: loops "
+                             f"{unused} are used by no operand")
         if isinstance(self.repeat, bool) or not isinstance(self.repeat, int) or self.repeat < 1:
             raise ValueError(f"computation {self.name!r}: repeat must be a positive integer, got {self.repeat!r}")
 
@@ -242,6 +256,10 @@ class Computation:
     def signature(self, loop: str) -> tuple[bool, int]:
         """(in the output, number of inputs using it): what index matching compares."""
         return (loop in self.output.loops, sum(loop in op.loops for op in self.inputs))
+
+    def expression(self) -> str:
+        """The index expression, e.g. ``C[m, n] += A[m, k] * B[k, n]``."""
+        return f"{self.output} += {' * '.join(str(o) for o in self.inputs)}"
 
     def __str__(self) -> str:
         red = self.reduction_loops
@@ -706,11 +724,56 @@ def _unsafe_padding(comp: Computation, sigma: Mapping[str, str]) -> tuple[str, .
     return tuple(out)
 
 
+def _check_concrete(comp: Computation, intr: Intrinsic) -> None:
+    """A computation's coefficients must be integers (symbols belong to intrinsic
+    templates); the error names the expression and the intrinsic tried."""
+    for op in comp.operands:
+        for axis in op.axes:
+            for lp, c in axis:
+                if isinstance(c, str):
+                    raise ValueError(
+                        f"malformed index expression {comp.expression()} of computation {comp.name!r}: "
+                        f"operand {op.name!r} gives loop {lp!r} the symbolic coefficient {c!r}, which only an "
+                        f"intrinsic template may use (matching it onto the {intr.kind} intrinsic "
+                        f"{intr.computation.expression()})")
+
+
+def explain_no_match(comp: Computation, intr: Intrinsic) -> str:
+    """Why ``comp`` has no partition onto ``intr``: a message naming the computation's
+    index expression, the intrinsic's and the matching step that failed."""
+    h = intr.computation
+    head = (f"computation {comp.name!r} ({comp.expression()}) has no partition onto the {intr.kind} "
+            f"intrinsic ({h.expression()})")
+    if len(comp.inputs) != len(h.inputs):
+        return (f"{head}: it multiplies {len(comp.inputs)} inputs, the intrinsic {len(h.inputs)} "
+                "(split it into two-input stages with decompositions())")
+    cands = _candidates(comp, h)
+    empty = [i for i, c in cands.items() if not c]
+    if empty:
+        def sig(i: str) -> str:
+            out, n = h.signature(i)
+            return f"{'an output' if out else 'a reduction'} loop used by {n} input(s)"
+
+        return (f"{head}: index matching fails, no loop has the signature of intrinsic index "
+                + ", ".join(f"{i!r} ({sig(i)})" for i in empty))
+    if next(_assignments(cands, list(h.loops)), None) is None:
+        return f"{head}: index matching fails, the intrinsic's indices need distinct loops and too few qualify"
+    return (f"{head}: every index assignment fails structure matching (the access functions of the "
+            "operands do not reduce to the intrinsic's)")
+
+
 def match(comp: Computation, intr: Intrinsic) -> list[Partition]:
     """Every partition of ``comp`` onto ``intr`` (see module docstring), in a
     deterministic order (index assignments in the computation's loop order, then the
     input pairings). A computation whose number of inputs differs from the intrinsic's
-    has none (split it first: :func:`match_stages`)."""
+    has none (split it first: :func:`match_stages`); :func:`explain_no_match` says why
+    a computation has none.
+
+    Raises:
+        ValueError: a computation coefficient is a symbol (the message names the
+            expression and the intrinsic).
+    """
+    _check_concrete(comp, intr)
     h = intr.computation
     if len(comp.inputs) != len(h.inputs):
         return []

@@ -3,7 +3,9 @@
 Every optimizer implements :class:`Optimizer`: ``ask(n) -> list[point]`` and
 ``tell(trials)``. An optimizer knows only its space, the objectives and the history;
 its state is a pure function of ``(seed, history)``, so a resumed study rebuilds it by
-telling it every stored trial and then continues exactly where it stopped.
+telling it every stored trial and then continues exactly where it stopped (except
+``qnetwork``, whose walk depends on when points were asked: a resumed one starts from the
+same evaluated points but not the same walk; see :mod:`optimizer.qnetwork`).
 
 Baselines: with the optional ``baselines`` extra (Optuna), :mod:`optimizer.optuna_adapter`
 puts Optuna's samplers behind the same protocol: ``tpe`` (multivariate TPE), ``nsga2``
@@ -16,6 +18,7 @@ from optimizer.base import Objective, Optimizer, Trial, TrialStatus, parse_objec
 from optimizer.grid_search import GridSearch
 from optimizer.pareto import hypervolume, pareto_mask
 from optimizer.qlearning import QLearning
+from optimizer.qnetwork import QNetwork
 from optimizer.random_search import RandomSearch
 from optimizer.registry import available_optimizers, make_optimizer
 
@@ -24,6 +27,7 @@ __all__ = [
     "Objective",
     "Optimizer",
     "QLearning",
+    "QNetwork",
     "RandomSearch",
     "Trial",
     "TrialStatus",

@@ -175,6 +175,48 @@ def _check_real(name: str, value: Any, low: float, high: float, *, low_open: boo
     return v
 
 
+def space_actions(params: Sequence[Any]) -> tuple[Action, ...]:
+    """The fixed action list of a space's parameters (see the module docstring):
+    ``(name, -1)`` / ``(name, +1)`` for ordered kinds, ``(name, k)`` "switch to choice k"
+    for a categorical, ``(name, i)`` "swap positions i and i + 1" for a permutation."""
+    actions: list[Action] = []
+    for p in params:
+        if p.kind in _ORDERED_KINDS:
+            actions += [(p.name, -1), (p.name, +1)]
+        elif p.kind == "categorical":
+            actions += [(p.name, k) for k in range(len(p.choices))]
+        elif p.kind == "permutation":
+            actions += [(p.name, i) for i in range(len(p.items) - 1)]
+    return tuple(actions)
+
+
+def action_between(names: Sequence[str], params: dict[str, Any], base: Point, new: Point) -> Action | None:
+    """The action that moves ``base`` to its neighbour ``new``: the first parameter of
+    ``names`` present in both whose value changed (``None`` if no action explains it)."""
+    for name in names:
+        if name not in base or name not in new or _same(base[name], new[name]):
+            continue
+        p = params[name]
+        old, val = base[name], new[name]
+        if p.kind == "categorical":
+            k = p.index_of(val)
+            return None if k is None else (name, k)
+        if p.kind == "permutation":
+            for i in range(len(old) - 1):
+                if not _same(old[i], val[i]):
+                    return (name, i)
+            return None
+        if p.kind == "ordinal":
+            i, j = p.index_of(old), p.index_of(val)
+            if i is None or j is None or i == j:
+                return None
+            return (name, 1 if j > i else -1)
+        if p.kind in _ORDERED_KINDS:
+            return (name, 1 if float(val) > float(old) else -1)
+        return None
+    return None
+
+
 class QLearning(Optimizer):
     """Epsilon-greedy tabular Q-learning walk over a ``DesignSpace`` or ``JointSpace``
     (HASCO / FlexTensor style); see the module docstring for the full design.
@@ -234,16 +276,8 @@ class QLearning(Optimizer):
 
         params = _space_params(space)
         self._names = [p.name for p in params]
-        actions: list[Action] = []
-        for p in params:
-            if p.kind in _ORDERED_KINDS:
-                actions += [(p.name, -1), (p.name, +1)]
-            elif p.kind == "categorical":
-                actions += [(p.name, k) for k in range(len(p.choices))]
-            elif p.kind == "permutation":
-                actions += [(p.name, i) for i in range(len(p.items) - 1)]
-        self._actions: tuple[Action, ...] = tuple(actions)
-        self._action_index = {a: i for i, a in enumerate(actions)}
+        self._actions: tuple[Action, ...] = space_actions(params)
+        self._action_index = {a: i for i, a in enumerate(self._actions)}
         self._fixed_params = None if _is_joint(space) else {p.name: p for p in params}
 
         # bookkeeping (pure memoization or records of this process's proposals)
@@ -320,28 +354,7 @@ class QLearning(Optimizer):
         return {**{p.name: p for p in self.space.hardware.params}, **{p.name: p for p in sw.params}}
 
     def _action_of(self, base: Point, new: Point, params: dict[str, Any]) -> Action | None:
-        for name in self._names:
-            if name not in base or name not in new or _same(base[name], new[name]):
-                continue
-            p = params[name]
-            old, val = base[name], new[name]
-            if p.kind == "categorical":
-                k = p.index_of(val)
-                return None if k is None else (name, k)
-            if p.kind == "permutation":
-                for i in range(len(old) - 1):
-                    if not _same(old[i], val[i]):
-                        return (name, i)
-                return None
-            if p.kind == "ordinal":
-                i, j = p.index_of(old), p.index_of(val)
-                if i is None or j is None or i == j:
-                    return None
-                return (name, 1 if j > i else -1)
-            if p.kind in _ORDERED_KINDS:
-                return (name, 1 if float(val) > float(old) else -1)
-            return None
-        return None
+        return action_between(self._names, params, base, new)
 
     def _legal(self, point: Point) -> list[tuple[Action, Point, str]]:
         """``[(action, point, key)]`` in action-list order (cached per state)."""

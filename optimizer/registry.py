@@ -6,7 +6,7 @@ The names live in one :class:`design_space.registry.Registry` (entry-point group
 package declares as an entry point. A factory is called as
 ``factory(space, objectives, seed, **options)`` and returns an :class:`Optimizer`.
 
-Built in: ``random``, ``grid``, ``qlearning``; ``constrained-bo`` and ``mobo`` (BoTorch,
+Built in: ``random``, ``grid``, ``qlearning``, ``qnetwork``; ``constrained-bo`` and ``mobo`` (BoTorch,
 imported on first use); and the Optuna baselines ``tpe``, ``nsga2``, ``optuna-random`` and
 ``optuna-gp`` (:mod:`optimizer.optuna_adapter`): Optuna, the optional ``baselines`` extra, is
 imported only when one of them is built, and a missing Optuna is an ``ImportError`` that
@@ -22,6 +22,7 @@ from design_space.registry import Registry
 from optimizer.base import Objective, Optimizer
 from optimizer.grid_search import GridSearch
 from optimizer.qlearning import QLearning
+from optimizer.qnetwork import QNetwork
 from optimizer.random_search import RandomSearch
 
 __all__ = ["OPTIMIZERS", "OptimizerFactory", "available_optimizers", "make_optimizer", "register"]
@@ -44,6 +45,7 @@ OPTIMIZERS: Registry[OptimizerFactory] = Registry("optimizer", "coexplore.optimi
     "random": RandomSearch,
     "grid": GridSearch,
     "qlearning": QLearning,
+    "qnetwork": QNetwork,
     "constrained-bo": "optimizer.constrained_bo:ConstrainedBO",   # lazy: torch/BoTorch
     "mobo": "optimizer.mobo:MOBO",
     "tpe": _optuna_factory("tpe"),

@@ -51,6 +51,7 @@ import json
 import logging
 import math
 import multiprocessing as mp
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -191,16 +192,30 @@ def _search_task(args: tuple) -> tuple[tuple, float]:
 
 def _finish_task(args: tuple) -> dict[str, Any]:
     """Separate-flow tuning and software-search convergence of one pair (after the runs)."""
-    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store) = args
+    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store, with_random, exact_s) = args
     from evaluators.base import Infeasible
-    from evaluators.intrinsic_codesign import HascoCoDesign, hardware_space, reference_area_mm2
+    from evaluators.intrinsic_codesign import (
+        HascoCoDesign,
+        hardware_space,
+        reference_area_mm2,
+        reference_point,
+    )
 
     area_cap = reference_area_mm2(kind)
     out: dict[str, Any] = {"workload": workload, "intrinsic": kind, "area_cap_mm2": area_cap, "seeds": {}}
     tuned = HascoCoDesign(kind, workload, sw_budget=sw_budget)
+    # second definition of "separate": a published fixed design (Gemmini-like, at the area
+    # cap), software tuned for it with the same per-layer search
+    ref_pt = reference_point(kind)
+    try:
+        out["reference"] = {"point": ref_pt, "metrics": dict(tuned(ref_pt).metrics)}
+    except Infeasible as e:
+        out["reference"] = {"point": ref_pt, "error": str(e)}
+    ref_lat = out["reference"].get("metrics", {}).get("latency_ms")
     for s in seeds:
         co = run_search(kind, workload, "mobo", s, budget, n_init, sw_budget, "search", store)
-        rnd = run_search(kind, workload, "random", s, budget, n_init, sw_budget, "search", store)
+        rnd = (run_search(kind, workload, "random", s, budget, n_init, sw_budget, "search", store)
+               if with_random else [])
         proxy = run_search(kind, "proxy", "mobo", s, budget, n_init, sw_budget, "default", store)
         c_sel, p_sel = select(co, area_cap), select(proxy, area_cap)
         rec: dict[str, Any] = {"codesign": c_sel, "proxy_choice": p_sel}
@@ -212,25 +227,36 @@ def _finish_task(args: tuple) -> dict[str, Any]:
             except Infeasible as e:  # the proxy's choice cannot run this workload: report it
                 rec["separate"] = {"point": p_sel["point"], "error": str(e)}
                 rec["ratio"] = None
+        if c_sel is not None and ref_lat is not None:
+            rec["ratio_reference"] = ref_lat / c_sel["metrics"]["latency_ms"]
         rec["infeasible"] = {"mobo": sum(r["status"] != "COMPLETE" for r in co),
                              "random": sum(r["status"] != "COMPLETE" for r in rnd)}
         out["seeds"][s] = rec
     # software-search convergence on the co-design choice of the first seed
     first = out["seeds"][seeds[0]]["codesign"]
     if first is not None and sw_conv_budget:
-        out["sw_convergence"] = sw_convergence(workload, kind, first["point"], sw_conv_budget, seeds)
+        out["sw_convergence"] = sw_convergence(workload, kind, first["point"], sw_conv_budget, seeds, exact_s)
     out["space_size"] = int(hardware_space(kind, area_cap).cardinality())
     out["space_size_uncapped"] = int(hardware_space(kind).cardinality())
     return out
 
 
+SW_METHODS = ("heuristic", "qlearning", "qnetwork", "random")
+"""Software searches compared at an equal number of evaluated schedules: FlexTensor's
+heuristic, the tabular Q-learning, FlexTensor's Q-network walk and random search."""
+
+
 def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
-                   seeds: Sequence[int]) -> dict[str, Any]:
-    """Best total latency (three largest stages, x repeats) after each evaluation."""
+                   seeds: Sequence[int], exact_time_limit_s: float | None = 30.0) -> dict[str, Any]:
+    """Best total latency (three largest stages, x repeats) after each evaluation, for
+    every search of :data:`SW_METHODS`, and the exact mapper's reference of the same
+    stages (:func:`mappers.schedule.exact_reference`): ``bound`` (sum over the stages, x
+    repeats) is a lower bound of every schedule that pads nothing, the optimum of the
+    schedule spaces where ``attained`` for every stage and no stage is ``padded``."""
     from evaluators.intrinsic_codesign import build
     from evaluators.intrinsic_codesign import workload as wl
-    from evaluators.loopnest import evaluate_batch
-    from mappers.schedule import ScheduleProblem, search_curves
+    from evaluators.loopnest import LOOPNEST, evaluate_batch
+    from mappers.schedule import ScheduleProblem, exact_reference, search_curves
     from mappers.tensor_ir import decompositions, intrinsic, match
 
     arch = build(kind, point).to_arch()
@@ -242,27 +268,64 @@ def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
                 break
     stages.sort(key=lambda sr: -sr[0].macs * sr[1])
     chosen = stages[:3]
-    methods = ("heuristic", "qlearning", "random")
+    methods = SW_METHODS
     total = {m: np.zeros((len(seeds), budget)) for m in methods}
     seconds = dict.fromkeys(methods, 0.0)
+    oracle: dict[str, Any] = {"bound": 0.0, "stages": []}
     for s, rep in chosen:
+        problem = ScheduleProblem(s, arch, evaluate_batch)
         for m in methods:
             t = time.perf_counter()
-            curves = search_curves(ScheduleProblem(s, arch, evaluate_batch), [m], budget, seeds)[m]
+            curves = search_curves(problem, [m], budget, seeds)[m]
             seconds[m] += time.perf_counter() - t
             total[m] += np.where(np.isfinite(curves), curves, np.nan) * rep
+        ref = exact_reference(problem, LOOPNEST, exact_time_limit_s)
+        oracle["bound"] += ref.bound * rep
+        oracle["stages"].append({"stage": s.name, "repeat": rep, "bound_cycles": ref.bound, "proved": ref.proved,
+                                 "attained": ref.attained, "padded": ref.padded,
+                                 "exact_schedule_cycles": ref.schedule_latency, "seconds": ref.seconds})
+    oracle["optimum"] = all(st["attained"] and not st["padded"] for st in oracle["stages"])
     return {"stages": [f"{s.name} x{rep}" for s, rep in chosen], "budget": budget,
-            "curves": {m: v.tolist() for m, v in total.items()}, "seconds": seconds}
+            "curves": {m: v.tolist() for m, v in total.items()}, "seconds": seconds, "oracle": oracle}
 
 
 # ------------------------------------------------------------------------------ report
 
 
+RATIOS = {"ratio": "MOBO on a proxy, software tuned after (HASCO's flow, our reading)",
+          "ratio_reference": "fixed Gemmini-like reference design, software tuned"}
+"""The two definitions of "separate" design, by the key of their ratio in a seed record."""
+
+
+def quartiles(values: Sequence[float]) -> dict[str, float] | None:
+    """``{median, q25, q75, min, max, n}`` of ``values`` (``None`` when empty)."""
+    v = np.asarray([x for x in values if x is not None], dtype=float)
+    if not len(v):
+        return None
+    q = np.percentile(v, [0, 25, 50, 75, 100])
+    return {"median": float(q[2]), "q25": float(q[1]), "q75": float(q[3]), "min": float(q[0]),
+            "max": float(q[4]), "n": len(v)}
+
+
 def summarize(finished: list[dict[str, Any]], store: Path, budget: int, n_init: int,
-              sw_budget: int, seeds: Sequence[int]) -> dict[str, Any]:
-    """Hypervolumes (MOBO vs random) and ratio statistics per pair."""
+              sw_budget: int, seeds: Sequence[int], with_random: bool = True) -> dict[str, Any]:
+    """Hypervolumes (MOBO vs random), ratio statistics per pair and over all pairs, and the
+    software searches against each other and against the exact mapper's reference."""
     for res in finished:
         wl, kind = res["workload"], res["intrinsic"]
+        for key in RATIOS:
+            res[key + "_stats"] = quartiles([r.get(key) for r in res["seeds"].values()])
+        # kept for older readers: median and range of the first definition
+        st = res["ratio_stats"]
+        res["ratio_median"] = st["median"] if st else None
+        res["ratio_range"] = [st["min"], st["max"]] if st else None
+        if "sw_convergence" in res:
+            sc = res["sw_convergence"]
+            res["sw_final_median_cycles"] = sw_finals(sc)
+            bound = sc["oracle"]["bound"]
+            res["sw_final_over_bound"] = {m: v / bound for m, v in res["sw_final_median_cycles"].items()}
+        if not with_random:
+            continue
         runs = {opt: [run_search(kind, wl, opt, s, budget, n_init, sw_budget, "search", store) for s in seeds]
                 for opt in ("mobo", "random")}
         mats = {opt: [objective_matrix(r) for r in rs] for opt, rs in runs.items()}
@@ -272,11 +335,28 @@ def summarize(finished: list[dict[str, Any]], store: Path, budget: int, n_init: 
         lo, hi = normalizer(finite)
         res["hv"] = {opt: [hv_history(m, lo, hi).tolist() for m in ms] for opt, ms in mats.items()}
         res["hv_final_median"] = {opt: float(np.median([h[-1] for h in hs])) for opt, hs in res["hv"].items()}
-        ratios = [r["ratio"] for r in res["seeds"].values() if r.get("ratio") is not None]
-        res["ratio_median"] = float(np.median(ratios)) if ratios else None
-        res["ratio_range"] = [float(min(ratios)), float(max(ratios))] if ratios else None
         res["front_seed0"] = {opt: [r for r in runs[opt][0] if r["status"] == "COMPLETE"] for opt in runs}
-    return {"pairs": finished}
+    overall: dict[str, Any] = {}
+    for key in RATIOS:
+        per_pair = [res[key + "_stats"]["median"] for res in finished if res.get(key + "_stats")]
+        every = [r.get(key) for res in finished for r in res["seeds"].values()]
+        overall[key] = {"median_of_pair_medians": float(np.median(per_pair)) if per_pair else None,
+                        "pairs": len(per_pair), "all_comparisons": quartiles(every),
+                        "pairs_with_median_at_least_1.25": sum(m >= PAPER_RATIO[0] for m in per_pair)}
+    sw = [res for res in finished if "sw_final_median_cycles" in res]
+    if sw:
+        f = [res["sw_final_median_cycles"] for res in sw]
+        overall["sw"] = {
+            "pairs": len(sw),
+            "qnetwork_beats_random": sum(x["qnetwork"] < x["random"] for x in f),
+            "qnetwork_ties_random": sum(x["qnetwork"] == x["random"] for x in f),
+            "qlearning_beats_random": sum(x["qlearning"] < x["random"] for x in f),
+            "heuristic_beats_random": sum(x["heuristic"] < x["random"] for x in f),
+            "median_over_bound": {m: float(np.median([res["sw_final_over_bound"][m] for res in sw]))
+                                  for m in SW_METHODS},
+            "pairs_where_bound_is_the_optimum": sum(res["sw_convergence"]["oracle"]["optimum"] for res in sw),
+        }
+    return {"pairs": finished, "overall": overall}
 
 
 def plot_pair(res: dict[str, Any], out: Path) -> list[str]:
@@ -325,8 +405,7 @@ def plot_pair(res: dict[str, Any], out: Path) -> list[str]:
     if "sw_convergence" in res:
         sc = res["sw_convergence"]
         fig, ax = plt.subplots(figsize=(5.5, 3.8))
-        allc = np.array([c for v in sc["curves"].values() for c in v], dtype=float)
-        best = np.nanmin(allc)
+        best = sc["oracle"]["bound"]
         for m, v in sc["curves"].items():
             arr = np.array(v, dtype=float) / best
             x = np.arange(1, arr.shape[1] + 1)
@@ -334,7 +413,7 @@ def plot_pair(res: dict[str, Any], out: Path) -> list[str]:
             ax.fill_between(x, np.nanmin(arr, axis=0), np.nanmax(arr, axis=0), alpha=0.15)
         ax.set_yscale("log")
         ax.set_xlabel("schedules evaluated (per stage)")
-        ax.set_ylabel("best latency / best found by any method")
+        ax.set_ylabel("best latency / exact mapper's bound")
         ax.set_title(f"{wl} on {kind}: {', '.join(sc['stages'])}", fontsize=7)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
@@ -350,36 +429,75 @@ def sw_finals(sc: dict[str, Any]) -> dict[str, float]:
     return {m: float(np.nanmedian(np.array(v, dtype=float)[:, -1])) for m, v in sc["curves"].items()}
 
 
+def oracle_label(oracle: dict[str, Any]) -> str:
+    """Whether the exact mapper's bound is the optimum of the schedule spaces: ``yes``;
+    ``no: padded`` where some stage's space holds schedules with padded tiles, which the
+    bound does not cover (a search may beat it); ``no: lower bound`` otherwise."""
+    if oracle["optimum"]:
+        return "yes"
+    if any(st["padded"] for st in oracle["stages"]):
+        return "no: bounds unpadded schedules only"
+    return "no: lower bound"
+
+
+
+
+def _fmt(st: dict[str, float] | None) -> str:
+    if not st:
+        return "n/a"
+    return f"{st['median']:.2f}x [{st['q25']:.2f}, {st['q75']:.2f}]"
+
+
 def write_table(results: dict[str, Any], path: Path, cmd: str) -> None:
+    """``table.md``: HASCO's comparison as the paper states it first (separate / co-design
+    latency, both definitions of separate, median [IQR] over seeds), then the software
+    searches against random search and the exact mapper's reference."""
     lo, hi = PAPER_RATIO
-    lines = [
-        "| workload | intrinsic | quantity | paper | ours | command |",
-        "|---|---|---|---|---|---|",
-    ]
-    all_ratios = []
+    st = results["settings"]
+    ov = results["overall"]
+    lines = [f"Settings: {len(results['pairs'])} workload x intrinsic pairs, {len(st['seeds'])} seeds, {st['budget']} hardware evaluations per search "
+             f"({st['n_init']} Sobol + {st['budget'] - st['n_init']} MOBO), {st['sw_budget']} schedules per layer "
+             f"in the loop, {st['sw_conv_budget']} per stage in the software comparison"
+             f"{'' if st.get('random_hardware_search', True) else ', no random hardware search'}. Command: `{cmd}`.",
+             "",
+             "## Separate / co-design latency (paper: "
+             f"{lo:.2f}x-{hi:.2f}x), median [25th, 75th percentile] over seeds", "",
+             "| workload | intrinsic | separate = MOBO on a proxy, then SW tuned | separate = Gemmini-like "
+             "reference, then SW tuned |", "|---|---|---|---|"]
     for res in results["pairs"]:
-        wl, kind = res["workload"], res["intrinsic"]
-        ratios = [r["ratio"] for r in res["seeds"].values() if r.get("ratio") is not None]
-        all_ratios += ratios
-        if ratios:
-            ours = (f"{np.median(ratios):.2f}x (seeds: {', '.join(f'{x:.2f}' for x in ratios)})")
-        else:
-            ours = "n/a (no feasible design)"
-        lines.append(f"| {wl} | {kind} | latency, separate / co-design | {lo:.2f}x-{hi:.2f}x | {ours} | `{cmd}` |")
-        if "hv_final_median" in res:
-            h = res["hv_final_median"]
-            lines.append(f"| {wl} | {kind} | hypervolume after {results['settings']['budget']} evals, "
-                         f"MOBO / random (median) | -- | {h['mobo']:.3f} / {h['random']:.3f} | `{cmd}` |")
-        if "sw_convergence" in res:
-            f = sw_finals(res["sw_convergence"])
-            b = res["sw_convergence"]["budget"]
-            lines.append(f"| {wl} | {kind} | SW search, best latency after {b} schedules, heuristic / "
-                         f"Q-learning / random (cycles, median) | -- | {f['heuristic']:.4g} / "
-                         f"{f['qlearning']:.4g} / {f['random']:.4g} | `{cmd}` |")
-    if all_ratios:
-        q = np.percentile(all_ratios, [0, 50, 100])
-        lines.append(f"| all | all | latency, separate / co-design: min / median / max over pairs and seeds | "
-                     f"{lo:.2f}x-{hi:.2f}x | {q[0]:.2f}x / {q[1]:.2f}x / {q[2]:.2f}x | `{cmd}` |")
+        lines.append(f"| {res['workload']} | {res['intrinsic']} | {_fmt(res.get('ratio_stats'))} | "
+                     f"{_fmt(res.get('ratio_reference_stats'))} |")
+    row = ["**all pairs** (median of pair medians; all comparisons median [IQR])"]
+    for key in RATIOS:
+        o = ov[key]
+        m = o["median_of_pair_medians"]
+        row.append(f"{m:.2f}x; {_fmt(o['all_comparisons'])}" if m is not None else "n/a")
+    lines.append(f"| {row[0]} | | {row[1]} | {row[2]} |")
+    lines += ["", f"## Software search: best cycles after {st['sw_conv_budget']} schedules per stage "
+              "(three largest stages), median over seeds, and as a ratio to the exact mapper's bound", "",
+              "| workload | intrinsic | " + " | ".join(SW_METHODS) + " | exact bound (cycles) | bound is the optimum |",
+              "|---|---|" + "---|" * len(SW_METHODS) + "---|---|"]
+    for res in results["pairs"]:
+        if "sw_final_median_cycles" not in res:
+            continue
+        f, r = res["sw_final_median_cycles"], res["sw_final_over_bound"]
+        orc = res["sw_convergence"]["oracle"]
+        cells = [f"{f[m]:.4g} ({r[m]:.2f}x)" for m in SW_METHODS]
+        lines.append(f"| {res['workload']} | {res['intrinsic']} | " + " | ".join(cells)
+                     + f" | {orc['bound']:.4g} | {oracle_label(orc)} |")
+    if "sw" in ov:
+        s = ov["sw"]
+        lines += ["", f"Q-network beats random search on {s['qnetwork_beats_random']} of {s['pairs']} pairs "
+                  f"(ties {s['qnetwork_ties_random']}); tabular Q-learning on {s['qlearning_beats_random']}, "
+                  f"the heuristic on {s['heuristic_beats_random']}. Median ratio to the bound: "
+                  + ", ".join(f"{m} {v:.2f}x" for m, v in s["median_over_bound"].items()) + "."]
+    if any("hv_final_median" in res for res in results["pairs"]):
+        lines += ["", "## Hardware search: hypervolume after the budget, MOBO / random (median)", "",
+                  "| workload | intrinsic | MOBO | random |", "|---|---|---|---|"]
+        for res in results["pairs"]:
+            if "hv_final_median" in res:
+                h = res["hv_final_median"]
+                lines.append(f"| {res['workload']} | {res['intrinsic']} | {h['mobo']:.3f} | {h['random']:.3f} |")
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -394,6 +512,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--n-init", type=int, default=None, help="Sobol initial points (HASCO's testbenches: 5)")
     ap.add_argument("--sw-budget", type=int, default=None, help="schedules per layer in the co-design loop")
     ap.add_argument("--sw-conv-budget", type=int, default=None, help="schedules per stage, convergence study")
+    ap.add_argument("--no-random", action="store_true",
+                    help="skip the random hardware searches (and so the hypervolume comparison)")
+    ap.add_argument("--exact-time-limit", type=float, default=30.0,
+                    help="seconds per operand group for the exact mapper's reference of a stage")
     ap.add_argument("--workers", type=int, default=1, help="processes running searches in parallel")
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/hasco"))
     args = ap.parse_args(argv)
@@ -403,6 +525,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for p in pairs:
         if len(p) != 2:
             raise SystemExit(f"--pairs: expected WORKLOAD:INTRINSIC, got {':'.join(p)!r}")
+    for name in ("seeds", "budget", "n_init", "sw_budget"):
+        v = getattr(args, name)
+        if v is not None and v < 1:
+            raise SystemExit(f"--{name.replace('_', '-')}: must be a positive integer, got {v}")
+    with_random = not args.no_random
     seeds = list(range(args.seeds or (2 if q else 3)))
     budget = args.budget or (8 if q else 25)
     n_init = args.n_init or (4 if q else 5)
@@ -416,8 +543,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for wl, k in pairs:
         for s in seeds:
             tasks.append((k, wl, "mobo", s, budget, n_init, sw_budget, "search", store))
-            tasks.append((k, wl, "random", s, budget, n_init, sw_budget, "search", store))
-    finish = [(wl, k, seeds, budget, n_init, sw_budget, sw_conv, store) for wl, k in pairs]
+            if with_random:
+                tasks.append((k, wl, "random", s, budget, n_init, sw_budget, "search", store))
+    finish = [(wl, k, seeds, budget, n_init, sw_budget, sw_conv, store, with_random, args.exact_time_limit)
+              for wl, k in pairs]
     walls: dict[str, float] = {}
     if args.workers > 1:
         ctx = mp.get_context("forkserver")
@@ -433,24 +562,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             walls[_key(a[1], a[0], a[2], a[3])] = sec
             print(f"  {a[1]:>12} {a[0]:4} {a[2]:11} seed {a[3]}: {sec:6.0f} s", flush=True)
         finished = [_finish_task(f) for f in finish]
-    results = summarize(finished, store, budget, n_init, sw_budget, seeds)
+    results = summarize(finished, store, budget, n_init, sw_budget, seeds, with_random)
     results["settings"] = {"quick": q, "pairs": [list(p) for p in pairs], "seeds": seeds, "budget": budget,
                            "n_init": n_init, "sw_budget": sw_budget, "sw_conv_budget": sw_conv,
+                           "random_hardware_search": with_random, "exact_time_limit_s": args.exact_time_limit,
                            "mobo_options": MOBO_OPTIONS, "objectives": OBJECTIVES,
                            "wall_seconds": time.perf_counter() - t0, "run_seconds": walls}
     plots = []
     for res in results["pairs"]:
         plots += plot_pair(res, args.out)
-        ratios = [r["ratio"] for r in res["seeds"].values() if r.get("ratio") is not None]
         h = res.get("hv_final_median", {})
-        sc = sw_finals(res["sw_convergence"]) if "sw_convergence" in res else {}
-        print(f"{res['workload']:>12} {res['intrinsic']:4}: separate/co-design latency "
-              f"{', '.join(f'{x:.2f}' for x in ratios) or 'n/a'}; HV MOBO {h.get('mobo', math.nan):.3f} "
-              f"random {h.get('random', math.nan):.3f}; SW best (cycles) "
-              + " ".join(f"{m} {v:.4g}" for m, v in sc.items()))
-    cmd = "coexplore reproduce hasco" + (" --quick" if q else "")
+        sc = res.get("sw_final_over_bound", {})
+        print(f"{res['workload']:>12} {res['intrinsic']:4}: separate/co-design latency, proxy MOBO "
+              f"{_fmt(res.get('ratio_stats'))}, reference design {_fmt(res.get('ratio_reference_stats'))}; "
+              f"HV MOBO {h.get('mobo', math.nan):.3f} random {h.get('random', math.nan):.3f}; SW best / bound "
+              + " ".join(f"{m} {v:.2f}" for m, v in sc.items()))
+    cmd = "coexplore reproduce hasco " + " ".join(argv if argv is not None else sys.argv[1:])
     results["plots"] = plots
-    (args.out / "results.json").write_text(json.dumps(results, indent=1, default=float))
+    from experiments.reproduce import jsonable
+
+    (args.out / "results.json").write_text(json.dumps(jsonable(results), indent=1, default=float))
     write_table(results, args.out / "table.md", cmd)
     print(f"results: {args.out / 'results.json'}, table: {args.out / 'table.md'} "
           f"({time.perf_counter() - t0:.0f} s)")

@@ -243,3 +243,29 @@ def test_expression_constraints_match_lambdas():
                                               & (p["r"] > 1) & (p["r"] <= 32))])
     assert list(expr.grid()) == list(lam.grid())
     assert 0 < expr.cardinality() < 7 * 7 * 2
+
+
+def test_neighbors_repair_moves_that_violate_a_constraint():
+    """A move of ``a`` that breaks ``a * b <= 16`` is kept when the repair function makes
+    it feasible (here by shrinking ``b``), and dropped without a repair function."""
+    def params():
+        return PowerOfTwo("a", 1, 16), PowerOfTwo("b", 1, 16), Categorical("c", ["x", "y"])
+
+    cons = [Constraint("budget", "a * b <= 16")]
+    plain = DesignSpace(*params(), constraints=cons)
+
+    def repair(points):
+        return [None if p["c"] == "y" else dict(p, b=max(1, 16 // p["a"])) for p in points]
+
+    fixing = DesignSpace(*params(), constraints=cons, repair=repair)
+    base = {"a": 4, "b": 4, "c": "x"}
+    before = {(p["a"], p["b"], p["c"]) for p in plain.neighbors(base)}
+    after = {(p["a"], p["b"], p["c"]) for p in fixing.neighbors(base)}
+    assert (8, 4, "x") not in before and (8, 2, "x") in after
+    assert after - before == {(8, 2, "x")}  # only the violating move was repaired
+    assert all(fixing.validate(dict(zip("abc", t))) == [] for t in after)
+    # a repair that returns None (or an infeasible point) drops the move
+    assert {(p["a"], p["b"]) for p in fixing.neighbors({"a": 4, "b": 4, "c": "y"})} == \
+        {(p["a"], p["b"]) for p in plain.neighbors({"a": 4, "b": 4, "c": "y"})}
+    with pytest.raises(SpaceDefinitionError, match="custom repair function and cannot be saved"):
+        fixing.to_dict()

@@ -36,18 +36,43 @@ def test_hypervolume_history_on_normalized_log_objectives():
     np.testing.assert_allclose(h, [0.0, 0.1 ** 3, 1.1 ** 3])
 
 
-def test_table_has_paper_ours_and_command(tmp_path):
-    results = {"settings": {"budget": 8}, "pairs": [{
+def test_quartiles():
+    q = rep.quartiles([1.0, 2.0, None, 3.0, 4.0, 5.0])
+    assert q == {"median": 3.0, "q25": 2.0, "q75": 4.0, "min": 1.0, "max": 5.0, "n": 5}
+    assert rep.quartiles([None]) is None
+
+
+def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
+    curves = {"heuristic": [[9.0, 6.0], [9.0, 8.0]], "qlearning": [[9.0, 7.0], [9.0, 7.0]],
+              "qnetwork": [[9.0, 4.0], [9.0, 5.0]], "random": [[9.0, 6.0], [9.0, 6.0]]}
+    finished = [{
         "workload": "gemm", "intrinsic": "GEMM",
-        "seeds": {0: {"ratio": 1.3}, 1: {"ratio": 1.1}, 2: {"ratio": None}},
-        "hv_final_median": {"mobo": 0.5, "random": 0.4},
-        "sw_convergence": {"budget": 10, "curves": {m: [[3.0, 2.0], [4.0, 1.0]] for m in
-                                                     ("heuristic", "qlearning", "random")}}}]}
-    rep.write_table(results, tmp_path / "t.md", "coexplore reproduce hasco")
+        "seeds": {0: {"ratio": 1.3, "ratio_reference": 2.0}, 1: {"ratio": 1.1, "ratio_reference": 1.0},
+                  2: {"ratio": None, "ratio_reference": 1.5}},
+        "sw_convergence": {"budget": 2, "curves": curves, "oracle": {"bound": 4.0, "optimum": True, "stages": []}},
+    }, {
+        "workload": "ttm", "intrinsic": "GEMV",
+        "seeds": {0: {"ratio": 0.9, "ratio_reference": 3.0}},
+    }]
+    res = rep.summarize(finished, tmp_path, 8, 4, 10, [0, 1, 2], with_random=False)
+    g = res["pairs"][0]
+    assert g["ratio_stats"]["median"] == pytest.approx(1.2) and g["ratio_stats"]["n"] == 2
+    assert g["ratio_reference_stats"] == {"median": 1.5, "q25": 1.25, "q75": 1.75, "min": 1.0, "max": 2.0, "n": 3}
+    assert g["sw_final_median_cycles"] == {"heuristic": 7.0, "qlearning": 7.0, "qnetwork": 4.5, "random": 6.0}
+    assert g["sw_final_over_bound"]["qnetwork"] == pytest.approx(4.5 / 4.0)
+    ov = res["overall"]
+    assert ov["ratio"]["median_of_pair_medians"] == pytest.approx((1.2 + 0.9) / 2)
+    assert ov["ratio_reference"]["median_of_pair_medians"] == pytest.approx((1.5 + 3.0) / 2)
+    assert ov["ratio_reference"]["pairs_with_median_at_least_1.25"] == 2
+    assert ov["sw"]["qnetwork_beats_random"] == 1 and ov["sw"]["qlearning_beats_random"] == 0
+    res["settings"] = {"seeds": [0, 1, 2], "budget": 8, "n_init": 4, "sw_budget": 10, "sw_conv_budget": 2}
+    rep.write_table(res, tmp_path / "t.md", "coexplore reproduce hasco --seeds 3")
     text = (tmp_path / "t.md").read_text()
-    assert "| gemm | GEMM | latency, separate / co-design | 1.25x-1.44x | 1.20x (seeds: 1.30, 1.10) |" in text
-    assert "0.500 / 0.400" in text and "1.5 / 1.5 / 1.5" in text
-    assert "`coexplore reproduce hasco`" in text and "hasco" in REPRODUCTIONS
+    assert "| gemm | GEMM | 1.20x [1.15, 1.25] | 1.50x [1.25, 1.75] |" in text
+    assert "| ttm | GEMV | 0.90x [0.90, 0.90] | 3.00x [3.00, 3.00] |" in text
+    assert "4.5 (1.12x)" in text and "| yes |" in text
+    assert "Q-network beats random search on 1 of 1 pairs" in text
+    assert "1.25x-1.44x" in text and "`coexplore reproduce hasco --seeds 3`" in text and "hasco" in REPRODUCTIONS
 
 
 def test_run_search_records_and_caches(tmp_path):
@@ -72,9 +97,28 @@ def test_quick_reproduction_runs_end_to_end(tmp_path):
     (pair,) = res["pairs"]
     assert pair["workload"] == "gemm" and len(pair["seeds"]) == 2
     assert set(pair["hv_final_median"]) == {"mobo", "random"}
-    assert set(pair["sw_convergence"]["curves"]) == {"heuristic", "qlearning", "random"}
+    assert set(pair["sw_convergence"]["curves"]) == set(rep.SW_METHODS)
+    assert all(r.get("ratio_reference") for r in pair["seeds"].values())
+    assert pair["sw_convergence"]["oracle"]["bound"] > 0
+    # the exact mapper's bound is below every search's best (gemm 512^3 pads nothing)
+    assert min(pair["sw_final_over_bound"].values()) >= 1 - 1e-9
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["settings"]["budget"] == 6
     assert (tmp_path / "pareto_gemm_GEMM.png").stat().st_size > 1000
     assert (tmp_path / "sw_convergence_gemm_GEMM.png").stat().st_size > 1000
     assert "1.25x-1.44x" in (tmp_path / "table.md").read_text()
+
+
+def test_software_search_benchmark_against_the_bound(tmp_path):
+    from experiments.benchmarks import hasco_sw_search as bench
+
+    out = bench.main(["--pairs", "gemv:GEMV", "--seeds", "2", "--budget", "12", "--out", str(tmp_path)])
+    (pair,) = out["pairs"]
+    assert set(pair["final_median_cycles"]) == set(rep.SW_METHODS)
+    orc = pair["sw_convergence"]["oracle"]
+    if orc["optimum"]:  # nothing pads: no search can beat the exact optimum
+        assert min(pair["final_over_bound"].values()) >= 1 - 1e-9
+    assert out["summary"]["pairs"] == 1
+    assert "| gemv | GEMV |" in (tmp_path / "table.md").read_text()
+    with pytest.raises(SystemExit, match="--seeds: must be a positive integer"):
+        bench.main(["--seeds", "0", "--out", str(tmp_path)])

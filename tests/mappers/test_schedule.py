@@ -7,7 +7,7 @@ import pytest
 
 import experiments.inner_search  # noqa: F401  (offers QLearning as the "qlearning" strategy)
 from accelerators.intrinsic import IntrinsicAccelerator
-from evaluators.loopnest import evaluate_batch
+from evaluators.loopnest import LOOPNEST, evaluate_batch
 from mappers import schedule as sch
 from mappers import tensor_ir as ir
 from mappers.schedule import ScheduleMapper, ScheduleProblem, default_schedule, search_schedule
@@ -107,3 +107,66 @@ def test_errors_name_the_problem():
         search_schedule(pr, "anneal", 10)
     with pytest.raises(ValueError, match="budget must be a positive integer"):
         search_schedule(pr, "random", 0)
+
+
+def test_no_partition_error_names_both_expressions():
+    acc = IntrinsicAccelerator("GEMM", 8, 8, dataflow="OS")
+    with pytest.raises(ValueError, match=r"'dot' \(c\[n\] \+= a\[n, l\] \* b\[n, l\]\).*GEMM intrinsic "
+                                         r"\(c\[i, j\] \+= a\[i, k\] \* b\[k, j\]\): index matching fails"):
+        problem(ir.dot(N=4, L=4), acc)
+
+
+def test_features_determine_the_score_and_keys_merge_equivalent_orders(conv_problem):
+    pr = conv_problem
+    pts = pr.sample(300, 3)
+    f = pr.features(pts)
+    assert f.shape == (300, pr.n_features) and np.isfinite(f).all()
+    lat = pr.values(pts)
+    by_key: dict[bytes, float] = {}
+    for k, v in zip(pr.state_keys(pts), lat):
+        assert by_key.setdefault(k, v) == v        # equal keys, equal latency
+    # schedules that differ only in the order of loops whose factor at ACC is 1 are one state
+    base = dict(default_schedule(pr), **{f"acc_{d}": 1 for d in pr.loops})
+    other = dict(base, order_acc=tuple(reversed(base["order_acc"])))
+    assert pr.space.validate(base) == [] and pr.space.validate(other) == []
+    assert pr.state_keys([base]) == pr.state_keys([other]) and pr.values([base]) == pr.values([other])
+    # ... but a change of a tile factor is not
+    moved = [m for m in (dict(base, **{f"sp_{d}": 1}) for d in pr.loops) if m != base]
+    assert moved and all(pr.space.validate(m) == [] and pr.state_keys([m]) != pr.state_keys([base]) for m in moved)
+
+
+def test_repair_makes_a_partition_switch_fit(conv_problem):
+    """The schedule space's repair: a schedule moved to another partition keeps its
+    partition and becomes feasible by shrinking tile factors (or is dropped)."""
+    pr = conv_problem
+    moved = [dict(p, partition=k) for p in pr.sample(40, 5) for k in pr.keys[:6] if k != p["partition"]]
+    bad = [p for p, ok in zip(moved, pr.space.feasible_mask(moved)) if not ok]
+    assert len(bad) > 20
+    fixed = pr.space.repair(bad)
+    kept = [(b, f) for b, f in zip(bad, fixed) if f is not None]
+    assert len(kept) > len(bad) // 2
+    assert pr.space.feasible_mask([f for _, f in kept]).all()
+    for b, f in kept:
+        assert f["partition"] == b["partition"] and f["order_acc"] == b["order_acc"]
+        assert all(f[n] <= b[n] for n in b if n.startswith(("acc_", "sp_", "stream_")))
+
+
+def test_exact_reference_bounds_every_schedule_and_is_attained():
+    """On a GEMM whose extents are powers of two nothing pads, so the exact mapper's optimum
+    is a lower bound of every schedule; here its best mapping is a schedule that attains it."""
+    acc = IntrinsicAccelerator("GEMM", 16, 16, sp_kib=128, local_kib=64, dataflow="WS", sp_banks=4)
+    pr = problem(ir.gemm(M=64, N=128, K=256), acc)
+    ref = sch.exact_reference(pr, LOOPNEST, time_limit_s=30)
+    assert ref.proved and not ref.padded and ref.attained
+    assert pr.space.validate(ref.schedule) == [] and pr.values([ref.schedule])[0] == ref.bound
+    lat = np.array(pr.values(pr.sample(1500, 2)))
+    assert (lat[np.isfinite(lat)] >= ref.bound).all()
+    for search in ("random", "heuristic"):
+        assert search_schedule(pr, search, 60, 0).latency_cycles >= ref.bound
+
+
+def test_qnetwork_searches_a_schedule_space_with_its_features(conv_problem):
+    res = search_schedule(conv_problem, "qnetwork", 40, 0, {"epochs": 2})
+    assert res.evaluated <= 40 and len(res.history) == 40 and np.isfinite(res.latency_cycles)
+    assert conv_problem.space.validate(res.point) == []
+    assert conv_problem.values([res.point])[0] == res.latency_cycles

@@ -251,3 +251,34 @@ def test_bad_input_names_the_parameter():
         ir.gemm(M=2, N=2, K=2).execute({"A": np.zeros((3, 2)), "B": np.zeros((2, 2))})
     with pytest.raises(ValueError, match="needs exactly two inputs"):
         ir.mttkrp(M=2, N=2, K=2, L=2).to_layer()
+
+
+def test_no_match_is_explained_with_both_expressions_and_the_failing_step():
+    gemm = intrinsic("GEMM")
+    three = ir.mttkrp(M=2, N=2, K=2, L=2)
+    assert match(three, gemm) == []
+    msg = ir.explain_no_match(three, gemm)
+    assert str(three.output) in msg and "c[i, j] += a[i, k] * b[k, j]" in msg
+    assert "multiplies 3 inputs, the intrinsic 2" in msg
+    dot = ir.dot(N=4, L=4)
+    assert match(dot, gemm) == []
+    msg = ir.explain_no_match(dot, gemm)
+    assert "c[n] += a[n, l] * b[n, l]" in msg and "no loop has the signature of intrinsic index 'i'" in msg
+    dw = ir.depthwise(G=8, P=4, Q=4, R=3, S=3)
+    assert match(dw, gemm) == []
+    assert "fails structure matching" in ir.explain_no_match(dw, gemm)
+
+
+def test_malformed_index_expressions_name_the_expression():
+    with pytest.raises(ValueError, match=r"malformed index expression a\[i, i\]: loop 'i' appears twice"):
+        ir.Operand("a", ((("i", 1),), (("i", 1),)))
+    with pytest.raises(ValueError, match=r"malformed index expression a\[0\*i\]: coefficient of 'i'"):
+        ir.Operand("a", ((("i", 0),),))
+    with pytest.raises(ValueError, match=r"malformed index expression o\[i\] \+= a\[z\] .*unknown loop 'z'"):
+        ir.Computation("bad", {"i": 2}, ir.Operand("o", ((("i", 1),),)), (ir.Operand("a", ((("z", 1),),)),))
+    # a symbolic coefficient belongs to intrinsic templates: matching a computation that has one
+    # names the computation's expression and the intrinsic tried
+    sym = ir.Computation("sym", {"i": 4, "k": 4}, ir.Operand("o", ((("i", 1),),)),
+                         (ir.Operand("a", ((("i", "s"), ("k", 1)),)), ir.Operand("b", ((("k", 1),),))))
+    with pytest.raises(ValueError, match=r"o\[i\] \+= a\[s\*i \+ k\] \* b\[k\].*symbolic coefficient 's'.*GEMV"):
+        match(sym, intrinsic("GEMV"))

@@ -1,0 +1,120 @@
+"""HASCO's software searches at an equal number of evaluated schedules, on every pair of
+the reproduction, against the exact mapper's bound (issue 18, items 1 and 2).
+
+For each (workload, intrinsic) pair of :data:`experiments.reproduce.hasco.PAIRS` the
+hardware is fixed to the Gemmini-like reference design of that intrinsic
+(:func:`evaluators.intrinsic_codesign.reference_point`), so no hardware search is needed
+and every pair has the same kind of target. On the pair's three largest stages (MACs x
+repeats), FlexTensor's heuristic, the tabular Q-learning, FlexTensor's Q-network walk and
+random search each get ``--budget`` schedules per stage, from no seed point, over
+``--seeds`` seeds (:func:`experiments.reproduce.hasco.sw_convergence`). Reported per pair:
+the median best total latency of each search, its ratio to the exact mapper's bound
+(:func:`mappers.schedule.exact_reference`; the optimum of the schedule spaces where every
+stage's bound is attained and nothing pads), and whether the Q-network beats random search
+(median over seeds, strictly lower).
+
+Run: ``python -m experiments.benchmarks.hasco_sw_search [--pairs gemm:GEMM ...] [--seeds 5]
+[--budget 150] [--out runs/benchmarks/hasco_sw_search]``. Each finished pair is cached as
+JSON under ``--out``; ``results.json`` and ``table.md`` summarize the pairs finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments.reproduce.hasco import PAIRS, SW_METHODS, oracle_label, sw_convergence, sw_finals
+
+
+def pair_result(workload: str, kind: str, seeds: list[int], budget: int, exact_s: float,
+                store: Path) -> dict[str, Any]:
+    """One pair's searches on the reference design (cached under ``store``)."""
+    from evaluators.intrinsic_codesign import reference_point
+
+    path = store / f"{workload}-{kind}-s{len(seeds)}-b{budget}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    t0 = time.perf_counter()
+    sc = sw_convergence(workload, kind, reference_point(kind), budget, seeds, exact_s)
+    finals = sw_finals(sc)
+    bound = sc["oracle"]["bound"]
+    res = {"workload": workload, "intrinsic": kind, "point": reference_point(kind), "sw_convergence": sc,
+           "final_median_cycles": finals, "final_over_bound": {m: v / bound for m, v in finals.items()},
+           "seconds": time.perf_counter() - t0}
+    path.write_text(json.dumps(res))
+    return res
+
+
+def summary(pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    f = [p["final_median_cycles"] for p in pairs]
+    return {"pairs": len(pairs),
+            "beats_random": {m: sum(x[m] < x["random"] for x in f) for m in SW_METHODS if m != "random"},
+            "ties_random": {m: sum(x[m] == x["random"] for x in f) for m in SW_METHODS if m != "random"},
+            "median_over_bound": {m: float(np.median([p["final_over_bound"][m] for p in pairs]))
+                                  for m in SW_METHODS},
+            "bound_is_the_optimum": sum(p["sw_convergence"]["oracle"]["optimum"] for p in pairs)}
+
+
+def table(pairs: list[dict[str, Any]], s: dict[str, Any], budget: int, seeds: int, cmd: str) -> str:
+    lines = [f"Reference design per intrinsic; best total cycles of the three largest stages after {budget} "
+             f"schedules per stage, median over {seeds} seeds (ratio to the exact mapper's bound). "
+             f"Command: `{cmd}`.", "",
+             "| workload | intrinsic | " + " | ".join(SW_METHODS) + " | exact bound | bound is the optimum |",
+             "|---|---|" + "---|" * len(SW_METHODS) + "---|---|"]
+    for p in pairs:
+        f, r = p["final_median_cycles"], p["final_over_bound"]
+        o = p["sw_convergence"]["oracle"]
+        lines.append(f"| {p['workload']} | {p['intrinsic']} | "
+                     + " | ".join(f"{f[m]:.4g} ({r[m]:.2f}x)" for m in SW_METHODS)
+                     + f" | {o['bound']:.4g} | {oracle_label(o)} |")
+    b, t = s["beats_random"], s["ties_random"]
+    lines += ["", f"Over {s['pairs']} pairs, strictly better than random search (median over seeds): "
+              + ", ".join(f"{m} {b[m]} (ties {t[m]})" for m in b) + ". Median ratio to the bound: "
+              + ", ".join(f"{m} {v:.2f}x" for m, v in s["median_over_bound"].items())
+              + f". The bound is the optimum on {s['bound_is_the_optimum']} pairs."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", nargs="+", default=None, metavar="WORKLOAD:INTRINSIC")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--budget", type=int, default=150, help="schedules per stage")
+    ap.add_argument("--exact-time-limit", type=float, default=30.0, help="seconds per operand group")
+    ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/hasco_sw_search"))
+    args = ap.parse_args(argv)
+    for name in ("seeds", "budget"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"--{name}: must be a positive integer, got {getattr(args, name)}")
+    pairs = [tuple(p.split(":")) for p in args.pairs] if args.pairs else list(PAIRS)
+    for p in pairs:
+        if len(p) != 2:
+            raise SystemExit(f"--pairs: expected WORKLOAD:INTRINSIC, got {':'.join(p)!r}")
+    store = args.out / "pairs"
+    store.mkdir(parents=True, exist_ok=True)
+    done = []
+    for wl, kind in pairs:
+        r = pair_result(wl, kind, list(range(args.seeds)), args.budget, args.exact_time_limit, store)
+        done.append(r)
+        print(f"{wl:>12} {kind:4}: " + " ".join(f"{m} {v:.2f}x" for m, v in r["final_over_bound"].items())
+              + f" of the bound ({r['seconds']:.0f} s)", flush=True)
+    s = summary(done)
+    cmd = "python -m experiments.benchmarks.hasco_sw_search " + " ".join(argv if argv is not None else sys.argv[1:])
+    out = {"settings": {"pairs": [list(p) for p in pairs], "seeds": args.seeds, "budget": args.budget,
+                        "exact_time_limit_s": args.exact_time_limit}, "summary": s, "pairs": done}
+    from experiments.reproduce import jsonable
+
+    (args.out / "results.json").write_text(json.dumps(jsonable(out), indent=1))
+    (args.out / "table.md").write_text(table(done, s, args.budget, args.seeds, cmd.strip()))
+    print(table(done, s, args.budget, args.seeds, cmd.strip()))
+    return out
+
+
+if __name__ == "__main__":
+    main()
