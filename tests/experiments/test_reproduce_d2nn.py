@@ -204,3 +204,14 @@ def test_gpu_scale_config_on_cuda(tmp_path):
     res = rep.main(["--quick", "--skip", SKIP_ALL, "--gpu", "--device", "cuda", "--gpu-train", "2000",
                     "--gpu-test", "1000", "--gpu-epochs", "1", "--out", str(tmp_path)])
     assert res["gpu"]["acc"] > 0.5 and "cuda" in res["gpu"]["note"]
+
+
+def test_epoch_time_benchmark_reports_wall_and_cpu():
+    _need_data()
+    from experiments.benchmarks import d2nn_epoch_time as bench
+
+    (r,) = bench.main(["--steps", "2", "--threads", "1", "--n", "16", "--layers", "1"])
+    assert r["steps"] == 2 and r["threads"] == 1 and r["cpu_s_per_step"] > 0
+    assert r["epoch_wall_s"] == pytest.approx(r["wall_s_per_step"] * 60000 / r["batch"])
+    with pytest.raises(SystemExit, match="--steps"):
+        bench.main(["--steps", "0"])
