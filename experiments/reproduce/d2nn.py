@@ -448,6 +448,29 @@ def execute(phases: list[list[Unit]], ctx: Context, jobs: int, out: Path, thread
                 log(_describe(*f.result()))
 
 
+def plan_cost(s: dict[str, Any], phases: list[list[Unit]], n_train: int) -> dict[str, Any]:
+    """The planned compute of each phase in single-task epochs (one pass of one task's
+    ``n_train`` images through a single-task model; a multi-task model passes both tasks):
+    models ``epochs`` (x2 multi-task), fine-tuning ``finetune_train / n_train`` epochs
+    (x2), a robustness sweep ``evals x robust_test x tasks / n_train / 3`` (a forward pass
+    costs about a third of a training step [assumed])."""
+    evals = 1 + sum(len([v for v in lv if v not in (None, 0.0)]) for _, _, lv in _sweeps(s["robust_levels"])) \
+        * s["noise_seeds"]
+    per: dict[str, float] = {}
+    for i, phase in enumerate(phases):
+        e = 0.0
+        for u in phase:
+            t = len(u.tasks)
+            if u.kind == "model":
+                e += s["epochs"] * t
+            elif u.kind == "aware":
+                e += s["finetune_epochs"] * t * min(1.0, (s["finetune_train"] or n_train) / n_train)
+            elif u.kind == "robust":
+                e += evals * (s["robust_test"] or 10000) * t / n_train / 3
+        per[f"phase{i}:" + "+".join(sorted({u.kind for u in phase}))] = e
+    return {"epochs_per_phase": per, "epochs_total": sum(per.values()), "robust_evals_per_model": evals}
+
+
 # ------------------------------------------------------------------------------ statistics
 def mean_ci(values: Sequence[float], level: float = 0.95) -> dict[str, Any]:
     """Mean, sample std (ddof 1), n and the two-sided Student-t interval of the mean."""
@@ -957,6 +980,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.gpu:
         res["gpu"] = gpu_scale(args, s, device)
     res["compute"] = compute_used(store)
+    res["compute"]["plan"] = plan_cost(s, phases, len(ctx.tasks["mnist"].train_y))
+    ep = [d["epoch_cpu_s"] for d in res["single"]["d2nn"].values()]
+    if ep:  # the whole run's CPU time at the measured single-task epoch
+        res["compute"]["plan"]["cpu_hours_estimate"] = res["compute"]["plan"]["epochs_total"] * float(np.mean(ep)) / 3600
+        print(f"plan: {res['compute']['plan']['epochs_total']:.0f} single-task epochs, about "
+              f"{res['compute']['plan']['cpu_hours_estimate']:.1f} CPU hours at {np.mean(ep):.0f} s CPU per epoch")
     res["seconds"] = time.perf_counter() - t_all
     (out / "results.json").write_text(json.dumps(jsonable(res), indent=1))
     write_table(res, out / "table.md", cmd)

@@ -88,6 +88,10 @@ def test_plan_phases_and_keys():
     keys = [u.key for p in phases for u in p]
     assert len(keys) == len(set(keys))
     assert rep.plan(s, {"robustness", "regularization"})[-1] == mt
+    cost = rep.plan_cost(s, phases, 60000)["epochs_per_phase"]
+    e = s["epochs"]
+    assert list(cost.values())[:2] == [2 * seeds * e, (L + 1) * seeds * 2 * e]  # a multi-task epoch passes 2 tasks
+    assert list(cost.values())[-1] == 2 * e * len(reg)
 
 
 def test_fingerprint_refuses_other_settings(tmp_path):
