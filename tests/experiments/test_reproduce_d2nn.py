@@ -146,7 +146,9 @@ def test_run_resumes_from_its_units_and_no_train_trains_nothing(tmp_path, monkey
     (tmp_path / "units" / "mt-ks1-r1-s0.pt").unlink()
     part = rep.main([*TINY, "--out", str(tmp_path), "--no-train"])
     assert part["pending"] == ["mt-ks1-r1-s0"] and part["multitask"]["rows"][1]["seeds"] == 0
-    assert "Partial run" in (tmp_path / "table.md").read_text()
+    table = (tmp_path / "table.md").read_text()
+    # the command in the table resumes this run: it carries the fingerprinted overrides
+    assert "Partial run" in table and "resume with `coexplore reproduce d2nn --quick --train 40 --test 20`" in table
     with pytest.raises(SystemExit, match="epochs"):
         rep.main([*TINY, "--out", str(tmp_path), "--epochs", "2"])
 
