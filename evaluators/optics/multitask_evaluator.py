@@ -18,6 +18,12 @@ stated in ``info``) and reports on ``test_samples`` test images per task:
   ``layers_saved`` (against two separate systems of the same depth);
 * ``train_s`` -- measured training seconds (``info`` has the device and threads).
 
+With ``min_recognition`` set (a fraction in ``(0, 1]``), the evaluation also returns the
+outcome constraint ``recognition_shortfall = min_recognition - recognition`` (``<= 0``
+feasible): a design whose readout cannot tell the tasks apart is infeasible however
+accurate each plane is on its own task, so a constrained optimizer (``mobo``,
+``constrained_bo``) keeps it off the front.
+
 A design whose propagator is invalid or whose structure is impossible
 (``shared_depth > layers``) raises :class:`~evaluators.Infeasible` with the reason
 (normally the space's known constraint rejects it first). Data are loaded once per
@@ -52,7 +58,10 @@ class D2NNCoDesign:
     def __init__(self, tasks: Sequence[str] = ("mnist", "fashion"), train_samples: int = 1000,
                  test_samples: int = 500, epochs: int = 1, batch_size: int = 64, lr: float = 0.05,
                  amplitude_factor: float = 1.2, wavelength_nm: float = 532.0, device: str = "cpu",
-                 data_seed: int = 0, threads: int | None = None) -> None:
+                 data_seed: int = 0, threads: int | None = None, min_recognition: float | None = None) -> None:
+        if min_recognition is not None and not 0.0 < float(min_recognition) <= 1.0:
+            raise ValueError(f"min_recognition must be a fraction in (0, 1], got {min_recognition!r}")
+        self.min_recognition = None if min_recognition is None else float(min_recognition)
         self.task_names = tuple(tasks)
         self.train_samples, self.test_samples, self.epochs = train_samples, test_samples, epochs
         self.batch_size, self.lr, self.amplitude_factor = batch_size, lr, amplitude_factor
@@ -93,4 +102,6 @@ class D2NNCoDesign:
                              "test_samples_per_task": len(self._tasks[0].test_y)},
                 "data": [t.source for t in self._tasks], "device": res.device, "threads": res.threads,
                 "steps": res.steps}
-        return Evaluation(metrics=metrics, info=info)
+        constraints = {} if self.min_recognition is None else {
+            "recognition_shortfall": self.min_recognition - metrics["recognition"]}
+        return Evaluation(metrics=metrics, constraints=constraints, info=info)

@@ -97,11 +97,17 @@ class TrainConfig:
 
 @dataclass
 class TrainResult:
+    """What :func:`train` measured: wall ``seconds`` in all and per epoch, the process's
+    CPU seconds (user + system, all threads), optimizer steps, torch threads, device and
+    the mean loss of each epoch."""
+
     seconds: float
     steps: int
     threads: int
     device: str
     loss_history: list[float] = field(default_factory=list)
+    epoch_seconds: list[float] = field(default_factory=list)
+    cpu_seconds: float = 0.0
 
 
 def _images(x: torch.Tensor, n: int, device: torch.device) -> torch.Tensor:
@@ -134,10 +140,13 @@ def train(model: DiffractiveNetwork, tasks: Sequence[TaskData], cfg: TrainConfig
     joint_gain = float(np.mean([a ** (2 * spec.layers) for a in model.amplitude_factors]))
     k = model.detector.k
     hist: list[float] = []
+    epoch_s: list[float] = []
     steps = 0
     t0 = time.perf_counter()
+    c0 = time.process_time()
     model.train()
     for _epoch in range(cfg.epochs):
+        te = time.perf_counter()
         perms = [torch.randperm(len(t.train_y), generator=g) for t in tasks]
         run = 0.0
         for b in range(n_batches):
@@ -160,11 +169,13 @@ def train(model: DiffractiveNetwork, tasks: Sequence[TaskData], cfg: TrainConfig
             if cfg.max_steps and steps >= cfg.max_steps:
                 break
         hist.append(run / max(1, b + 1))
+        epoch_s.append(time.perf_counter() - te)
         sched.step()
         if cfg.max_steps and steps >= cfg.max_steps:
             break
     model.eval()
-    return TrainResult(time.perf_counter() - t0, steps, torch.get_num_threads(), str(device), hist)
+    return TrainResult(time.perf_counter() - t0, steps, torch.get_num_threads(), str(device), hist, epoch_s,
+                       time.process_time() - c0)
 
 
 @torch.no_grad()

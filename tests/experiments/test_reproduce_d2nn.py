@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from experiments.reproduce import REPRODUCTIONS
@@ -47,30 +48,146 @@ def test_cuda_without_cuda_fails_clearly(tmp_path):
     assert not (tmp_path / "results.json").exists()
 
 
-def test_quick_settings_are_small():
+def test_quick_settings_are_small_and_full_uses_all_images():
     q, full = rep.settings_for(True), rep.settings_for(False)
-    assert q["n"] < full["n"] and q["train"] < full["train"] and q["seeds"] >= 3 and full["seeds"] >= 3
+    assert q["n"] < full["n"] and q["train"] < 60000 and q["seeds"] >= 3 and full["seeds"] >= 3
+    assert full["train"] is None and full["test"] is None  # all 60,000 / 10,000 images per task
+    assert full["reg_seeds"] >= 3 and 0 < full["reg_shared"] < full["layers"]
+
+
+def test_mean_ci_and_slope_ci():
+    d = rep.mean_ci([1.0, 2.0, 3.0])
+    assert d["mean"] == 2.0 and d["std"] == pytest.approx(1.0) and d["n"] == 3
+    half = 4.302652729911275 / 3**0.5  # t(0.975, 2 dof) * s / sqrt(n)
+    assert d["ci"] == pytest.approx([2.0 - half, 2.0 + half])
+    assert rep.mean_ci([0.5])["ci"] == [None, None] and rep.mean_ci([])["mean"] is None
+    exact = rep.slope_ci([0, 1, 2, 3], [1.0, 1.5, 2.0, 2.5])
+    assert exact["slope"] == pytest.approx(0.5) and exact["ci"] == pytest.approx([0.5, 0.5])
+    rng = np.random.default_rng(0)
+    x = np.repeat([-2.0, 0.0, 2.0], 5)
+    noisy = rep.slope_ci(x, 0.01 * x + rng.normal(0, 0.02, len(x)))
+    assert noisy["ci"][0] < 0.01 < noisy["ci"][1]
+    flat = rep.slope_ci(x, rng.normal(0, 0.02, len(x)))
+    assert flat["ci"][0] < 0 < flat["ci"][1]  # no effect: the interval holds 0
+
+
+def test_plan_phases_and_keys():
+    s = rep.settings_for(False)
+    phases = rep.plan(s, set())
+    kinds = [sorted({u.kind for u in p}) for p in phases]
+    assert kinds == [["logreg", "model"], ["model"], ["aware"], ["robust"], ["model"]]
+    single, mt, aware, robust, reg = phases
+    L, seeds = s["layers"], s["seeds"]
+    assert len([u for u in single if u.kind == "model"]) == 2 * seeds
+    assert {(u.shared, u.seed) for u in mt} == {(k, sd) for k in range(L + 1) for sd in range(seeds)}
+    assert len(aware) == 2 * seeds + (L + 1) * seeds and len(robust) == 2 * len(aware)
+    assert {u.base for u in robust} == {u.key for u in aware} | {u.base for u in aware}
+    # the ratio-1 seeds of the multi-task phase are not trained twice
+    assert len(reg) == len(s["ratios"]) * s["reg_seeds"] - min(seeds, s["reg_seeds"])
+    assert all(u.shared == s["reg_shared"] for u in reg)
+    keys = [u.key for p in phases for u in p]
+    assert len(keys) == len(set(keys))
+    assert rep.plan(s, {"robustness", "regularization"})[-1] == mt
+    cost = rep.plan_cost(s, phases, 60000)["epochs_per_phase"]
+    e = s["epochs"]
+    assert list(cost.values())[:2] == [2 * seeds * e, (L + 1) * seeds * 2 * e]  # a multi-task epoch passes 2 tasks
+    assert list(cost.values())[-1] == 2 * e * len(reg)
+
+
+def test_fingerprint_refuses_other_settings(tmp_path):
+    s = rep.settings_for(True)
+    rep.check_fingerprint(tmp_path, s)
+    rep.check_fingerprint(tmp_path, dict(s))  # same settings: fine
+    with pytest.raises(SystemExit, match="epochs: 1 there, 3 here"):
+        rep.check_fingerprint(tmp_path, {**s, "epochs": 3})
+
+
+def test_unit_store_round_trip_and_no_partial_files(tmp_path):
+    import torch
+
+    st = rep.UnitStore(tmp_path)
+    assert not st.has("a") and st.record("a") is None
+    st.save("a", {"state": {"w": torch.ones(2)}, "record": {"acc": [0.5], "epoch_s": [1.0]}})
+    assert st.has("a") and st.record("a") == {"acc": [0.5], "epoch_s": [1.0]}
+    assert [p.name for p in (tmp_path / "units").iterdir()] == ["a.pt"]
+
+
+def _need_data():
+    from evaluators.optics import data
+
+    for name in ("mnist", "fashion"):
+        why = data.available(name)
+        if why:
+            pytest.skip(f"{name} data not installed: {why}")
+
+
+TINY = ["--quick", "--train", "40", "--test", "20", "--seeds", "1", "--skip",
+        "physics,robustness,regularization,codesign"]
+
+
+def test_run_resumes_from_its_units_and_no_train_trains_nothing(tmp_path, monkeypatch):
+    _need_data()
+    res = rep.main([*TINY, "--out", str(tmp_path)])
+    assert res["pending"] == [] and len(list((tmp_path / "units").glob("*.pt"))) == 2 + 2 + 3
+    d = res["single"]["d2nn"]["mnist"]
+    assert d["acc"]["n"] == 1 and d["train_images"] == 40 and len(d["per_seed"]) == 1
+    rows = res["multitask"]["rows"]
+    assert [r["physical_layers"] for r in rows] == [4, 3, 2] and all(r["seeds"] == 1 for r in rows)
+    diff = rows[0]["per_seed"][0]["diff_mnist"]
+    assert diff == pytest.approx(rows[0]["per_seed"][0]["acc_mnist"] - d["per_seed"][0])
+
+    def boom(*a, **k):
+        raise AssertionError("a finished unit was trained again")
+
+    monkeypatch.setattr(rep, "train", boom)
+    again = rep.main([*TINY, "--out", str(tmp_path)])  # every unit exists: nothing is trained
+    assert again["single"] == res["single"] and again["multitask"] == res["multitask"]
+    # --no-train with a unit missing reports it as pending
+    (tmp_path / "units" / "mt-ks1-r1-s0.pt").unlink()
+    part = rep.main([*TINY, "--out", str(tmp_path), "--no-train"])
+    assert part["pending"] == ["mt-ks1-r1-s0"] and part["multitask"]["rows"][1]["seeds"] == 0
+    table = (tmp_path / "table.md").read_text()
+    # the command in the table resumes this run: it carries the fingerprinted overrides
+    assert "Partial run" in table and "resume with `coexplore reproduce d2nn --quick --train 40 --test 20`" in table
+    with pytest.raises(SystemExit, match="epochs"):
+        rep.main([*TINY, "--out", str(tmp_path), "--epochs", "2"])
+
+
+def test_bad_arguments_name_the_parameter(tmp_path):
+    with pytest.raises(SystemExit, match="--jobs must be >= 1, got 0"):
+        rep.main(["--quick", "--jobs", "0", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="unknown section"):
+        rep.main(["--quick", "--skip", "physics,nosuch", "--out", str(tmp_path)])
 
 
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path):
     res = rep.main(["--quick", "--out", str(tmp_path)])
-    for f in ("results.json", "table.md", "single_task.csv", "multitask.csv", "regularization.csv",
-              "regularization.png", "robustness.csv", "robustness.png", "codesign_pareto_front.csv"):
+    for f in ("results.json", "table.md", "single_task.csv", "multitask.csv", "multitask.png", "regularization.csv",
+              "regularization.png", "robustness.csv", "robustness_mnist.png", "robustness_fashion.png",
+              "codesign_pareto_front.csv"):
         assert (tmp_path / f).exists(), f
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert saved["settings"]["quick"] is True
-    single = res["single"]["d2nn"]["mnist"]
-    assert all(d["acc"]["n"] == 3 for d in single.values())
-    assert all(0.1 < d["acc"]["mean"] <= 1 for d in single.values())  # above chance
+    assert saved["settings"]["quick"] is True and saved["pending"] == []
+    for ds in ("mnist", "fashion"):
+        d = res["single"]["d2nn"][ds]
+        assert d["acc"]["n"] == 3 and 0.1 < d["acc"]["mean"] <= 1  # above chance
     rows = res["multitask"]["rows"]
-    assert [r["physical_layers"] for r in rows] == [4, 3, 2]
+    assert [r["physical_layers"] for r in rows] == [4, 3, 2] and all(r["seeds"] == 3 for r in rows)
+    assert rows[-1]["recognition"]["mean"] == pytest.approx(0.5)  # all shared: the planes see the same field
     table = (tmp_path / "table.md").read_text()
     assert "coexplore reproduce d2nn --quick" in table and "ASM vs Fresnel" in table
     import pandas as pd
 
     df = pd.read_csv(tmp_path / "robustness.csv")
     assert set(df["variant"]) == {"plain", "noise-aware"} and df["source"].nunique() == 8
+    assert set(df["model"]) == {"single-task", "K_s=0", "K_s=1", "K_s=2"} and set(df["task"]) == {"mnist", "fashion"}
+    assert df.groupby(["model", "variant", "task"])["model_seed"].nunique().min() == 3
+    rg = res["regularization"]
+    assert [r["seeds"] for r in rg["rows"]] == [3, 3, 3] and rg["slope_mnist"]["ci"][0] is not None
+    cd = res["codesign"]
+    assert cd["min_recognition"] == 0.6 and cd["trials"] == 4
+    assert all(p["metrics_recognition"] >= 0.6 for p in cd["front"])
 
 
 SKIP_ALL = "physics,single,multitask,regularization,robustness,codesign"
@@ -93,3 +210,43 @@ def test_gpu_scale_config_on_cuda(tmp_path):
     res = rep.main(["--quick", "--skip", SKIP_ALL, "--gpu", "--device", "cuda", "--gpu-train", "2000",
                     "--gpu-test", "1000", "--gpu-epochs", "1", "--out", str(tmp_path)])
     assert res["gpu"]["acc"] > 0.5 and "cuda" in res["gpu"]["note"]
+
+
+def test_epoch_time_benchmark_reports_wall_and_cpu():
+    _need_data()
+    from experiments.benchmarks import d2nn_epoch_time as bench
+
+    (r,) = bench.main(["--steps", "2", "--threads", "1", "--n", "16", "--layers", "1"])
+    assert r["steps"] == 2 and r["threads"] == 1 and r["cpu_s_per_step"] > 0
+    assert r["epoch_wall_s"] == pytest.approx(r["wall_s_per_step"] * 60000 / r["batch"])
+    with pytest.raises(SystemExit, match="--steps"):
+        bench.main(["--steps", "0"])
+
+
+def test_more_epochs_benchmark_continues_a_unit_on_the_schedule_and_leaves_it(tmp_path):
+    _need_data()
+    from experiments.benchmarks import d2nn_more_epochs as more
+
+    out = tmp_path / "run"
+    rep.main(["--quick", "--train", "40", "--test", "20", "--seeds", "1", "--out", str(out),
+              "--skip", "physics,multitask,robustness,regularization,codesign"])
+    unit = out / "units" / "single-fashion-s0.pt"
+    before = unit.read_bytes()
+    s = json.loads((out / "settings.json").read_text())
+    s["lr_step_epochs"] = 1  # so that the two extra epochs run at two different rates
+    (out / "settings.json").write_text(json.dumps(s))
+    rows = more.main(["--dataset", "fashion", "--out", str(out), "--extra", "2"])
+    assert [r["epoch"] for r in rows] == [s["epochs"], s["epochs"] + 1, s["epochs"] + 2]
+    assert rows[0]["acc"] == rep.UnitStore(out).record("single-fashion-s0")["acc"][0]
+    for r in rows[1:]:  # the learning rate the step schedule reaches at that epoch
+        e = r["epoch"] - 1
+        assert r["lr"] == pytest.approx(s["lr"] * s["lr_gamma"] ** (e // s["lr_step_epochs"]))
+        assert 0.0 <= r["acc"] <= 1.0 and r["cpu_s"] > 0
+    assert rows[2]["lr"] == pytest.approx(rows[1]["lr"] * s["lr_gamma"]) and rows[1]["lr"] < s["lr"]
+    assert unit.read_bytes() == before  # the run's units are not touched
+    with pytest.raises(SystemExit, match="--extra must be >= 1"):
+        more.main(["--dataset", "fashion", "--out", str(out), "--extra", "0"])
+    with pytest.raises(SystemExit, match="single-mnist-s5"):
+        more.main(["--dataset", "mnist", "--seed", "5", "--out", str(out)])
+    with pytest.raises(SystemExit, match=r"settings\.json"):
+        more.main(["--dataset", "mnist", "--out", str(tmp_path / "nothing")])

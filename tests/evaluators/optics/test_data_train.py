@@ -73,6 +73,8 @@ def test_training_learns_a_separable_task_and_noise_aware_runs():
     after = evaluate(net, [task])["acc"][0]
     assert after >= 0.9 and after >= before
     assert res.steps == 15 and len(res.loss_history) == 3 and res.loss_history[-1] < res.loss_history[0]
+    assert len(res.epoch_seconds) == 3 and all(t > 0 for t in res.epoch_seconds)
+    assert sum(res.epoch_seconds) <= res.seconds and res.cpu_seconds > 0
     net2 = DiffractiveNetwork(SPEC, seed=0)
     train(net2, [task], TrainConfig(epochs=1, batch_size=25, noise=Noise(phase_sigma_rad=0.3, lateral_px=1)))
     r = evaluate(net2, [task], Noise(phase_sigma_rad=0.3), seeds=(0, 1, 2))

@@ -34,6 +34,12 @@ def test_config_loads_and_known_constraints_reject_bad_points():
     assert con.predicate(cols).tolist() == [True, False]
 
 
+def test_min_recognition_must_be_a_fraction():
+    for bad in (0.0, 1.5, -0.2):
+        with pytest.raises(ValueError, match="min_recognition"):
+            D2NNCoDesign(min_recognition=bad)
+
+
 def test_structurally_impossible_point_is_infeasible():
     with pytest.raises(Infeasible, match="shared_layers"):
         D2NNCoDesign()(dict(POINT, shared_depth=3))
@@ -52,3 +58,6 @@ def test_one_cheap_evaluation_reports_metrics():
     assert m["physical_layers"] == 3 and m["layers_saved"] == 1
     assert m["area_mm2"] == pytest.approx(3 * (16 * 0.036) ** 2)
     assert ev.info["fidelity"]["train_samples_per_task"] == 40
+    assert ev.constraints == {}  # no recognition constraint unless asked for
+    ev = D2NNCoDesign(train_samples=40, test_samples=20, epochs=1, batch_size=20, min_recognition=0.9)(POINT, seed=3)
+    assert ev.constraints["recognition_shortfall"] == pytest.approx(0.9 - ev.metrics["recognition"])
