@@ -711,11 +711,13 @@ class Storage:
                 failed_at = now if failed_at is None else failed_at
                 waited_s = now - failed_at
                 if waited_s >= self.retry_timeout_s:
+                    what = (f"lost the connection to {self._display_url} and could not get it back within"
+                            if self._is_pg else
+                            f"{self._display_url} stayed locked by another process for")
                     raise StorageUnavailableError(
-                        f"lost the connection to {self._display_url} and could not get it back "
-                        f"within {self.retry_timeout_s:g} s ({_first_line(exc.orig)}); everything "
+                        f"{what} {self.retry_timeout_s:g} s ({_first_line(exc.orig)}); everything "
                         "committed is kept, and the study resumes where it stopped once the "
-                        "database is reachable again"
+                        "database is available again"
                     ) from exc
                 delay_s = min(_RETRY_MAX_DELAY_S, _RETRY_FIRST_DELAY_S * 2 ** min(attempt, 16))
                 delay_s = min(delay_s * random.uniform(0.75, 1.25), self.retry_timeout_s - waited_s)

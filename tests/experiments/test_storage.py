@@ -595,3 +595,24 @@ def test_sqlite_busy_without_waiting_is_retried(db: Path, monkeypatch, caplog) -
         release.set()
         t.join(15)
     assert any("database is locked" in r.getMessage() for r in caplog.records)
+
+
+def test_sqlite_locked_past_the_retry_timeout_is_a_resumable_error(db: Path, monkeypatch) -> None:
+    """A file another process keeps locked for longer than ``retry_timeout_s`` ends the
+    operation with :class:`StorageUnavailableError` saying so (not "lost the connection")."""
+    import experiments.storage as storage_module
+    from experiments.storage import StorageUnavailableError
+
+    with Storage(f"sqlite:///{db}") as s:
+        _study(s, "first")
+    monkeypatch.setattr(storage_module, "SQLITE_BUSY_TIMEOUT_S", 0.05)
+    con = sqlite3.connect(db, isolation_level=None)
+    try:
+        con.execute("PRAGMA locking_mode = EXCLUSIVE")
+        con.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StorageUnavailableError, match=r"stayed locked by another process for 0\.5 s "
+                                                          r"\(database is locked\).*resumes"):
+            Storage(f"sqlite:///{db}", retry_timeout_s=0.5)
+    finally:
+        con.execute("COMMIT")
+        con.close()
