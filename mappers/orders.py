@@ -222,8 +222,14 @@ def _effective(factors: np.ndarray, order: np.ndarray) -> np.ndarray:
     """``(n, D)``: per row, the dimensions of ``order`` whose factor is > 1, in that
     order, padded with -1."""
     live = factors[:, order] > 1
-    idx = np.argsort(~live, axis=1, kind="stable")
-    return np.where(np.take_along_axis(live, idx, axis=1), order[idx], -1)
+    # rows share one of at most 2^D live patterns: order each pattern once
+    code = live @ (1 << np.arange(live.shape[1], dtype=np.int64))
+    patterns, inverse = np.unique(code, return_inverse=True)
+    out = np.full((len(patterns), live.shape[1]), -1, dtype=np.asarray(order).dtype)
+    for u, c in enumerate(patterns):
+        seq = np.asarray(order)[(c >> np.arange(live.shape[1])) & 1 == 1]
+        out[u, :len(seq)] = seq
+    return out[inverse.ravel()]
 
 
 def best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingBatch, objective: str, *,
