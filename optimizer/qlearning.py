@@ -92,10 +92,9 @@ import math
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from numbers import Integral
-from numbers import Real as RealNumber
 from typing import Any
 
+from optimizer._validation import check_int, check_real
 from optimizer.base import Objective, Optimizer, Point, Trial, proposal_rng
 
 Action = tuple[str, int]
@@ -157,22 +156,6 @@ def _space_params(space: Any) -> list[Any]:
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
-
-
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_real(name: str, value: Any, low: float, high: float, *, low_open: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, RealNumber) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    v = float(value)
-    if v < low or v > high or (low_open and v == low):
-        lo = "(" if low_open else "["
-        raise ValueError(f"{name} must be in {lo}{low:g}, {high:g}], got {value!r}")
-    return v
 
 
 def space_actions(params: Sequence[Any]) -> tuple[Action, ...]:
@@ -264,14 +247,14 @@ class QLearning(Optimizer):
         super().__init__(space, objectives, seed)
         if not self.objectives:
             raise ValueError("objectives: qlearning needs at least one objective")
-        self.episode_length = _check_int("episode_length", episode_length, 1)
-        self.restart_best = _check_real("restart_best", restart_best, 0.0, 1.0)
-        self.epsilon = _check_real("epsilon", epsilon, 0.0, 1.0)
-        self.epsilon_min = _check_real("epsilon_min", epsilon_min, 0.0, 1.0)
-        self.epsilon_decay = _check_real("epsilon_decay", epsilon_decay, 0.0, math.inf)
-        self.alpha = _check_real("alpha", alpha, 0.0, 1.0, low_open=True)
-        self.gamma = _check_real("gamma", gamma, 0.0, 1.0)
-        self.max_redraws = _check_int("max_redraws", max_redraws, 0)
+        self.episode_length = check_int("episode_length", episode_length, 1)
+        self.restart_best = check_real("restart_best", restart_best, 0.0, 1.0)
+        self.epsilon = check_real("epsilon", epsilon, 0.0, 1.0)
+        self.epsilon_min = check_real("epsilon_min", epsilon_min, 0.0, 1.0)
+        self.epsilon_decay = check_real("epsilon_decay", epsilon_decay, 0.0, math.inf)
+        self.alpha = check_real("alpha", alpha, 0.0, 1.0, low_open=True)
+        self.gamma = check_real("gamma", gamma, 0.0, 1.0)
+        self.max_redraws = check_int("max_redraws", max_redraws, 0)
         self._objective = self.objectives[0]
 
         params = _space_params(space)

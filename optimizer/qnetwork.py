@@ -76,12 +76,11 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from numbers import Integral
-from numbers import Real as RealNumber
 from typing import Any
 
 import numpy as np
 
+from optimizer._validation import check_int, check_real
 from optimizer.base import Objective, Optimizer, Point, Trial, proposal_rng
 from optimizer.qlearning import Action, action_between, space_actions
 
@@ -173,21 +172,6 @@ class _Plan:
     action: int = -1
 
 
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_real(name: str, value: Any, low: float, high: float, *, low_open: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, RealNumber) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    v = float(value)
-    if v < low or v > high or (low_open and v == low):
-        raise ValueError(f"{name} must be in {'(' if low_open else '['}{low:g}, {high:g}], got {value!r}")
-    return v
-
-
 class QNetwork(Optimizer):
     """FlexTensor-style Q-network walk over a ``DesignSpace`` (see the module docstring).
 
@@ -249,20 +233,20 @@ class QNetwork(Optimizer):
         params = getattr(space, "params", None)
         if params is None or not hasattr(space, "neighbors"):
             raise ValueError(f"space: qnetwork needs a DesignSpace, got {type(space).__name__}")
-        self.parallel = _check_int("parallel", parallel, 1)
-        self.moves = _check_int("moves", moves, 1)
-        self.width = _check_int("width", width, 1)
-        self.depth = _check_int("depth", depth, 2)
-        self.epsilon = _check_real("epsilon", epsilon, 0.0, 1.0)
-        self.epsilon_min = _check_real("epsilon_min", epsilon_min, 0.0, 1.0)
-        self.epsilon_decay = _check_real("epsilon_decay", epsilon_decay, 0.0, math.inf)
-        self.gamma = _check_real("gamma", gamma, 0.0, 1.0)
-        self.learning_rate = _check_real("learning_rate", learning_rate, 0.0, 1.0, low_open=True)
-        self.epochs = _check_int("epochs", epochs, 0)
-        self.batch_size = _check_int("batch_size", batch_size, 1)
-        self.memory = _check_int("memory", memory, 1)
-        self.accept = _check_real("accept", accept, 0.0, math.inf)
-        self.max_redraws = _check_int("max_redraws", max_redraws, 0)
+        self.parallel = check_int("parallel", parallel, 1)
+        self.moves = check_int("moves", moves, 1)
+        self.width = check_int("width", width, 1)
+        self.depth = check_int("depth", depth, 2)
+        self.epsilon = check_real("epsilon", epsilon, 0.0, 1.0)
+        self.epsilon_min = check_real("epsilon_min", epsilon_min, 0.0, 1.0)
+        self.epsilon_decay = check_real("epsilon_decay", epsilon_decay, 0.0, math.inf)
+        self.gamma = check_real("gamma", gamma, 0.0, 1.0)
+        self.learning_rate = check_real("learning_rate", learning_rate, 0.0, 1.0, low_open=True)
+        self.epochs = check_int("epochs", epochs, 0)
+        self.batch_size = check_int("batch_size", batch_size, 1)
+        self.memory = check_int("memory", memory, 1)
+        self.accept = check_real("accept", accept, 0.0, math.inf)
+        self.max_redraws = check_int("max_redraws", max_redraws, 0)
         self.keep_starts = bool(keep_starts)
         self._objective = self.objectives[0]
         self._params = {p.name: p for p in params}
