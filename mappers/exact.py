@@ -88,7 +88,7 @@ from typing import Any
 
 import numpy as np
 
-from accelerators.arch import OPERANDS, ArchSpec
+from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
 from mappers.base import (
     BoundedCost,
     CostFunction,
@@ -225,6 +225,18 @@ def _bounding_words(layer: Layer, extents: np.ndarray) -> np.ndarray:
     return out
 
 
+def _fits_level(lv: MemoryLevel, keep: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """``(n,)``: the operands ``keep`` (``(n, 3)`` or ``(1, 3)``) holds, ``words`` each
+    (``(n, 3)``), fit level ``lv`` (one shared capacity, or one per operand)."""
+    held = np.where(keep, words, 0.0)
+    if lv.capacity_words is None:
+        return np.ones(len(words), dtype=bool)
+    if lv.shared:
+        return held.sum(axis=1) <= lv.capacity_of("W")
+    cap = np.array([lv.capacity_of(op) for op in OPERANDS])
+    return (held <= cap[None, :]).all(axis=1)
+
+
 def irrelevant_tile_table(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray,
                           tiles: np.ndarray | None = None) -> np.ndarray | None:
     """The ``irrelevant_tile`` argument of :meth:`LoopNestCost.lower_bound`: ``(n, 3)``, per
@@ -246,13 +258,7 @@ def irrelevant_tile_table(layer: Layer, arch: ArchSpec, level: int, keep: np.nda
     lv = arch.levels[level]
     rows, inverse = np.unique(keep, axis=0, return_inverse=True)
     for r, kc in enumerate(rows):
-        held = np.where(kc[None, :], words, 0.0)
-        if lv.capacity_words is None:
-            fit = np.ones(len(ext), dtype=bool)
-        elif lv.shared:
-            fit = held.sum(axis=1) <= lv.capacity_of("W")
-        else:
-            fit = (held <= np.array([lv.capacity_of(op) for op in OPERANDS])[None, :]).all(axis=1)
+        fit = _fits_level(lv, kc[None, :], words)
         out[inverse.ravel() == r] = irrelevant[fit].max(axis=0) if fit.any() else 1.0
     return out
 
@@ -458,14 +464,7 @@ class _Search:
 
     # ---------------------------------------------------------------- capacity
     def _fits(self, nodes: _Nodes, level: int, words: np.ndarray) -> np.ndarray:
-        lv = self.arch.levels[level]
-        held = np.where(nodes.keep[:, level, :], words, 0.0)
-        if lv.capacity_words is None:
-            return np.ones(len(words), dtype=bool)
-        if lv.shared:
-            return held.sum(axis=1) <= lv.capacity_of("W")
-        cap = np.array([lv.capacity_of(op) for op in OPERANDS])
-        return (held <= cap[None, :]).all(axis=1)
+        return _fits_level(self.arch.levels[level], nodes.keep[:, level, :], words)
 
     def _tiles_fit(self, p: _Problem, nodes: _Nodes, upto: int) -> np.ndarray:
         """The tiles of levels ``>= upto`` (known) fit."""
