@@ -90,15 +90,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 
 def plot_robustness(df: pd.DataFrame, path: Path | str, title: str = "") -> Path:
     """One panel per noise source: accuracy (mean +- std over model seeds) vs level."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sources = list(dict.fromkeys(df["source"]))
-    cols = 4
-    rows = int(np.ceil(len(sources) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.2 * rows), squeeze=False)
+    plt = _pyplot()
+    fig, axes, sources = _source_panels(plt, df, 4.0, 3.2)
     for ax, src in zip(axes.flat, sources):
         sub = df[df["source"] == src]
         labels = list(dict.fromkeys(sub["level_label"]))
@@ -108,22 +101,9 @@ def plot_robustness(df: pd.DataFrame, path: Path | str, title: str = "") -> Path
             mean = v.mean().reindex(labels).to_numpy()
             std = v.std().reindex(labels).fillna(0).to_numpy()
             ax.errorbar(x, mean, yerr=std, marker="o", capsize=3, label=variant)
-        ax.set_xticks(x, labels, rotation=30, fontsize=8)
-        ax.set_title(f"{src} ({sub['field'].iloc[0]})", fontsize=9)
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(sources):]:
-        ax.axis("off")
-    axes.flat[0].set_ylabel("test accuracy")
+        _style_panel(ax, x, labels, src, sub)
     axes.flat[0].legend(fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save_panels(plt, fig, axes, len(sources), path, title, dpi=110)
 
 
 def plot_robustness_models(df: pd.DataFrame, path: Path | str, title: str = "") -> Path:
@@ -131,12 +111,9 @@ def plot_robustness_models(df: pd.DataFrame, path: Path | str, title: str = "") 
     is +- std) vs level, one colour per ``model`` (e.g. single-task, each shared depth),
     solid for the ``plain`` variant and dashed for the others (noise-aware)."""
     plt = _pyplot()
-    sources = list(dict.fromkeys(df["source"]))
     models = list(dict.fromkeys(df["model"]))
     colours = plt.get_cmap("viridis")(np.linspace(0, 0.9, max(1, len(models))))
-    cols = 4
-    rows = int(np.ceil(len(sources) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
+    fig, axes, sources = _source_panels(plt, df, 4.2, 3.3)
     for ax, src in zip(axes.flat, sources):
         sub = df[df["source"] == src]
         labels = list(dict.fromkeys(sub["level_label"]))
@@ -149,21 +126,39 @@ def plot_robustness_models(df: pd.DataFrame, path: Path | str, title: str = "") 
             ls = "-" if variant == "plain" else "--"
             ax.plot(x, mean, ls, marker="o", ms=3, color=c, label=f"{model}, {variant}")
             ax.fill_between(x, mean - std, mean + std, color=c, alpha=0.08)
-        ax.set_xticks(x, labels, rotation=30, fontsize=8)
-        ax.set_title(f"{src} ({sub['field'].iloc[0]})", fontsize=9)
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(sources):]:
-        ax.axis("off")
-    axes.flat[0].set_ylabel("test accuracy")
+        _style_panel(ax, x, labels, src, sub)
     handles, labs = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labs, loc="lower right", fontsize=7, ncol=2)
+    return _save_panels(plt, fig, axes, len(sources), path, title, dpi=100)
+
+
+def _source_panels(plt: Any, df: pd.DataFrame, panel_w: float, panel_h: float) -> tuple[Any, Any, list[str]]:
+    """A grid of 4 panels a row, one per noise source of ``df`` (in order of appearance)."""
+    sources = list(dict.fromkeys(df["source"]))
+    cols = 4
+    rows = int(np.ceil(len(sources) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(panel_w * cols, panel_h * rows), squeeze=False)
+    return fig, axes, sources
+
+
+def _style_panel(ax: Any, x: np.ndarray, labels: list[str], src: str, sub: pd.DataFrame) -> None:
+    ax.set_xticks(x, labels, rotation=30, fontsize=8)
+    ax.set_title(f"{src} ({sub['field'].iloc[0]})", fontsize=9)
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+
+
+def _save_panels(plt: Any, fig: Any, axes: Any, used: int, path: Path | str, title: str, dpi: int) -> Path:
+    """Blank the unused panels, label, title and write the figure to ``path``."""
+    for ax in list(axes.flat)[used:]:
+        ax.axis("off")
+    axes.flat[0].set_ylabel("test accuracy")
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
     return path
 

@@ -61,3 +61,4 @@ def test_table_reads_the_requested_plane_and_plot_models(tmp_path):
     df["model"] = "K_s=1"
     path = rb.plot_robustness_models(df, tmp_path / "r.png", "toy")
     assert path.stat().st_size > 1000
+    assert rb.plot_robustness(df, tmp_path / "p.png", "toy").stat().st_size > 1000
