@@ -18,6 +18,9 @@ Conventions:
 * ``noc_energy_pj`` is the energy of delivering one word from an instance to one child
   across that level's fanout (network-on-chip hop/bus); multicast delivers to several
   children with one read of the parent but one NoC delivery each.
+* ``leakage_pj_per_cycle`` is static energy per instance per cycle: the model adds
+  ``leakage_pj_per_cycle x instances x latency_cycles`` per level (every physical
+  instance leaks, used by the mapping or not).
 
 What the cost model and the mappers need beyond the levels are typed fields of
 :class:`ArchSpec`: ``dataflow`` (a systolic array's OS / WS / IS: it fixes which loop
@@ -65,6 +68,11 @@ class MemoryLevel:
         bandwidth_words_per_cycle: per instance (reads + writes); ``None`` unlimited.
         multicast: one read can feed several children that need the same word.
         noc_energy_pj: per word delivered to one child across this level's fanout.
+        area_mm2: the level's area (all instances).
+        leakage_pj_per_cycle: static energy of one instance per cycle, spent whether or
+            not it is accessed (Accelergy's ``leak`` action; the energy table's
+            ``leakage_pj_per_cycle``). The model charges it for every physical instance
+            over the whole latency; ``0.0`` (the default) models none.
     """
 
     name: str
@@ -79,6 +87,7 @@ class MemoryLevel:
     multicast: bool = True
     noc_energy_pj: float = 0.0
     area_mm2: float = 0.0
+    leakage_pj_per_cycle: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tensors", frozenset(self.tensors))
@@ -100,6 +109,10 @@ class MemoryLevel:
         bw = self.bandwidth_words_per_cycle
         if bw is not None and bw <= 0:
             raise ValueError(f"level {self.name!r}: bandwidth_words_per_cycle must be > 0, got {bw!r}")
+        leak = self.leakage_pj_per_cycle
+        if isinstance(leak, bool) or not isinstance(leak, int | float) or not math.isfinite(leak) or leak < 0:
+            raise ValueError(f"level {self.name!r}: leakage_pj_per_cycle must be a finite number >= 0, got {leak!r}")
+        object.__setattr__(self, "leakage_pj_per_cycle", float(leak))
         object.__setattr__(self, "read_energy_pj", _per_operand(self.read_energy_pj, "read_energy_pj", self.name))
         object.__setattr__(self, "write_energy_pj", _per_operand(self.write_energy_pj, "write_energy_pj", self.name))
 
@@ -190,6 +203,12 @@ class ArchSpec:
     @property
     def n_levels(self) -> int:
         return len(self.levels)
+
+    @property
+    def leaks(self) -> bool:
+        """Whether any level has leakage: energy then grows with latency, a maximum over
+        levels, and is no longer a sum of one term per level's loop order."""
+        return any(level.leakage_pj_per_cycle > 0 for level in self.levels)
 
     @property
     def n_macs(self) -> int:

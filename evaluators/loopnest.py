@@ -36,7 +36,9 @@ literally walking the loop nest and must agree exactly):
   group, and one child per group receives the old partial sum.
 * **Energy** = sum over levels and operands of reads x read energy + writes x write
   energy, + NoC deliveries x the energy of each fanout crossed, + executed MACs (padded
-  iterations included) x MAC energy.
+  iterations included) x MAC energy, + leakage: per level, ``leakage_pj_per_cycle x
+  instances x latency`` (every physical instance leaks for the whole run, used or not;
+  reported apart as ``leakage_energy_pj``, not in ``level_energy_pj``).
 * **Latency** = max(compute cycles, every level's bandwidth cycles), where compute cycles
   are the temporal iterations (one MAC per PE per cycle) plus, for systolic arrays,
   fill/drain per fold (:mod:`evaluators.systolic_timing`), and bandwidth cycles are a level's
@@ -116,7 +118,9 @@ class LoopNestResult:
 
     ``reads`` / ``writes``: ``(B, L, 3)`` words per level and operand (W, I, O), over all
     instances. ``noc_words``: ``(B, L)`` words delivered across each level's fanout.
-    ``bandwidth_cycles``: ``(B, L)``. ``level_energy_pj``: ``(B, L)``.
+    ``bandwidth_cycles``: ``(B, L)``. ``level_energy_pj``: ``(B, L)`` dynamic (access and
+    NoC) energy per level. ``leakage_energy_pj``: ``(B, L)`` static energy per level
+    (``leakage_pj_per_cycle x instances x latency_cycles``), part of ``energy_pj``.
     """
 
     energy_pj: Any
@@ -133,6 +137,7 @@ class LoopNestResult:
     level_energy_pj: Any
     mac_energy_pj: Any
     tile_words: Any                   # (B, L, 3) per-instance tile words
+    leakage_energy_pj: Any = None     # (B, L); always set by the evaluators
     extra: dict[str, Any] = field(default_factory=dict)
 
     def row(self, i: int) -> dict[str, Any]:
@@ -641,6 +646,7 @@ def _finish(xp: Any, st: LayerArch, arch: ArchSpec, out: dict[str, Any], integer
         compute = folds * fold_cycles(rows_used, cols_used, stream)
     BW = out["BW"]                                            # (L, B)
     latency = xp.maximum(compute, xp.max(BW, axis=0))
+    leak, energy = _add_leakage(xp, arch, latency, out["energy"])
     # ---- validity (discrete; numpy)
     SX, SY = np.asarray(out["SX"]), np.asarray(out["SY"])
     TW, kp = np.asarray(out["TW"]), np.asarray(out["keep"])
@@ -661,7 +667,6 @@ def _finish(xp: Any, st: LayerArch, arch: ArchSpec, out: dict[str, Any], integer
                 valid &= held <= st.cap[li, t]
         if np.isfinite(st.cap_shared[li]):
             valid &= tot <= st.cap_shared[li]
-    energy = out["energy"]
     util = st.macs / (compute * st.n_macs)
 
     def bl(a: Any) -> Any:   # (..., B) -> (B, ...)
@@ -672,8 +677,20 @@ def _finish(xp: Any, st: LayerArch, arch: ArchSpec, out: dict[str, Any], integer
         utilization=util, macs_executed=out["macs_exec"], valid=valid, reads=bl(out["R"]),
         writes=bl(out["Wr"]), noc_words=bl(out["noc"]), bandwidth_cycles=bl(BW),
         level_energy_pj=bl(out["level_energy"]), mac_energy_pj=out["macs_exec"] * st.mac_energy,
-        tile_words=bl(out["TW"]),
+        tile_words=bl(out["TW"]), leakage_energy_pj=bl(leak),
     )
+
+
+def _add_leakage(xp: Any, arch: ArchSpec, latency: Any, energy: Any) -> tuple[Any, Any]:
+    """``(leakage (L, B), energy + its sum over levels)``: every physical instance of a
+    level leaks ``leakage_pj_per_cycle`` per cycle of ``latency`` (``(B,)``). Both paths
+    (numpy and the compiled kernel's results) go through here, so they agree bit for bit;
+    without leakage the energy is returned untouched."""
+    rate = [lv.leakage_pj_per_cycle * lv.instances for lv in arch.levels]
+    leak = xp.asarray(rate)[:, None] * latency[None, :]
+    if not any(rate):
+        return leak, energy
+    return leak, energy + xp.sum(leak, axis=0)
 
 
 def _rows(batch: MappingBatch, i: int, j: int) -> MappingBatch:
@@ -808,9 +825,13 @@ def _evaluate_kernel(layer: Layer, arch: ArchSpec, batch: MappingBatch, consts: 
         blk = out[at:at + width].T                            # (B, width) view
         return blk.reshape(B, L, k) if k > 1 else blk
 
+    latency = field_("latency_cycles")
+    dynamic = field_("energy_pj")
+    leak, energy = _add_leakage(np, arch, latency, dynamic)
+    edp = field_("edp") if energy is dynamic else energy * latency
     return LoopNestResult(
-        energy_pj=field_("energy_pj"), latency_cycles=field_("latency_cycles"),
-        compute_cycles=field_("compute_cycles"), edp=field_("edp"), utilization=field_("utilization"),
+        energy_pj=energy, latency_cycles=latency, leakage_energy_pj=leak.T,
+        compute_cycles=field_("compute_cycles"), edp=edp, utilization=field_("utilization"),
         macs_executed=field_("macs_executed"), valid=valid, reads=per_level("reads", 3),
         writes=per_level("writes", 3), noc_words=per_level("noc_words", 1),
         bandwidth_cycles=per_level("bandwidth_cycles", 1), level_energy_pj=per_level("level_energy_pj", 1),
@@ -1018,6 +1039,10 @@ class LoopNestCost:
       ``overlap_j`` on the *set* of loops inside ``j`` (at lower levels: sets), so the
       loops of one level contribute through that level's order only.
       ``tests/evaluators/test_loopnest_bounds.py`` checks it on random mappings.
+      Leakage (a level's ``leakage_pj_per_cycle``) adds energy proportional to latency,
+      a maximum over levels: on an architecture that leaks (:attr:`ArchSpec.leaks`)
+      energy is not separable, and the mappers that rely on it refuse it
+      (:class:`mappers.exact.ExactMapper`) or skip the order polish (the heuristic).
     * :meth:`lower_bound` bounds every completion of a partial mapping.
     """
 

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -117,3 +119,21 @@ def test_bounds_with_capacities_and_the_stationary_operand(seed):
                 assert (got <= want * (1 + 1e-9) + 1e-9).all(), (known, field)
             got, want = np.asarray(res.bandwidth_cycles), np.asarray(exact.bandwidth_cycles)[idx]
             assert (got <= want * (1 + 1e-9) + 1e-9).all(), (known, "bandwidth")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_bounds_with_leakage_never_exceed_the_mapping_itself(seed):
+    """Leakage enters the bound as leakage x the latency bound (at most the latency)."""
+    rng = np.random.default_rng(900 + seed)
+    layer, arch = random_layer(rng), random_arch(rng)
+    levels = [dataclasses.replace(lv, leakage_pj_per_cycle=float(rng.uniform(0.5, 50))) for lv in arch.levels]
+    levels[-1] = dataclasses.replace(levels[-1], bandwidth_words_per_cycle=float(rng.choice([0.5, 2.0, 8.0])))
+    arch = dataclasses.replace(arch, levels=tuple(levels))
+    maps = [random_mapping(rng, layer, arch) for _ in range(12)]
+    batch = MappingBatch.from_mappings(layer, arch, maps)
+    exact = evaluate_batch(layer, arch, batch)
+    assert (np.asarray(exact.leakage_energy_pj) > 0).all()
+    for known in range(arch.n_levels + 1):
+        lb = LOOPNEST.lower_bound(layer, arch, batch, known)
+        assert (np.asarray(lb.energy_pj) <= np.asarray(exact.energy_pj) * (1 + 1e-9) + 1e-9).all(), known
+        assert (np.asarray(lb.leakage_energy_pj) <= np.asarray(exact.leakage_energy_pj) * (1 + 1e-9)).all()

@@ -3,6 +3,8 @@ and, where numba is installed, the compiled kernel (evaluators/loopnest_kernel.p
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -122,3 +124,52 @@ def test_padding_counts_wasted_iterations():
     assert res.utilization[0] == pytest.approx(5 / 6)
     bad = Mapping.create(arch, temporal=[{}, {"M": 4}], spatial_x=[{"M": 2}, {}])
     assert any("padding more than one outer step" in v for v in bad.violations(layer, arch))
+
+
+def _leaky(arch, leak_pj_per_cycle, **dram):
+    """``arch`` with each level's leakage (pJ per instance per cycle) and DRAM fields."""
+    levels = [dataclasses.replace(lv, leakage_pj_per_cycle=x) for lv, x in zip(arch.levels, leak_pj_per_cycle)]
+    levels[-1] = dataclasses.replace(levels[-1], **dram)
+    return dataclasses.replace(arch, levels=tuple(levels))
+
+
+@pytest.mark.parametrize("kernel", PATHS)
+def test_hand_computed_leakage_scales_with_instances_and_latency(kernel):
+    """The GEMM of the test above on TOY with leakage 0.5 pJ/cycle per RF (4 instances)
+    and 3 pJ/cycle on the SRAM (1 instance), none on DRAM. Unlimited bandwidth: latency
+    is the 4 compute cycles, so leakage is RF 0.5 x 4 x 4 = 8 and SRAM 3 x 1 x 4 = 12
+    pJ. With DRAM at 1 word/cycle its 4 + 8 + 8 = 20 accesses take 20 cycles, so the
+    latency is 20 and leakage RF 0.5 x 4 x 20 = 40, SRAM 3 x 20 = 60 pJ. The dynamic
+    energy (4,388 pJ, derived above) and the per-level dynamic energy do not change."""
+    layer = gemm("g", M=4, N=2, K=2)
+    m = Mapping.create(TOY, temporal=[{"M": 4}, {}, {}], spatial_x=[{}, {"N": 2}, {}],
+                       spatial_y=[{}, {"K": 2}, {}], bypass=[{"O"}, set(), set()])
+    dynamic = 16 + 20 + 40 * 6 + 20 * 200 + 36 * 2
+    base = evaluate_batch(layer, TOY, MappingBatch.from_mappings(layer, TOY, [m]), kernel=kernel)
+    np.testing.assert_array_equal(base.leakage_energy_pj, [[0.0, 0.0, 0.0]])
+    for dram, latency, leak in (({}, 4, [8.0, 12.0, 0.0]),
+                                ({"bandwidth_words_per_cycle": 1.0}, 20, [40.0, 60.0, 0.0])):
+        arch = _leaky(TOY, [0.5, 3.0, 0.0], **dram)
+        res = evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [m]), kernel=kernel)
+        assert res.latency_cycles[0] == latency
+        np.testing.assert_array_equal(res.leakage_energy_pj, [leak])
+        np.testing.assert_array_equal(res.level_energy_pj, base.level_energy_pj)
+        assert res.energy_pj[0] == dynamic + sum(leak)
+        assert res.edp[0] == (dynamic + sum(leak)) * latency
+
+
+def test_zero_leakage_leaves_every_result_bit_identical():
+    rng = np.random.default_rng(7)
+    layer, arch = random_layer(rng), random_arch(rng)
+    batch = MappingBatch.from_mappings(layer, arch, [random_mapping(rng, layer, arch) for _ in range(6)])
+    zero = _leaky(arch, [0.0] * arch.n_levels)
+    for kernel in PATHS:
+        a, b = evaluate_batch(layer, arch, batch, kernel=kernel), evaluate_batch(layer, zero, batch, kernel=kernel)
+        for f in ("energy_pj", "edp", "latency_cycles", "level_energy_pj"):
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), "1", True])
+def test_leakage_must_be_a_finite_non_negative_number(bad):
+    with pytest.raises(ValueError, match=r"level 'GLB': leakage_pj_per_cycle must be a finite number >= 0"):
+        MemoryLevel("GLB", leakage_pj_per_cycle=bad)

@@ -32,7 +32,8 @@ from mappers.workloads import conv2d, gemm
 from tests.evaluators.mapping_gen import random_arch, random_layer, random_mapping
 
 FIELDS = ("reads", "writes", "noc_words", "tile_words", "macs_executed", "compute_cycles", "energy_pj",
-          "latency_cycles", "edp", "utilization", "bandwidth_cycles", "level_energy_pj", "mac_energy_pj")
+          "latency_cycles", "edp", "utilization", "bandwidth_cycles", "level_energy_pj", "mac_energy_pj",
+          "leakage_energy_pj")
 
 
 def assert_same(kern: ln.LoopNestResult, ref: ln.LoopNestResult, what: str) -> None:
@@ -100,6 +101,23 @@ def test_kernel_equals_numpy_on_random_layers_archs_mappings(chunk):
     # the sample exercises what it claims to
     assert min(seen.values()) > 0, seen
 
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_kernel_equals_numpy_with_leakage(chunk):
+    """Random layers and architectures (bandwidths limiting latency now and then) with
+    leakage on some levels: every field, the lower bounds' included, bit for bit."""
+    leaked = 0
+    for seed in range(5000 + 10 * chunk, 5000 + 10 * (chunk + 1)):
+        rng = np.random.default_rng(seed)
+        layer, arch = random_layer(rng), varied_arch(rng)
+        arch = dataclasses.replace(arch, levels=tuple(
+            dataclasses.replace(lv, leakage_pj_per_cycle=0.0 if rng.random() < 0.3 else float(rng.uniform(0.01, 3)))
+            for lv in arch.levels))
+        maps = [random_mapping(rng, layer, arch) for _ in range(16)]
+        ref = check(layer, arch, MappingBatch.from_mappings(layer, arch, maps), f"seed {seed}\n{layer}\n{arch}")
+        leaked += int((np.asarray(ref.leakage_energy_pj) > 0).any())
+    assert leaked > 0
 
 LAYERS = [
     conv2d("3x3", K=16, C=8, P=14, Q=14, R=3, S=3),

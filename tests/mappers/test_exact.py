@@ -10,6 +10,7 @@ every dataflow, on Eyeriss-like spatial arrays and on HASCO's intrinsic arrays.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -165,3 +166,15 @@ def test_bad_gap_is_refused():
     for bad in (-0.1, float("nan"), "5%"):
         with pytest.raises(ValueError, match="gap"):
             ExactMapper(gap=bad)
+
+
+def test_leakage_is_refused_naming_the_levels():
+    """Leakage makes energy depend on latency (a maximum over levels), which breaks the
+    order separability the exact mapper relies on: it refuses rather than answer wrong."""
+    arch = SpatialArray(pe_x=2, pe_y=2, rf_w_words=4, rf_i_words=4, rf_o_words=4, glb_kib=1).to_arch()
+    levels = list(arch.levels)
+    levels[1] = dataclasses.replace(levels[1], leakage_pj_per_cycle=2.0)
+    leaky = dataclasses.replace(arch, levels=tuple(levels))
+    assert leaky.leaks and not arch.leaks
+    with pytest.raises(ValueError, match=rf"leakage yet: levels \['{levels[1].name}'\]"):
+        ExactMapper().map(gemm("g", M=2, N=2, K=2), leaky, LOOPNEST, "edp")
