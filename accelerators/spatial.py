@@ -179,6 +179,7 @@ class SpatialArray:
             read_energy_pj=rf_pj,
             write_energy_pj=rf_write_pj,
             area_mm2=self.n_pes * float(t.register_area_um2(self.rf_words, bits)) * 1e-6,
+            leakage_pj_per_cycle=t.leakage_pj_per_cycle("register_file", self.rf_words * bits / 8192),
         )
         glb_pj = float(t.sram_energy_pj(self.glb_kib, prec))
         glb = MemoryLevel(
@@ -193,9 +194,11 @@ class SpatialArray:
             multicast=self.multicast,
             noc_energy_pj=t.noc_energy_pj(prec),
             area_mm2=float(t.sram_area_mm2(self.glb_kib)),
+            leakage_pj_per_cycle=t.leakage_pj_per_cycle("sram", self.glb_kib),
         )
         dram = replace(backing_store(t.dram_energy_pj(prec), self.dram_bw_words_per_cycle),
-                       write_energy_pj=t.dram_energy_pj(prec, "write"))
+                       write_energy_pj=t.dram_energy_pj(prec, "write"),
+                       leakage_pj_per_cycle=t.leakage_pj_per_cycle("dram"))
         return ArchSpec(
             name=f"spatial_{self.pe_y}x{self.pe_x}",
             levels=(rf, glb, dram),

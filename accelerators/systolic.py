@@ -182,6 +182,7 @@ class SystolicArray:
             read_energy_pj=reg_pj,
             write_energy_pj=t.register_energy_pj(1, prec, "write"),
             area_mm2=self.n_pes * float(t.register_area_um2(PE_REGISTER_WORDS, bits)) * 1e-6,
+            leakage_pj_per_cycle=t.leakage_pj_per_cycle("register_file", PE_REGISTER_WORDS * bits / 8192),
         )
         kib = {"I": self.ifmap_sram_kib, "W": self.filter_sram_kib, "O": self.ofmap_sram_kib}
         sram_pj = {op: float(t.sram_energy_pj(k, prec)) for op, k in kib.items()}
@@ -197,9 +198,11 @@ class SystolicArray:
             multicast=True,
             noc_energy_pj=t.hop_energy_pj(prec),
             area_mm2=float(t.sram_area_mm2(sum(kib.values()))),
+            leakage_pj_per_cycle=t.leakage_pj_per_cycle("sram", sum(kib.values())),
         )
         dram = replace(backing_store(t.dram_energy_pj(prec), self.dram_bw_words_per_cycle),
-                       write_energy_pj=t.dram_energy_pj(prec, "write"))
+                       write_energy_pj=t.dram_energy_pj(prec, "write"),
+                       leakage_pj_per_cycle=t.leakage_pj_per_cycle("dram"))
         return ArchSpec(
             name=f"systolic_{self.rows}x{self.cols}_{self.dataflow}",
             levels=(pe, sram, dram),

@@ -595,6 +595,23 @@ class TechModel:
         per_bit = entry.energy_pj / entry.attr("width_bits")  # type: ignore[operator]
         return float(_out(per_bit * _positive(bits, "word_bits")))
 
+    def leakage_pj_per_cycle(self, component: str, capacity_kib: float | None = None) -> float:
+        """Static energy of one instance of ``component`` per cycle, from the entries of
+        the table that give ``leakage_pj_per_cycle`` (any action); ``0.0`` if none does.
+        For a memory of ``capacity_kib`` (``sram``, ``register_file``) the entry nearest in
+        capacity (log scale) is scaled linearly in capacity: static power is drawn by every
+        bit cell, so it grows with the cell count (Accelergy's SRAM leakage estimates do
+        the same, per bit). Otherwise the first such entry's value."""
+        hits = [e for action in ("read", "write", "compute", "transfer", None)
+                for e in self._t.find(component, action) if e.leakage_pj_per_cycle is not None]
+        if not hits:
+            return 0.0
+        if capacity_kib is None or not all("capacity_kib" in e.attributes for e in hits):
+            return float(hits[0].leakage_pj_per_cycle)  # type: ignore[arg-type]
+        kib = float(_positive(capacity_kib, "capacity_kib"))
+        near = min(hits, key=lambda e: abs(math.log(kib / float(e.attributes["capacity_kib"]))))
+        return float(near.leakage_pj_per_cycle) * kib / float(near.attributes["capacity_kib"])  # type: ignore[arg-type]
+
     # -- area ----------------------------------------------------------------------------
     def _area_entry(self, component: str, **attrs: Any) -> TableEntry:
         return self._t.require(component, None if component in ("sram_cell", "flip_flop") else "compute", **attrs)

@@ -240,3 +240,24 @@ def test_file_level_errors(tmp_path):
         load_energy_table(tmp_path / "missing.yaml")
     dup = FULL_7NM + "  - {component: flip_flop, attributes: {}, action: null, area_um2: 0.6, source: again}\n"
     assert "entries[17]" in _error(tmp_path, dup) and "duplicates" in _error(tmp_path, dup)
+
+
+def test_leakage_from_the_table_reaches_the_levels(tmp_path):
+    """Leakage entries: SRAM 0.2 pJ/cycle at 16 KiB and 3.2 at 256 KiB, a 0.5 KiB
+    register file 0.001, DRAM 5. A 32 KiB GLB takes the nearest entry (16 KiB, log
+    scale) scaled by capacity: 0.2 x 32 / 16 = 0.4; a PE's 32-word x 16-bit RF
+    (1/16 KiB): 0.001 x (1/16) / 0.5 = 1.25e-4; DRAM 5. The built-in tables give none."""
+    text = (FULL_7NM
+            .replace("capacity_kib: 16, width_bits: 64}, action: read, energy_pj: 4.0,",
+                     "capacity_kib: 16, width_bits: 64}, action: read, energy_pj: 4.0, leakage_pj_per_cycle: 0.2,")
+            .replace("capacity_kib: 256, width_bits: 64}, action: read, energy_pj: 16.0,",
+                     "capacity_kib: 256, width_bits: 64}, action: read, energy_pj: 16.0, leakage_pj_per_cycle: 3.2,")
+            .replace("action: read, energy_pj: 0.3,", "action: read, energy_pj: 0.3, leakage_pj_per_cycle: 0.001,")
+            .replace("action: read, energy_pj: 320.0,", "action: read, energy_pj: 320.0, leakage_pj_per_cycle: 5.0,"))
+    assert text.count("leakage_pj_per_cycle") == 5
+    path = _write(tmp_path, text)
+    rf, glb, dram = SpatialArray(glb_kib=32, rf_w_words=16, rf_i_words=8, rf_o_words=8, tech=str(path)).to_arch().levels
+    assert glb.leakage_pj_per_cycle == pytest.approx(0.4, rel=1e-12)
+    assert rf.leakage_pj_per_cycle == pytest.approx(0.001 / 16 / 0.5, rel=1e-12)
+    assert dram.leakage_pj_per_cycle == 5.0
+    assert not SpatialArray().to_arch().leaks and not SystolicArray().to_arch().leaks
