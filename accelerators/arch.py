@@ -70,8 +70,8 @@ class MemoryLevel:
         noc_energy_pj: per word delivered to one child across this level's fanout.
         area_mm2: the level's area (all instances).
         leakage_pj_per_cycle: static energy of one instance per cycle, spent whether or
-            not it is accessed (Accelergy's ``leak`` action; the energy table's
-            ``leakage_pj_per_cycle``). The model charges it for every physical instance
+            not it is accessed (the energy table's ``leakage_pj_per_cycle``). The model
+            charges it for every physical instance
             over the whole latency; ``0.0`` (the default) models none.
     """
 

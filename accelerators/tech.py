@@ -600,8 +600,7 @@ class TechModel:
         the table that give ``leakage_pj_per_cycle`` (any action); ``0.0`` if none does.
         For a memory of ``capacity_kib`` (``sram``, ``register_file``) the entry nearest in
         capacity (log scale) is scaled linearly in capacity: static power is drawn by every
-        bit cell, so it grows with the cell count (Accelergy's SRAM leakage estimates do
-        the same, per bit). Otherwise the first such entry's value."""
+        bit cell, so it grows with the cell count. Otherwise the first such entry's value."""
         hits = [e for action in ("read", "write", "compute", "transfer", None)
                 for e in self._t.find(component, action) if e.leakage_pj_per_cycle is not None]
         if not hits:

@@ -1039,10 +1039,10 @@ class LoopNestCost:
       ``overlap_j`` on the *set* of loops inside ``j`` (at lower levels: sets), so the
       loops of one level contribute through that level's order only.
       ``tests/evaluators/test_loopnest_bounds.py`` checks it on random mappings.
-      Leakage (a level's ``leakage_pj_per_cycle``) adds energy proportional to latency,
-      a maximum over levels: on an architecture that leaks (:attr:`ArchSpec.leaks`)
-      energy is not separable, and the mappers that rely on it refuse it
-      (:class:`mappers.exact.ExactMapper`) or skip the order polish (the heuristic).
+      Leakage (a level's ``leakage_pj_per_cycle``) is not: it is the architecture's
+      static power times the latency, a maximum over levels. The result reports it apart
+      (``leakage_energy_pj``), and :mod:`mappers.orders` searches orders on the dynamic
+      energy and adds each combination's leakage back from its own latency, exactly.
     * :meth:`lower_bound` bounds every completion of a partial mapping.
     """
 

@@ -78,8 +78,9 @@ class BoundedCost(Protocol):
     (:class:`evaluators.loopnest.LoopNestCost` is one).
 
     * ``separable_orders``: every count (so energy and each level's bandwidth cycles) is a
-      constant plus one term per level that depends on that level's loop order alone
-      (on architectures without leakage: :attr:`accelerators.arch.ArchSpec.leaks`).
+      constant plus one term per level that depends on that level's loop order alone;
+      leakage, where a result reports it (``leakage_energy_pj``, static power x latency),
+      is not, and :mod:`mappers.orders` adds it back from each combination's latency.
     * ``lower_bound(layer, arch, batch, known)``: figures (``energy_pj``,
       ``compute_cycles``, ``bandwidth_cycles``) that no completion of each partial mapping
       beats; the temporal factors of levels ``< known`` and their orders are free.

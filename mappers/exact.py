@@ -297,11 +297,6 @@ class ExactMapper:
                              f"got {cost!r}")
         if not cost.separable_orders:
             raise ValueError(f"ExactMapper needs a cost model with order-separable counts; {cost!r} is not")
-        if arch.leaks:
-            leaky = [lv.name for lv in arch.levels if lv.leakage_pj_per_cycle > 0]
-            raise ValueError(f"ExactMapper does not support leakage yet: levels {leaky} of {arch.name!r} have "
-                             "leakage_pj_per_cycle > 0, which makes energy depend on latency (a maximum over "
-                             "levels), so loop orders are no longer separable")
         t0 = time.perf_counter()
         deadline = None if self.time_limit_s is None else t0 + self.time_limit_s
         search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap)

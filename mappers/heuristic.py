@@ -143,9 +143,7 @@ class HeuristicMapper:
         info = MappingSpaceInfo(layer, arch, "divisors", False)
         best, best_s, evaluated = descend(layer, arch, cost, start_mapping(layer, arch, info), info,
                                           objective, self.max_rounds)
-        # leakage ties energy to latency (a maximum over levels): orders are not separable
-        polish = (self.polish_orders and getattr(cost, "separable_orders", False) and not arch.leaks
-                  and np.isfinite(best_s))
+        polish = self.polish_orders and getattr(cost, "separable_orders", False) and np.isfinite(best_s)
         while polish:
             values, orders, scored = best_orders(layer, arch, cost, best, objective)
             evaluated += scored

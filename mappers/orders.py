@@ -19,6 +19,15 @@ level that depends on that level's order alone. So:
   irrelevant to the innermost loop can have one (each dimension is irrelevant to at most
   one operand), and nothing beats putting all of its irrelevant loops innermost.
 
+**Leakage.** A level's static energy is ``leakage_pj_per_cycle x instances x latency``:
+not a sum of per-level order terms (latency is a maximum over levels), but a fixed rate
+(the architecture's) times the latency, which the order searches rebuild from each
+combination's own compute and bandwidth cycles. So they work on the *dynamic* energy
+(separable) and score a combination as ``dynamic + rate x max(compute, bandwidth)``
+(:func:`objective_of`), which is exactly the model's energy of that combination; the
+objective grows with the dynamic energy and with every bandwidth, so dropping a term
+that another beats in both stays exact, and bounds stay bounds.
+
 :func:`canonical_orders` also serves the exact mapper's bounds
 (:mod:`mappers.exact`), where it covers every order's bound, sliding operands included.
 """
@@ -40,11 +49,19 @@ from mappers.workloads import Layer
 __all__ = ["OrderStructure", "best_orders", "canonical_orders", "objective_of", "pareto_mask", "separable_best"]
 
 
-def objective_of(objective: str, energy: Any, compute: Any, bandwidth: Any) -> np.ndarray:
+def objective_of(objective: str, energy: Any, compute: Any, bandwidth: Any,
+                 leakage_pj_per_cycle: Any = 0.0) -> np.ndarray:
     """The objective from energy (pJ), compute cycles and bandwidth cycles per level
-    (``(..., L)``): latency is the maximum of the compute and bandwidth cycles."""
+    (``(..., L)``): latency is the maximum of the compute and bandwidth cycles.
+
+    ``leakage_pj_per_cycle``: static power of the whole architecture (every physical
+    instance of every level), when ``energy`` is the dynamic energy alone: the energy is
+    then ``energy + leakage_pj_per_cycle x latency``. Both terms grow with every count,
+    so the objective stays monotone in the dynamic energy and in every bandwidth."""
     latency = np.maximum(np.asarray(compute, dtype=float), np.max(np.asarray(bandwidth, dtype=float), axis=-1))
     energy = np.asarray(energy, dtype=float)
+    if np.any(np.asarray(leakage_pj_per_cycle) != 0):
+        energy = energy + np.asarray(leakage_pj_per_cycle, dtype=float) * latency
     return {"energy": energy, "latency": latency, "edp": energy * latency}[check_objective(objective)]
 
 
@@ -148,17 +165,27 @@ Score = Callable[[MappingBatch, np.ndarray], Any]
 
 
 def _run(score: Score, batch: MappingBatch, chunk: int,
-         rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+         rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(dynamic energy, compute cycles, bandwidth cycles, leakage pJ per cycle)`` of
+    every row. Leakage (a result's ``leakage_energy_pj``, ``(n, L)``: static power x
+    latency) is split off the energy: the dynamic energy is order-separable, the leakage
+    is not (latency is a maximum over levels), so the order searches add each
+    combination's leakage back through :func:`objective_of` from its own latency."""
     n, L = len(batch), batch.n_levels
     rows = np.arange(n) if rows is None else rows
-    e, c, bw = np.empty(n), np.empty(n), np.empty((n, L))
+    e, c, bw, leak = np.empty(n), np.empty(n), np.empty((n, L)), np.zeros(n)
     for lo in range(0, n, chunk):
         sl = np.arange(lo, min(lo + chunk, n))
         r = score(batch.take(sl), rows[sl])
         e[lo:lo + chunk] = np.asarray(r.energy_pj, dtype=float)
         c[lo:lo + chunk] = np.asarray(r.compute_cycles, dtype=float)
         bw[lo:lo + chunk] = np.asarray(r.bandwidth_cycles, dtype=float)
-    return e, c, bw
+        static = getattr(r, "leakage_energy_pj", None)
+        if static is not None and np.any(np.asarray(static) != 0):
+            total = np.asarray(static, dtype=float).sum(axis=1)
+            e[lo:lo + chunk] -= total
+            leak[lo:lo + chunk] = total / np.asarray(r.latency_cycles, dtype=float)
+    return e, c, bw, leak
 
 
 def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
@@ -178,7 +205,7 @@ def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
     def with_order(order: np.ndarray) -> MappingBatch:
         return MappingBatch(batch.dims, batch.temporal, batch.spatial_x, batch.spatial_y, order, batch.keep)
 
-    e0, compute, bw0 = _run(score, with_order(ref), chunk)
+    e0, compute, bw0, leak = _run(score, with_order(ref), chunk)
     scored = n
     terms = []
     for li, opts in zip(levels, options):
@@ -201,8 +228,8 @@ def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
             sub = batch.take(rows)
             order = ref[rows].copy()
             order[:, li, :] = o
-            e, _, bw = _run(score, MappingBatch(sub.dims, sub.temporal, sub.spatial_x, sub.spatial_y, order,
-                                                sub.keep), chunk, rows)
+            e, _, bw, _ = _run(score, MappingBatch(sub.dims, sub.temporal, sub.spatial_x, sub.spatial_y, order,
+                                                   sub.keep), chunk, rows)
             de[rows, k] = e - e0[rows]
             dbw[rows, k] = bw - bw0[rows]
         terms.append((de, dbw))
@@ -211,7 +238,7 @@ def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
     for combo in itertools.product(*(range(len(o)) for o in options)):
         e = e0 + sum(terms[k][0][:, c] for k, c in enumerate(combo))
         bw = bw0 + sum(terms[k][1][:, c] for k, c in enumerate(combo))
-        v = objective_of(objective, e, compute, bw)
+        v = objective_of(objective, e, compute, bw, leak)
         better = v < best
         best = np.where(better, v, best)
         choice[better] = combo
@@ -270,7 +297,7 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
         return MappingBatch(batch.dims, batch.temporal[rows], batch.spatial_x[rows], batch.spatial_y[rows],
                             order, batch.keep[rows])
 
-    e0, compute, bw0 = _run(score, with_order(np.arange(n), ref), chunk)
+    e0, compute, bw0, leak = _run(score, with_order(np.arange(n), ref), chunk)
     evaluated = n
     terms: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in range(n)]
     for li in levels:
@@ -287,7 +314,7 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
         rl = np.concatenate([np.repeat(mem, len(lo)) for mem, lo in groups])
         orders = ref[rl].copy()
         orders[:, li, :] = np.concatenate([np.tile(lo, (len(mem), 1)) for mem, lo in groups])
-        energy, _, bw = _run(score, with_order(rl, orders), chunk, rl)
+        energy, _, bw, _ = _run(score, with_order(rl, orders), chunk, rl)
         evaluated += len(rl)
         vec_all = np.concatenate([(energy - e0[rl])[:, None], bw - bw0[rl]], axis=1)
         start = 0
@@ -305,7 +332,7 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
         for combo in itertools.product(*(range(len(t[0])) for t in terms[i])):
             e = e0[i] + sum(terms[i][k][0][c] for k, c in enumerate(combo))
             bw = bw0[i] + sum(terms[i][k][1][c] for k, c in enumerate(combo))
-            v = float(objective_of(objective, e, compute[i], bw))
+            v = float(objective_of(objective, e, compute[i], bw, leak[i]))
             if v < best[i]:
                 best[i] = v
                 for k, c in enumerate(combo):
