@@ -18,6 +18,8 @@ Conventions:
 * ``noc_energy_pj`` is the energy of delivering one word from an instance to one child
   across that level's fanout (network-on-chip hop/bus); multicast delivers to several
   children with one read of the parent but one NoC delivery each.
+* ``vector_words`` > 1 makes the energies per vector access of that many words
+  (accesses rounded up to whole vectors; see :mod:`evaluators.loopnest`).
 * ``leakage_pj_per_cycle`` is static energy per instance per cycle: the model adds
   ``leakage_pj_per_cycle x instances x latency_cycles`` per level (every physical
   instance leaks, used by the mapping or not).
@@ -71,8 +73,13 @@ class MemoryLevel:
         area_mm2: the level's area (all instances).
         leakage_pj_per_cycle: static energy of one instance per cycle, spent whether or
             not it is accessed (the energy table's ``leakage_pj_per_cycle``). The model
-            charges it for every physical instance
-            over the whole latency; ``0.0`` (the default) models none.
+            charges it for every physical instance over the whole latency; ``0.0`` (the
+            default) models none.
+        vector_words: words one access moves (the port width; Timeloop's
+            ``block-size``). With ``vector_words > 1``, ``read_energy_pj`` and
+            ``write_energy_pj`` are per *vector* access, and an instance's accesses of an
+            operand (reads, and writes) over the run are packed into whole vectors:
+            ``ceil(words / vector_words)`` vector accesses. ``1`` (the default): per word.
     """
 
     name: str
@@ -88,6 +95,7 @@ class MemoryLevel:
     noc_energy_pj: float = 0.0
     area_mm2: float = 0.0
     leakage_pj_per_cycle: float = 0.0
+    vector_words: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tensors", frozenset(self.tensors))
@@ -113,6 +121,9 @@ class MemoryLevel:
         if isinstance(leak, bool) or not isinstance(leak, int | float) or not math.isfinite(leak) or leak < 0:
             raise ValueError(f"level {self.name!r}: leakage_pj_per_cycle must be a finite number >= 0, got {leak!r}")
         object.__setattr__(self, "leakage_pj_per_cycle", float(leak))
+        vec = self.vector_words
+        if isinstance(vec, bool) or not isinstance(vec, int) or vec < 1:
+            raise ValueError(f"level {self.name!r}: vector_words must be an integer >= 1, got {vec!r}")
         object.__setattr__(self, "read_energy_pj", _per_operand(self.read_energy_pj, "read_energy_pj", self.name))
         object.__setattr__(self, "write_energy_pj", _per_operand(self.write_energy_pj, "write_energy_pj", self.name))
 

@@ -121,6 +121,8 @@ class LoopNestResult:
     ``bandwidth_cycles``: ``(B, L)``. ``level_energy_pj``: ``(B, L)`` dynamic (access and
     NoC) energy per level. ``leakage_energy_pj``: ``(B, L)`` static energy per level
     (``leakage_pj_per_cycle x instances x latency_cycles``), part of ``energy_pj``.
+    ``read_vectors`` / ``write_vectors``: ``(B, L, 3)`` vector accesses, where some level
+    has ``vector_words > 1`` (else ``None``: every access is one word).
     """
 
     energy_pj: Any
@@ -138,6 +140,8 @@ class LoopNestResult:
     mac_energy_pj: Any
     tile_words: Any                   # (B, L, 3) per-instance tile words
     leakage_energy_pj: Any = None     # (B, L); always set by the evaluators
+    read_vectors: Any = None          # (B, L, 3) vector accesses, where a level has vector_words > 1
+    write_vectors: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def row(self, i: int) -> dict[str, Any]:
@@ -264,6 +268,7 @@ class LayerArch:
     macs: int
     sizes: np.ndarray                     # (D,)
     pe_level: int                         # level whose fanout is the PE array (systolic)
+    vector_words: np.ndarray = field(default_factory=lambda: np.ones(0))   # (L,) words per access
 
 
 def prepare(layer: Layer, arch: ArchSpec, k: LayerConstants | None = None) -> LayerArch:
@@ -284,7 +289,7 @@ def prepare(layer: Layer, arch: ArchSpec, k: LayerConstants | None = None) -> La
         shared=np.array([x.shared for x in lv]),
         cap_shared=np.array([x.capacity_of("W") if x.shared else np.inf for x in lv]),
         mac_energy=arch.mac_energy_pj, n_macs=arch.n_macs, macs=layer.macs, sizes=k.sizes,
-        pe_level=arch.pe_array_level,
+        pe_level=arch.pe_array_level, vector_words=np.array([x.vector_words for x in lv], dtype=float),
     )
 
 
@@ -543,15 +548,41 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
     Wr = xp.stack([xp.stack(writes[li]) for li in range(L)])
     NOC = xp.stack(noc)                                       # (L, B)
     TW = xp.stack(tiles, axis=1)                              # (L, 3, B)
-    e_r = xp.asarray(st.e_read)[:, :, None]
-    e_w = xp.asarray(st.e_write)[:, :, None]
-    level_energy = xp.sum(R * e_r + Wr * e_w, axis=1) + NOC * xp.asarray(st.e_noc)[:, None]
     macs_exec = iters * inst_mac
-    energy = xp.sum(level_energy, axis=0) + macs_exec * st.mac_energy
+    level_energy, energy, vectors = _energy(xp, st, R, Wr, NOC, inst, macs_exec)
     acc = xp.sum(R + Wr, axis=1) / xp.maximum(inst, 1)
     BW = acc / xp.asarray(st.bandwidth)[:, None]
     return dict(R=R, Wr=Wr, noc=NOC, TW=TW, level_energy=level_energy, macs_exec=macs_exec,
-                energy=energy, iters=iters, BW=BW, padded=E[L - 1], SX=SX, SY=SY, T=T, keep=keep)
+                energy=energy, iters=iters, BW=BW, padded=E[L - 1], SX=SX, SY=SY, T=T, keep=keep,
+                vectors=vectors)
+
+
+def _energy(xp: Any, st: LayerArch, R: Any, Wr: Any, NOC: Any, inst: Any, macs_exec: Any) -> tuple[Any, Any, Any]:
+    """``(level energy (L, B), dynamic energy (B,), vector accesses)`` from the counts
+    (batch-last: ``R``, ``Wr`` ``(L, 3, B)``, ``NOC`` and active instances ``inst``
+    ``(L, B)``). Where a level moves ``vector_words = V > 1`` words per access, its energies
+    are per vector access and an instance's words of an operand over the run, reads and
+    writes apart, are packed into whole vectors: ``inst x ceil(words / (inst x V))``
+    accesses (Timeloop's rule: per-instance counts averaged over the instances,
+    ``NestAnalysis::CollectWorkingSets`` in src/loop-analysis/nest-analysis.cpp, then
+    rounded up per action, ``BufferLevel::ComputeVectorAccesses`` in
+    src/model/buffer.cpp). ``vectors`` is ``None`` when every level has ``V = 1`` (the
+    counts are the accesses). The numpy model and the compiled kernel's results (through
+    :func:`_evaluate_kernel`) both go through here."""
+    vec = st.vector_words
+    if len(vec) and (vec > 1).any():
+        per = xp.maximum(inst, 1)[:, None, :] * xp.asarray(vec)[:, None, None]   # (L, 1, B) words per vector x inst
+        whole = xp.asarray(vec > 1)[:, None, None]
+        VR = xp.where(whole, -xp.floor_divide(-R, per) * xp.maximum(inst, 1)[:, None, :], R)
+        VW = xp.where(whole, -xp.floor_divide(-Wr, per) * xp.maximum(inst, 1)[:, None, :], Wr)
+        vectors = (VR, VW)
+    else:
+        VR, VW, vectors = R, Wr, None
+    e_r = xp.asarray(st.e_read)[:, :, None]
+    e_w = xp.asarray(st.e_write)[:, :, None]
+    level_energy = xp.sum(VR * e_r + VW * e_w, axis=1) + NOC * xp.asarray(st.e_noc)[:, None]
+    energy = xp.sum(level_energy, axis=0) + macs_exec * st.mac_energy
+    return level_energy, energy, vectors
 
 
 def evaluate_batch(
@@ -678,6 +709,8 @@ def _finish(xp: Any, st: LayerArch, arch: ArchSpec, out: dict[str, Any], integer
         writes=bl(out["Wr"]), noc_words=bl(out["noc"]), bandwidth_cycles=bl(BW),
         level_energy_pj=bl(out["level_energy"]), mac_energy_pj=out["macs_exec"] * st.mac_energy,
         tile_words=bl(out["TW"]), leakage_energy_pj=bl(leak),
+        read_vectors=None if out["vectors"] is None else bl(out["vectors"][0]),
+        write_vectors=None if out["vectors"] is None else bl(out["vectors"][1]),
     )
 
 
@@ -701,7 +734,8 @@ def _rows(batch: MappingBatch, i: int, j: int) -> MappingBatch:
 
 def _concat(parts: list[LoopNestResult]) -> LoopNestResult:
     names = [f for f in LoopNestResult.__dataclass_fields__ if f != "extra"]
-    return LoopNestResult(**{n: np.concatenate([np.asarray(getattr(p, n)) for p in parts]) for n in names})
+    return LoopNestResult(**{n: None if getattr(parts[0], n) is None
+                             else np.concatenate([np.asarray(getattr(p, n)) for p in parts]) for n in names})
 
 
 def _fix_multi(nd: Any, multi: np.ndarray, two: Any, coef: np.ndarray, ds: tuple[int, int],
@@ -761,7 +795,11 @@ def _kernel_constants(layer: Layer, arch: ArchSpec, consts: LayerConstants | Non
             return hit[2], hit[3]
     km = _kernel_state["module"]
     pk = km.pack(prepare(layer, arch, consts), arch.dataflow, arch.array_rows, arch.array_cols)
-    cols = km.columns(pk.L)
+    cols = dict(km.columns(pk.L))
+    # static power and access widths of the levels, read once per pair (the batch-1 path
+    # is dominated by Python overhead)
+    cols["_leaks"] = arch.leaks
+    cols["_vector"] = any(lv.vector_words > 1 for lv in arch.levels)
     with _packed_lock:
         _packed[key] = (layer, arch, pk, cols)
         _packed.move_to_end(key)
@@ -826,16 +864,37 @@ def _evaluate_kernel(layer: Layer, arch: ArchSpec, batch: MappingBatch, consts: 
         return blk.reshape(B, L, k) if k > 1 else blk
 
     latency = field_("latency_cycles")
-    dynamic = field_("energy_pj")
-    leak, energy = _add_leakage(np, arch, latency, dynamic)
-    edp = field_("edp") if energy is dynamic else energy * latency
+    dynamic = kernel_energy = field_("energy_pj")
+    reads, writes = per_level("reads", 3), per_level("writes", 3)
+    level_energy = per_level("level_energy_pj", 1)
+    vectors = None
+    if cols["_vector"]:
+        # whole-vector accesses: the numpy model's arithmetic on the kernel's counts
+        st = prepare(layer, arch, consts)
+        sp = (batch.spatial_x * batch.spatial_y).prod(axis=2).astype(float)           # (B, L)
+        inst = np.ones((L, B))
+        for li in range(L - 2, -1, -1):
+            inst[li] = inst[li + 1] * sp[:, li + 1]
+        R = np.ascontiguousarray(np.moveaxis(reads, 0, -1))
+        Wr = np.ascontiguousarray(np.moveaxis(writes, 0, -1))
+        le, dynamic, vectors = _energy(np, st, R, Wr, np.ascontiguousarray(per_level("noc_words", 1).T), inst,
+                                       field_("macs_executed"))
+        level_energy = le.T
+    if cols["_leaks"]:
+        leak, energy = _add_leakage(np, arch, latency, dynamic)
+        leak = leak.T
+    else:
+        leak, energy = np.zeros((B, L)), dynamic
+    edp = field_("edp") if energy is kernel_energy else energy * latency
     return LoopNestResult(
-        energy_pj=energy, latency_cycles=latency, leakage_energy_pj=leak.T,
+        energy_pj=energy, latency_cycles=latency, leakage_energy_pj=leak,
         compute_cycles=field_("compute_cycles"), edp=edp, utilization=field_("utilization"),
-        macs_executed=field_("macs_executed"), valid=valid, reads=per_level("reads", 3),
-        writes=per_level("writes", 3), noc_words=per_level("noc_words", 1),
-        bandwidth_cycles=per_level("bandwidth_cycles", 1), level_energy_pj=per_level("level_energy_pj", 1),
+        macs_executed=field_("macs_executed"), valid=valid, reads=reads,
+        writes=writes, noc_words=per_level("noc_words", 1),
+        bandwidth_cycles=per_level("bandwidth_cycles", 1), level_energy_pj=level_energy,
         mac_energy_pj=field_("mac_energy_pj"), tile_words=per_level("tile_words", 3),
+        read_vectors=None if vectors is None else np.moveaxis(vectors[0], -1, 0),
+        write_vectors=None if vectors is None else np.moveaxis(vectors[1], -1, 0),
     )
 
 

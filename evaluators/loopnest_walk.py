@@ -19,8 +19,10 @@ grows with iterations x instances x tile size.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -36,6 +38,35 @@ class Counts:
     noc_words: np.ndarray  # (L,)
     iterations: int
     mac_instances: int
+    instances: tuple[int, ...] = ()   # (L,) active instances of each level
+
+
+def energy_and_latency(arch: ArchSpec, counts: Counts) -> tuple[float, float]:
+    """``(energy pJ, latency cycles)`` of a walk's counts on an architecture without a
+    systolic dataflow, by the model's rules with exact fractions: latency is the larger
+    of the iterations and every level's (reads + writes) per active instance over its
+    bandwidth; a level of ``vector_words = V > 1`` charges, per operand and for reads and
+    writes apart, ``n x ceil(words / (n V))`` vector accesses over its ``n`` active
+    instances (the average instance's words, rounded up to whole vectors); NoC words and
+    MACs as counted; leakage ``leakage_pj_per_cycle x physical instances x latency``."""
+    latency = Fraction(counts.iterations)
+    for li, lv in enumerate(arch.levels):
+        n = counts.instances[li]
+        if lv.bandwidth_words_per_cycle is not None:
+            words = int(counts.reads[li].sum() + counts.writes[li].sum())
+            latency = max(latency, Fraction(words, n) / Fraction(lv.bandwidth_words_per_cycle))
+    energy = Fraction(0)
+    for li, lv in enumerate(arch.levels):
+        n, V = counts.instances[li], lv.vector_words
+        for t, op in enumerate(OPERANDS):
+            for words, e in ((int(counts.reads[li, t]), lv.read_energy_pj.get(op, 0.0)),
+                             (int(counts.writes[li, t]), lv.write_energy_pj.get(op, 0.0))):
+                accesses = words if V == 1 else n * math.ceil(Fraction(words, n * V))
+                energy += accesses * Fraction(e)
+        energy += int(counts.noc_words[li]) * Fraction(lv.noc_energy_pj)
+        energy += Fraction(lv.leakage_pj_per_cycle) * lv.instances * latency
+    energy += counts.iterations * counts.mac_instances * Fraction(arch.mac_energy_pj)
+    return float(energy), float(latency)
 
 
 def _loops(layer: Layer, arch: ArchSpec, m: Mapping) -> list[tuple[str, int, str, int]]:
@@ -200,4 +231,4 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping) -> Counts:
         for t in range(3):
             if OPERANDS[t] == "O" and m.keeps(arch, level, "O"):
                 transition(level, t, {}, final=True)
-    return Counts(reads, writes, noc, iterations, len(inst_cache[-1]))
+    return Counts(reads, writes, noc, iterations, len(inst_cache[-1]), tuple(len(inst_cache[lv]) for lv in range(L)))

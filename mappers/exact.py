@@ -105,6 +105,7 @@ from mappers.orders import (
     best_orders,
     canonical_orders,
     objective_of,
+    require_separable,
     separable_best,
 )
 from mappers.workloads import Layer
@@ -297,6 +298,7 @@ class ExactMapper:
                              f"got {cost!r}")
         if not cost.separable_orders:
             raise ValueError(f"ExactMapper needs a cost model with order-separable counts; {cost!r} is not")
+        require_separable(arch, "ExactMapper")
         t0 = time.perf_counter()
         deadline = None if self.time_limit_s is None else t0 + self.time_limit_s
         search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap)

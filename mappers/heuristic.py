@@ -24,7 +24,7 @@ from accelerators.arch import ArchSpec
 from mappers.base import CostFunction, MappingResult, NoLegalMapping, objective_values, result_of
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, keep_array, prime_factors
-from mappers.orders import best_orders
+from mappers.orders import best_orders, vector_levels
 from mappers.workloads import Layer
 
 __all__ = ["HeuristicMapper", "descend", "neighbourhood", "start_mapping"]
@@ -143,7 +143,8 @@ class HeuristicMapper:
         info = MappingSpaceInfo(layer, arch, "divisors", False)
         best, best_s, evaluated = descend(layer, arch, cost, start_mapping(layer, arch, info), info,
                                           objective, self.max_rounds)
-        polish = self.polish_orders and getattr(cost, "separable_orders", False) and np.isfinite(best_s)
+        polish = (self.polish_orders and getattr(cost, "separable_orders", False) and not vector_levels(arch)
+                  and np.isfinite(best_s))
         while polish:
             values, orders, scored = best_orders(layer, arch, cost, best, objective)
             evaluated += scored

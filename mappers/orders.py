@@ -46,7 +46,8 @@ from mappers.base import check_objective
 from mappers.mapping import MappingBatch
 from mappers.workloads import Layer
 
-__all__ = ["OrderStructure", "best_orders", "canonical_orders", "objective_of", "pareto_mask", "separable_best"]
+__all__ = ["OrderStructure", "best_orders", "canonical_orders", "objective_of", "pareto_mask", "require_separable",
+           "separable_best", "vector_levels"]
 
 
 def objective_of(objective: str, energy: Any, compute: Any, bandwidth: Any,
@@ -63,6 +64,24 @@ def objective_of(objective: str, energy: Any, compute: Any, bandwidth: Any,
     if np.any(np.asarray(leakage_pj_per_cycle) != 0):
         energy = energy + np.asarray(leakage_pj_per_cycle, dtype=float) * latency
     return {"energy": energy, "latency": latency, "edp": energy * latency}[check_objective(objective)]
+
+
+def vector_levels(arch: ArchSpec) -> list[str]:
+    """The levels of ``arch`` whose accesses are whole vectors (``vector_words > 1``):
+    their energy rounds each instance's words up to whole vectors, a ceiling of a sum of
+    per-level order terms, which is not itself such a sum, so loop orders are not
+    separable there (the bounds stay bounds: the ceiling grows with the counts)."""
+    return [lv.name for lv in arch.levels if lv.vector_words > 1]
+
+
+def require_separable(arch: ArchSpec, who: str) -> None:
+    """``ValueError`` naming the levels and ``vector_words`` if ``arch`` has whole-vector
+    accesses (:func:`vector_levels`), which the order search ``who`` relies on not having."""
+    wide = vector_levels(arch)
+    if wide:
+        raise ValueError(f"{who} needs loop orders to be separable, and whole-vector accesses are not: "
+                         f"levels {wide} of {arch.name!r} have vector_words > 1 (use vector_words=1 there, "
+                         "or a mapper that does not rely on separability)")
 
 
 @dataclass(frozen=True)

@@ -202,3 +202,17 @@ def test_leakage_changes_the_optimum_and_the_mapper_follows():
         leaky_value = evaluate_batch(layer, arch, r.batch).edp[0]
         changed += int(leaky_value > b["edp"] * (1 + 1e-6))
     assert changed > 0
+
+
+def test_whole_vector_accesses_are_refused_naming_the_levels():
+    """Rounding each instance's words up to whole vectors is a ceiling of a sum of
+    per-level order terms: not separable, so the exact mapper refuses rather than answer
+    wrong; the heuristic still maps (without its order polish)."""
+    arch = SpatialArray(pe_x=2, pe_y=2, rf_w_words=4, rf_i_words=4, rf_o_words=4, glb_kib=1).to_arch()
+    levels = list(arch.levels)
+    levels[1] = dataclasses.replace(levels[1], vector_words=4)
+    wide = dataclasses.replace(arch, levels=tuple(levels))
+    with pytest.raises(ValueError, match=rf"levels \['{levels[1].name}'\] of .* have vector_words > 1"):
+        ExactMapper().map(gemm("g", M=2, N=2, K=2), wide, LOOPNEST, "edp")
+    from mappers.heuristic import HeuristicMapper
+    assert HeuristicMapper().map(gemm("g", M=2, N=2, K=2), wide, LOOPNEST, "edp").energy_pj > 0
