@@ -80,9 +80,103 @@ from evaluators.systolic_timing import fold_cycles as systolic_fold_cycles
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import Layer
 
-__all__ = ["KERNEL_CACHE_SIZE", "LOOPNEST", "FillContext", "LayerArch", "LayerConstants", "LoopNestCost",
+__all__ = ["ACCOUNTING", "KERNEL_CACHE_SIZE", "LOOPNEST", "Conventions", "FillContext", "LayerArch", "LayerConstants", "LoopNestCost",
            "LoopNestResult", "count", "evaluate", "evaluate_batch", "kernel_available", "layer_constants",
            "prepare"]
+
+
+_CHOICES = {
+    "window_reuse": ("any_step", "innermost"),
+    "multicast": ("coincident", "same_index"),
+    "psum_refill": ("one_child", "every_child"),
+    "mac_operand_reads": ("every_step", "on_change"),
+    "output_drain": ("child_read", "parent_update"),
+}
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """How the model counts in the places where tools differ: the first choice of each
+    field is coexplore's (the default), the second Timeloop's (:data:`ACCOUNTING`
+    ``"timeloop"`` selects them all). :mod:`evaluators.loopnest_walk` implements every
+    choice literally and the model must agree with it count for count.
+
+    Attributes:
+        window_reuse: when a tile moves, which words of the old tile it keeps.
+            ``"any_step"`` (default): the overlap of the new tile with the old one,
+            whatever loop stepped (inner loops wrapping included): a buffer keeps what
+            it holds, so a sliding window reuses its overlap after an outer loop steps
+            too. ``"innermost"``: Timeloop's rule (``OperationSpace::
+            SaveAndSubtractIfSameStride`` in src/workload/util/operation-space.cpp of
+            NVlabs/timeloop, called from ``NestAnalysis::ComputeDeltas`` in
+            src/loop-analysis/nest-analysis.cpp): the overlap is kept only when the
+            tile moves by the same translation as at its previous move (or right after
+            a refetch); otherwise the whole tile is refetched. In a loop nest that means:
+            every step of the innermost loop (of factor > 1) above the level keeps its
+            overlap, and a step of any other loop keeps it only if it translates the
+            tile exactly as that innermost loop does.
+        multicast: which children one parent read serves. ``"coincident"`` (default):
+            every child whose tile coincides with another's at that moment (Eyeriss's
+            diagonals included): the words are the same, one read can feed them all.
+            ``"same_index"``: only children whose indices agree in every dimension the
+            operand depends on (they differ only in dimensions irrelevant to it).
+        psum_refill: partial sums fetched back down into a spatial-reduction group.
+            ``"one_child"`` (default): one child of the group receives the old partial
+            sum (adding it once is what the arithmetic needs: the others start from
+            zero). ``"every_child"``: every child of the group receives it.
+        mac_operand_reads: how often a MAC reads ``W`` and ``I``. ``"every_step"``
+            (default): every iteration, since a MAC unit stores nothing. ``"on_change"``:
+            only when the operand at that MAC changes, where the MACs sit behind a
+            fanout from the level that serves them (a spatial container without storage
+            for the operand: the operand is held at the MAC's input).
+        output_drain: who counts a partial sum drained up to the parent.
+            ``"child_read"`` (default): the child reads it (it does) and the parent
+            updates it. ``"parent_update"``: only the parent's update is counted.
+
+    The Timeloop rules other than ``window_reuse`` are those the issue's cross-check
+    against Timeloop's published outputs observed (docs/MODEL.md); only ``window_reuse``
+    was traced to Timeloop's source here. A bad value is a ``ValueError`` naming the
+    field and the value.
+    """
+
+    window_reuse: str = "any_step"
+    multicast: str = "coincident"
+    psum_refill: str = "one_child"
+    mac_operand_reads: str = "every_step"
+    output_drain: str = "child_read"
+
+    def __post_init__(self) -> None:
+        for name, choices in _CHOICES.items():
+            value = getattr(self, name)
+            if value not in choices:
+                raise ValueError(f"Conventions.{name} must be one of {list(choices)}, got {value!r}")
+
+    @property
+    def default(self) -> bool:
+        return self is _DEFAULT or self == _DEFAULT
+
+    @classmethod
+    def of(cls, accounting: Conventions | str | None) -> Conventions:
+        """A :class:`Conventions` from itself, ``None`` (the default) or a name of
+        :data:`ACCOUNTING`."""
+        if accounting is None:
+            return _DEFAULT
+        if isinstance(accounting, Conventions):
+            return accounting
+        if isinstance(accounting, str) and accounting in ACCOUNTING:
+            return ACCOUNTING[accounting]
+        raise ValueError(f"accounting must be a Conventions or one of {list(ACCOUNTING)}, got {accounting!r}")
+
+
+_DEFAULT = Conventions()
+
+ACCOUNTING = {
+    "coexplore": _DEFAULT,
+    "timeloop": Conventions(**{name: choices[1] for name, choices in _CHOICES.items()}),
+}
+"""Named accounting modes: ``"coexplore"`` (the default rules) and ``"timeloop"``
+(Timeloop's rule for every convention, so a user migrating from Timeloop gets its counts
+for the same architecture and mapping)."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +336,34 @@ def _distinct_two_aps(xp: Any, a: Any, m: Any, b: Any, n: Any, integer: bool) ->
     return m * n - xp.maximum(0, m - bp) * xp.maximum(0, n - ap)
 
 
+def _convention_fill(xp: Any, conv: Conventions, axes: list, c: int, w_c: Any, ext_c: list, shift: Any,
+                     n_trans: Any, f: Any, L: int, D: int) -> Any:
+    """Per-instance fills of a tile of ``w_c`` words (axis extents ``ext_c``) at level
+    ``c`` (``-1``: the one word a MAC holds at its input) under ``conv.window_reuse``:
+    the first tile, then per step of a loop ``j`` above ``c`` the words of the new tile
+    outside the old (``w - overlap_j``); under ``"innermost"`` only when ``j`` translates
+    the tile exactly as the innermost moving loop ``m`` above ``c`` does (``j = m``
+    included), else the whole tile (Timeloop's ``SaveAndSubtractIfSameStride``: see
+    :class:`Conventions`)."""
+    s_c = (L - 1 - c) * D
+    B = w_c.shape[-1]
+    ov = xp.ones((s_c, B))
+    trans = []
+    for ax, e in zip(axes, ext_c):
+        tr = sum(cf * shift(d, c) for d, cf in ax)                  # signed translation (s_c, B)
+        trans.append(tr)
+        ov = ov * xp.maximum(0.0, e[None, :] - xp.abs(tr))
+    moved = w_c[None, :] - ov
+    if conv.window_reuse == "innermost" and s_c:
+        live = f[:s_c] > 1
+        m = s_c - 1 - xp.argmax(live[::-1], axis=0)                 # innermost moving loop
+        same = xp.ones((s_c, B), dtype=bool)
+        for tr in trans:
+            same = same & (tr == xp.take_along_axis(tr, m[None, :], axis=0))
+        moved = xp.where(same, moved, w_c[None, :])
+    return w_c + xp.sum(n_trans[:s_c] * moved, axis=0)
+
+
 @dataclass(frozen=True)
 class LayerArch:
     """Everything about a (layer, architecture) pair :func:`count` needs that is not per
@@ -313,7 +435,8 @@ def _mul(rows: list[Any]) -> Any:
 
 
 def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
-          integer: bool, fills: Callable[[FillContext], Any] | None = None) -> dict[str, Any]:
+          integer: bool, fills: Callable[[FillContext], Any] | None = None,
+          conventions: Conventions | None = None) -> dict[str, Any]:
     """The access counts and energy of one block of mappings, batch-last: every array is
     ``(..., B)``. The core of :func:`evaluate_batch` (which adds latency and validity);
     :mod:`evaluators.differentiable` and :mod:`evaluators.gradient_codesign` call it on
@@ -334,7 +457,11 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
     :class:`FillContext`; everything the counts derive from ``F`` (parent reads with
     multicast, evictions and refills of partial sums, NoC deliveries, energy, bandwidth
     cycles) follows unchanged. Lower bounds use it (:meth:`LoopNestCost.lower_bound`).
+
+    ``conventions``: the counting rules where tools differ (:class:`Conventions`);
+    ``None`` is the default, on the code path the default rules have always taken.
     """
+    conv = None if conventions is None or conventions.default else conventions
     L, D = st.L, st.D
     B = T.shape[-1]
     is_np = xp is np
@@ -478,10 +605,15 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
             act = xp.ones(B, dtype=bool) if c < 0 else kp[c]
             if is_np and not act.any():
                 continue
+            F_change = None
             if c < 0:
                 F = iters                                     # a MAC stores nothing
                 inst_c = inst_mac
                 U = _mul([T_all[d] for d in rel]) if rel else ones_d[0]
+                if conv is not None and conv.mac_operand_reads == "on_change" and t != 2:
+                    # the operand held at the MAC's input: a one-word tile of extent 1
+                    F_change = _convention_fill(xp, conv, axes, -1, xp.ones(B), [xp.ones(B)] * len(axes),
+                                                shift, n_trans, f, L, D)
             else:
                 # fills: the first tile, then for every increment of a loop above c the
                 # words of the shifted tile outside the old one (box overlap per axis).
@@ -505,7 +637,9 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                         o = xp.maximum(0, e[c][None, :] - a_shift)
                         ov = o if ov is None else ov * o
                 w_c = words[c]
-                if ov is None:
+                if conv is not None and conv.window_reuse == "innermost" and ov is not None:
+                    F = _convention_fill(xp, conv, axes, c, w_c, [e[c] for e in ext], shift, n_trans, f, L, D)
+                elif ov is None:
                     F = w_c
                 elif is_np:
                     np.subtract(w_c[None, :], ov, out=ov)         # words of the tile that moved
@@ -526,15 +660,28 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                 if is_np and not at.any():
                     continue
                 atf = xp.where(at, 1.0, 0.0)
-                groups = distinct(t, c, p) * inst[p]
+                if conv is None:
+                    groups = distinct(t, c, p) * inst[p]
+                else:
+                    if conv.multicast == "same_index":
+                        m_d = segment(c, p)[0]
+                        groups = (_mul([m_d[d] for d in rel]) if rel else ones_d[0]) * inst[p]
+                    else:
+                        groups = distinct(t, c, p) * inst[p]
+                    if F_change is not None and any(fan[q] for q in range(c + 1, p + 1)):
+                        F = F_change
+                        child_total = F * inst_c
                 if t == 2:   # O: reduced in the network, one update per group
                     refill = (F - U) * groups
+                    # old partial sums go to one child per group, or (Timeloop) to all
+                    to_child = refill if conv is None or conv.psum_refill == "one_child" else (F - U) * inst_c
                     writes[p][t] = writes[p][t] + atf * F * groups
                     reads[p][t] = reads[p][t] + atf * refill
                     if c >= 0:
-                        reads[c][t] = reads[c][t] + atf * child_total          # evictions
-                        writes[c][t] = writes[c][t] + atf * refill
-                    deliveries = child_total + refill
+                        if conv is None or conv.output_drain == "child_read":
+                            reads[c][t] = reads[c][t] + atf * child_total      # evictions
+                        writes[c][t] = writes[c][t] + atf * to_child
+                    deliveries = child_total + to_child
                 else:
                     mc = all(st.multicast[q] for q in range(c + 1, p + 1))
                     reads[p][t] = reads[p][t] + atf * F * (groups if mc else inst_c)
@@ -597,6 +744,7 @@ def evaluate_batch(
     block: int = 16384,
     fills: Callable[[FillContext], Any] | None = None,
     kernel: bool | None = None,
+    accounting: Conventions | str | None = None,
 ) -> LoopNestResult:
     """Score ``batch`` (see module docstring).
 
@@ -613,24 +761,30 @@ def evaluate_batch(
             ``fold_cycles``) and numba is importable, ``True`` to insist (``ValueError``
             if it does not apply, ``ImportError`` without numba), ``False`` for the numpy
             code.
+        accounting: the counting conventions (:class:`Conventions`, or a name of
+            :data:`ACCOUNTING`: ``"coexplore"``, the default, or ``"timeloop"``). The
+            compiled kernel implements the default; other conventions run the numpy code.
     """
-    plain = xp is np and integer and fills is None and fold_cycles is None
+    conv = _DEFAULT if accounting is None or accounting is _DEFAULT else Conventions.of(accounting)
+    plain = xp is np and integer and fills is None and fold_cycles is None and conv.default
     if kernel is None:
         kernel = plain and kernel_available()
     elif kernel and not plain:
-        raise ValueError("the compiled kernel runs numpy, integer factors, no fills or fold_cycles hooks")
+        raise ValueError("the compiled kernel runs numpy, integer factors, the default accounting, no fills or "
+                         "fold_cycles hooks")
     if kernel:
         return _evaluate_kernel(layer, arch, batch, consts)
     st = prepare(layer, arch, consts)
     B = len(batch)
     if xp is np and B > block:
         return _concat([_evaluate_block(xp, st, arch, _rows(batch, i, min(i + block, B)),
-                                        integer, fold_cycles, fills) for i in range(0, B, block)])
-    return _evaluate_block(xp, st, arch, batch, integer, fold_cycles, fills)
+                                        integer, fold_cycles, fills, conv) for i in range(0, B, block)])
+    return _evaluate_block(xp, st, arch, batch, integer, fold_cycles, fills, conv)
 
 
 def _evaluate_block(xp: Any, st: LayerArch, arch: ArchSpec, batch: MappingBatch, integer: bool,
-                    fold_cycles: Any, fills: Callable[[FillContext], Any] | None = None) -> LoopNestResult:
+                    fold_cycles: Any, fills: Callable[[FillContext], Any] | None = None,
+                    conv: Conventions | None = None) -> LoopNestResult:
     def cast(a: Any, dtype: Any = float) -> Any:
         moved = np.moveaxis(np.asarray(a), 0, -1)             # (B, ...) -> (..., B)
         return xp.asarray(np.ascontiguousarray(moved), dtype=dtype)
@@ -652,7 +806,7 @@ def _evaluate_block(xp: Any, st: LayerArch, arch: ArchSpec, batch: MappingBatch,
             st = replace(st, D=len(live), coef=tuple(c[:, live] for c in st.coef),
                          relevant=st.relevant[:, live], sizes=st.sizes[live])
     out = count(xp, st, cast(batch.temporal), cast(batch.spatial_x), cast(batch.spatial_y),
-                cast(batch.order, np.int64), cast(batch.keep, bool), integer, fills)
+                cast(batch.order, np.int64), cast(batch.keep, bool), integer, fills, conv)
     return _finish(xp, st, arch, out, integer, fold_cycles)
 
 
@@ -1105,10 +1259,21 @@ class LoopNestCost:
     * :meth:`lower_bound` bounds every completion of a partial mapping.
     """
 
-    separable_orders = True
+    def __init__(self, accounting: Conventions | str | None = None) -> None:
+        self.conventions = Conventions.of(accounting)
+
+    def __repr__(self) -> str:
+        return f"LoopNestCost({self.conventions!r})"
+
+    @property
+    def separable_orders(self) -> bool:
+        """True under the default conventions (see above); the others are not certified
+        separable (Timeloop's window rule makes a loop's fills depend on the innermost
+        loop above the level, at another level), so the exact mapper refuses them."""
+        return self.conventions.default
 
     def __call__(self, layer: Layer, arch: ArchSpec, batch: MappingBatch) -> LoopNestResult:
-        return evaluate_batch(layer, arch, batch)
+        return evaluate_batch(layer, arch, batch, accounting=self.conventions)
 
     def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *,
                     stationary: int | None = None, irrelevant_tile: Any = None,
@@ -1168,6 +1333,8 @@ class LoopNestCost:
         ``tests/evaluators/test_loopnest_kernel.py`` checks them equal). ``known`` above
         the number of levels is an error.
         """
+        if not self.conventions.default:
+            raise ValueError(f"lower bounds are derived for the default conventions only, not {self.conventions!r}")
         if int(known) > arch.n_levels:
             raise ValueError(f"known={known} levels, the architecture has {arch.n_levels}")
         irr = None if irrelevant_tile is None else np.asarray(irrelevant_tile, dtype=float)

@@ -23,6 +23,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -85,7 +86,22 @@ def _loops(layer: Layer, arch: ArchSpec, m: Mapping) -> list[tuple[str, int, str
     return out
 
 
-def simulate(layer: Layer, arch: ArchSpec, m: Mapping) -> Counts:
+def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) -> Counts:
+    """Walk the loop nest of ``m``. ``conventions``: an object with the fields of
+    :class:`evaluators.loopnest.Conventions` (``None``: the default rules); each choice
+    is applied literally: ``window_reuse="innermost"`` keeps, per instance and operand,
+    the translation of the tile's last move and refetches the whole tile when a move's
+    translation differs from it (then forgets it), as Timeloop's
+    ``SaveAndSubtractIfSameStride`` does; ``multicast="same_index"`` groups children by
+    their spatial indices over the operand's dimensions as well as by their tiles;
+    ``psum_refill="every_child"`` gives old partial sums to every child of a reduction
+    group; ``mac_operand_reads="on_change"`` has a MAC behind a fanout read ``W`` / ``I``
+    only when its element changes (under the same translation rule); and
+    ``output_drain="parent_update"`` counts no child read for a drained partial sum."""
+    conv = {"window_reuse": "any_step", "multicast": "coincident", "psum_refill": "one_child",
+            "mac_operand_reads": "every_step", "output_drain": "child_read"}
+    if conventions is not None:
+        conv = {k: getattr(conventions, k) for k in conv}
     loops = _loops(layer, arch, m)
     n = len(loops)
     step = [1] * n
@@ -102,6 +118,34 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping) -> Counts:
         for i, v in index.items():
             c[loops[i][2]] += v * step[i]
         return c
+
+    rel_dims = [{d for axis in tensors[t].axes for d, _ in axis} for t in range(3)]
+    stride_state: dict[tuple, tuple | None] = {}          # last translation per (level, t, instance)
+
+    def credited(key: tuple, old: frozenset, new: frozenset) -> bool:
+        """Timeloop's rule: keep the overlap if the tile moves as it moved last (or
+        nothing is remembered); else refetch it whole and forget the translation."""
+        if conv["window_reuse"] == "any_step":
+            return True
+        if not old:
+            stride_state[key] = None
+            return True
+        tr = tuple(min(x[a] for x in new) - min(x[a] for x in old) for a in range(len(next(iter(new)))))
+        prev = stride_state.get(key)
+        if prev is None:
+            stride_state[key] = tr
+            return True
+        if prev == tr:
+            return True
+        stride_state[key] = None
+        return False
+
+    def rel_index(inst: dict[int, int], t: int, upto: int) -> tuple:
+        """The instance's spatial indices (loops of levels <= ``upto``) over the operand's
+        dimensions (for ``multicast="same_index"``)."""
+        if conv["multicast"] == "coincident":
+            return ()
+        return tuple(sorted((i, v) for i, v in inst.items() if loops[i][1] <= upto and loops[i][2] in rel_dims[t]))
 
     def element(t: int, c: dict[str, int]) -> tuple[int, ...]:
         return tuple(sum(coef * c[d] for d, coef in axis) for axis in tensors[t].axes)
@@ -149,6 +193,7 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping) -> Counts:
     # of the reduction start from zero
     ever: dict[tuple, set] = defaultdict(set)
     mac_seen: dict[tuple, set] = defaultdict(set)
+    mac_held: dict[tuple, frozenset] = {}
     inst_cache = {lv: instances(lv) for lv in range(-1, L)}
     prev_outer: dict[int, tuple] = {}
 
@@ -160,31 +205,40 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping) -> Counts:
             old = held.get(key, frozenset())
             new = frozenset() if final else tile(t, level, {**fixed_time, **inst})
             held[key] = new
+            if not final and not credited(key, old, new):
+                old_kept = frozenset()                 # refetched whole (the old tile is written back whole)
+            else:
+                old_kept = old
             g = groups[parent_key(inst, p)]
             # children moving from identical sets to identical sets form one group
-            share = (old, new) if (multicast(level, p) or OPERANDS[t] == "O") else (old, new, key)
-            g.setdefault(share, []).append((old, new))
+            share = ((old, new, rel_index(inst, t, p)) if (multicast(level, p) or OPERANDS[t] == "O")
+                     else (old, new, key))
+            g.setdefault(share, []).append((old_kept, new, old))
         for pk, by_tile in groups.items():
             for members in by_tile.values():
-                old, new = members[0]
+                old, new, _ = members[0]
                 fetched = new - old
-                evicted = old - new
                 if OPERANDS[t] == "O":
                     seen = ever[(level, t, pk)]
                     back = [w for w in fetched if w in seen]
                     seen.update(fetched)
+                    full_old = members[0][2]
+                    evicted = full_old - new if old == full_old else full_old
+                    receivers = 1 if conv["psum_refill"] == "one_child" else len(members)
                     writes[p, t] += len(evicted)           # one reduced update per group
                     reads[p, t] += len(back)               # old partial sums fetched back
-                    writes[level, t] += len(back)          # into one child of the group
+                    writes[level, t] += len(back) * receivers   # into one child (or all)
                     for q in crossed(level, p):
-                        noc[q] += len(back)
-                    for o, nw in members:
-                        reads[level, t] += len(o - nw)     # every child evicts its partial
+                        noc[q] += len(back) * receivers
+                    for _, _, o in members:
+                        out = o - new if old == full_old else o
+                        if conv["output_drain"] == "child_read":
+                            reads[level, t] += len(out)    # every child evicts its partial
                         for q in crossed(level, p):
-                            noc[q] += len(o - nw)
+                            noc[q] += len(out)
                 else:
                     reads[p, t] += len(fetched)
-                    for o, nw in members:
+                    for o, nw, _ in members:
                         writes[level, t] += len(nw - o)
                         for q in crossed(level, p):
                             noc[q] += len(nw - o)
@@ -194,22 +248,35 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping) -> Counts:
             p = parent_of(-1, t)
             groups: dict[tuple, set] = defaultdict(set)
             count_all: dict[tuple, int] = defaultdict(int)
+            per_elem: dict[tuple, int] = defaultdict(int)
+            held_at_mac = (conv["mac_operand_reads"] == "on_change" and OPERANDS[t] != "O"
+                           and bool(crossed(-1, p)))
             for inst in inst_cache[-1]:
                 e = element(t, coords({**fixed_time, **inst}))
                 pk = parent_key(inst, p)
+                if held_at_mac:
+                    # the operand held at the MAC's input, a one-word tile
+                    key = (-1, t, tuple(sorted(inst.items())))
+                    old, new = mac_held.get(key, frozenset()), frozenset({e})
+                    mac_held[key] = new
+                    if not (new - old if credited(key, old, new) else new):
+                        continue                            # unchanged: no read
                 share = e if (multicast(-1, p) or OPERANDS[t] == "O") else (e, tuple(sorted(inst.items())))
-                groups[pk].add(share)
+                groups[pk].add((share, rel_index(inst, t, p)))
                 count_all[pk] += 1
-            for pk, elems in groups.items():
+                per_elem[(pk, e)] += 1
+            for pk, shares in groups.items():
                 if OPERANDS[t] == "O":
+                    elems = {sh[0] for sh in shares}
                     back = [w for w in elems if w in mac_seen[pk]]
                     mac_seen[pk].update(elems)
-                    writes[p, t] += len(elems)
+                    writes[p, t] += len(shares)
                     reads[p, t] += len(back)
+                    got = len(back) if conv["psum_refill"] == "one_child" else sum(per_elem[(pk, w)] for w in back)
                     for q in crossed(-1, p):
-                        noc[q] += count_all[pk] + len(back)
+                        noc[q] += count_all[pk] + got
                 else:
-                    reads[p, t] += len(elems)
+                    reads[p, t] += len(shares)
                     for q in crossed(-1, p):
                         noc[q] += count_all[pk]
 
