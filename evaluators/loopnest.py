@@ -107,7 +107,7 @@ class Conventions:
             whatever loop stepped (inner loops wrapping included): a buffer keeps what
             it holds, so a sliding window reuses its overlap after an outer loop steps
             too. ``"innermost"``: Timeloop's rule (``OperationSpace::
-            SaveAndSubtractIfSameStride`` in src/workload/util/operation-space.cpp of
+            SaveAndSubtractIfSameStride`` in src/workload/operation-space.cpp (src/workload/shape-models/ in later versions) of
             NVlabs/timeloop, called from ``NestAnalysis::ComputeDeltas`` in
             src/loop-analysis/nest-analysis.cpp): the overlap is kept only when the
             tile moves by the same translation as at its previous move (or right after
