@@ -255,7 +255,8 @@ def _multiplier(bdim: Any, level: int, n_above: Any, slot_dim: Any, ntr: Any) ->
 @njit(cache=True, nogil=True)
 def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: Any, n_ax: Any,
                ax_d: Any, ax_cf: Any, bits: Any, n_above: Any, slot_dim: Any, slot_lvl: Any, ntr: Any,
-               Tf: Any, SPf: Any, E: Any, steps: Any, cap: float, stationary: int, irr: float) -> float:
+               Tf: Any, SPf: Any, E: Any, steps: Any, cap: float, stationary: int, irr: float,
+               ws: Any, span: Any, idx: Any) -> float:
     """The lower bound's fill count of operand ``t`` at level ``c`` when the tiles of the
     levels ``>= b = known - 1`` are decided: the numpy
     ``fills`` hook :func:`evaluators.loopnest._bound_hook` for one mapping, rule for rule
@@ -268,7 +269,12 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
     numpy model drops are left out); ``bits[d]``: the operands ``d`` is irrelevant to
     (bit ``t``); ``cap``: ``c``'s capacity for the operand; ``stationary``: the stationary
     operand or -1; ``irr``: the irrelevant-tile bound, or -1 for none. Every quantity but
-    ``spread`` is an integer below 2**53, exact in float64 in any order of the sums."""
+    ``spread`` is an integer below 2**53, exact in float64 in any order of the sums.
+
+    ``ws`` (float ``(9, max(L, D, axes))``), ``span`` (float ``(L, D)``) and ``idx`` (int
+    ``(D,)``) are scratch space the caller allocates once per batch: the function is
+    called per row, operand and level, and allocating its work arrays on every call
+    cost more than the arithmetic."""
     L, D = Tf.shape
     if c >= b:
         if single:
@@ -279,14 +285,15 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
         for j in range(n_above[c]):
             if bdim[slot_dim[j]]:
                 last = j
-        mv = np.zeros(L)
+        mv = ws[0]
+        for li in range(L):
+            mv[li] = 0.0
         for j in range(last + 1):
             mv[slot_lvl[j]] += ntr[j]
-        span = np.empty((L, D))
         for li in range(L):
             for d in range(D):
                 span[li, d] = (Tf[li, d] - 1) * steps[li, d]
-        ext = np.empty(n_ax)
+        ext = ws[1]
         for k in range(n_ax):
             e = 0.0
             for m in range(2):
@@ -294,11 +301,11 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
                 if d >= 0:
                     e += ax_cf[k, m] * (E[c, d] - 1)
             ext[k] = 1 + e
-        low = np.zeros(D)
-        best = np.empty(n_ax)
-        forced = np.empty((n_ax, 2))
-        floors = np.zeros(D)
-        idx = np.empty(D, dtype=np.int64)
+        low = ws[2]
+        best = ws[3]
+        forced0 = ws[4]
+        forced1 = ws[5]
+        floors = ws[6]
         total = 0.0
         above = 1.0
         for lvl in range(L - 1, c, -1):
@@ -324,8 +331,8 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
                             else:
                                 oth1 = m
                     bk = 0.0
-                    forced[k, 0] = 0.0
-                    forced[k, 1] = 0.0
+                    forced0[k] = 0.0
+                    forced1[k] = 0.0
                     for sub in range(4):
                         if (sub & 1 and oth0 < 0) or (sub & 2 and oth1 < 0):
                             continue
@@ -340,9 +347,15 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
                         g_ov = max(0.0, ext[k] - abs(moved))
                         bk = max(bk, g_ov)
                         if sub & 1:
-                            forced[k, oth0] = max(forced[k, oth0], g_ov)
+                            if oth0 == 0:
+                                forced0[k] = max(forced0[k], g_ov)
+                            else:
+                                forced1[k] = max(forced1[k], g_ov)
                         if sub & 2:
-                            forced[k, oth1] = max(forced[k, oth1], g_ov)
+                            if oth1 == 0:
+                                forced0[k] = max(forced0[k], g_ov)
+                            else:
+                                forced1[k] = max(forced1[k], g_ov)
                     best[k] = bk
                     free *= bk
                 allowed_j = (bits[j] & ~inner_bits) == 0
@@ -358,7 +371,7 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
                     if gi < 0:
                         v = free
                     else:
-                        v = forced[gi, gm]
+                        v = forced0[gi] if gm == 0 else forced1[gi]
                         rest = 1.0
                         for k in range(n_ax):
                             if k != gi:
@@ -387,14 +400,14 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
             total += max(w * mv[lvl], sliding)
         return w + total
     # tile of c unknown: distinct words an instance of c touches within b's tile
-    ex = np.empty(D)
-    whole = np.empty(D, dtype=np.bool_)
+    ex = ws[7]
+    whole = ws[8]                                   # 1.0: the dimension takes a contiguous range
     for d in range(D):
         sb = 1.0
         for q in range(c + 1, b + 1):
             sb *= SPf[q, d]
         ex[d] = E[b, d] / sb
-        whole[d] = sb == 1
+        whole[d] = 1.0 if sb == 1 else 0.0
     inner = 1.0
     for k in range(n_ax):
         d1, d2 = ax_d[k, 0], ax_d[k, 1]
@@ -404,12 +417,12 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
         a, bb = ax_cf[k, 0], ax_cf[k, 1]
         x1, x2 = ex[d1], ex[d2]
         words = (x1 + x2) - 1
-        if whole[d1] and whole[d2]:
+        if whole[d1] != 0 and whole[d2] != 0:
             g = _gcd(np.int64(a), np.int64(bb))
             words = max(words, x1 * x2 - max(0.0, x1 - bb // g) * max(0.0, x2 - a // g))
-        if bb == 1 and whole[d2]:
+        if bb == 1 and whole[d2] != 0:
             words = max(words, x2 + (x1 - 1) * min(a, x2))
-        if a == 1 and whole[d1]:
+        if a == 1 and whole[d1] != 0:
             words = max(words, x1 + (x2 - 1) * min(bb, x1))
         inner = inner * words
     mult = _multiplier(bdim, b, n_above, slot_dim, ntr)
@@ -503,6 +516,9 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     steps = np.empty((L, D))
     slot_lvl = np.empty(S, dtype=np.int64)
     has_irr = irr.shape[0] > 0
+    ws = np.empty((9, max(L, D, A, 1)))              # bound_fill's scratch space
+    span_ws = np.empty((L, D))
+    idx_ws = np.empty(D, dtype=np.int64)
     bad_folds = 0
     for row in range(B):
         # ---- extents e_d(l) and e_d(l - 1), spatial products, active instances
@@ -669,7 +685,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                     if live is not None:
                         F = bound_fill(t, c, b, F, w, single_r[t], bdim_r[t], n_ax[t], ax_d[t], ax_cf[t], bits,
                                        n_above, slot_dim, slot_lvl, ntr, Tf, SPf, E, steps, lv_f[c, _CAP + t],
-                                       stationary, irr[row, t] if has_irr else -1.0)
+                                       stationary, irr[row, t] if has_irr else -1.0, ws, span_ws, idx_ws)
                     Fc[t] = F
             for t in range(3):
                 if not act[t]:

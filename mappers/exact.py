@@ -196,6 +196,14 @@ def _spatial_assignments(p: _Problem) -> tuple[np.ndarray, np.ndarray]:
     return sx, sy
 
 
+def _row_codes(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """One int64 per row of ``values`` (``(n, D)``, ``1 <= values[:, j] <= sizes[j]``),
+    equal exactly for equal rows (mixed radix; the sizes' product is far below 2**63 for
+    any layer a mapper can search)."""
+    radix = np.concatenate([[1], np.cumprod(sizes[:-1] + 1)]).astype(np.int64)
+    return values @ radix
+
+
 def _space_size(p: _Problem) -> int:
     """Factorizations of every dimension over its allowed slots (fanouts and capacities
     not yet applied, loop orders not counted): the tilings this bypass choice spans."""
@@ -329,7 +337,7 @@ class _Search:
         self.keeps = _keep_choices(layer, arch, bypass)
         self.n_keep = len(self.keeps)
         self.space_size = 0
-        self._tile_tables: dict[str, np.ndarray | None] = {}
+        self._tile_tables: dict[str, Any] = {}
 
     # ---------------------------------------------------------------- driver
     @property
@@ -412,11 +420,10 @@ class _Search:
             # most 64), so nodes are expanded in order of bound across batches
             limit = min(self.bar, heap[0][0] if heap else math.inf)
             n_take = min(max(int(np.searchsorted(bounds, limit, side="right")), 1), 64)
-            take = np.arange(n_take)
-            if len(bounds) > n_take:
-                rest = np.arange(n_take, len(bounds))
+            if len(bounds) > n_take:                     # the rest goes back as views, not copies
+                rest = slice(n_take, None)
                 heapq.heappush(heap, (float(bounds[n_take]), next(counter), lvl, ns.take(rest), bounds[rest]))
-            children = self._children(p, ns.take(take), lvl)
+            children = self._children(p, ns.take(slice(0, n_take)), lvl)
             self.nodes += len(children)
             if not len(children):
                 continue
@@ -432,10 +439,12 @@ class _Search:
         L, D = self.arch.n_levels, len(p.dims)
         parts = []
         # group nodes by what is left, so each distinct remainder is expanded once
-        keys, inverse = np.unique(nodes.remaining, axis=0, return_inverse=True)
+        code = _row_codes(nodes.remaining, p.sizes)
+        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
-        for k, rem in enumerate(keys):
-            members = np.flatnonzero(inverse == k)
+        groups = np.split(np.argsort(inverse, kind="stable"), np.cumsum(np.bincount(inverse))[:-1])
+        for k, members in enumerate(groups):
+            rem = nodes.remaining[first[k]]
             choices = [divisors(int(rem[j])) if p.temporal_ok[level, j] else [1] for j in range(D)]
             vec = _vectors(choices)
             left = rem[None, :] // vec
@@ -508,7 +517,8 @@ class _Search:
                 return self.cost.lower_bound(self.layer, self.arch, b, known, stationary=stationary,
                                              irrelevant_tile=None if tiles is None else tiles[rows[sub]])
 
-            value, _, scored = separable_best(score, batch.take(rows), levels, opts, self.objective, self.chunk)
+            sub = batch if len(rows) == len(batch) else batch.take(rows)
+            value, _, scored = separable_best(score, sub, levels, opts, self.objective, self.chunk)
             self.evaluated += scored
             return value
 
@@ -523,10 +533,22 @@ class _Search:
         return best
 
     def _irrelevant_tiles(self, p: _Problem, keep_c: np.ndarray, c: int) -> np.ndarray | None:
-        """:func:`irrelevant_tile_table` with the tile shapes listed once per search."""
+        """:func:`irrelevant_tile_table`, each (level, kept operands) row computed once per
+        search (there are at most 8 kept-operand rows per level)."""
         if "tiles" not in self._tile_tables:
             self._tile_tables["tiles"] = tile_shapes(self.layer)
-        return irrelevant_tile_table(self.layer, self.arch, c, keep_c, self._tile_tables["tiles"])
+        tiles = self._tile_tables["tiles"]
+        if tiles is None:
+            return None
+        code = keep_c.astype(np.int64) @ np.array([1, 2, 4])
+        out = np.empty((len(keep_c), 3))
+        for u in np.unique(code):
+            key = f"{c}:{u}"
+            if key not in self._tile_tables:
+                row = keep_c[np.flatnonzero(code == u)[0]][None, :]
+                self._tile_tables[key] = irrelevant_tile_table(self.layer, self.arch, c, row, tiles)[0]
+            out[code == u] = self._tile_tables[key]
+        return out
 
     # ---------------------------------------------------------------- leaves
     def _leaves(self, p: _Problem, leaves: _Nodes) -> None:
@@ -598,7 +620,7 @@ class _Nodes:
     def __len__(self) -> int:
         return len(self.T)
 
-    def take(self, idx: np.ndarray) -> _Nodes:
+    def take(self, idx: np.ndarray | slice) -> _Nodes:
         return _Nodes(self.sx[idx], self.sy[idx], self.T[idx], self.remaining[idx], self.keep[idx])
 
     @classmethod

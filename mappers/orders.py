@@ -153,8 +153,8 @@ def _run(score: Score, batch: MappingBatch, chunk: int,
     rows = np.arange(n) if rows is None else rows
     e, c, bw = np.empty(n), np.empty(n), np.empty((n, L))
     for lo in range(0, n, chunk):
-        sl = np.arange(lo, min(lo + chunk, n))
-        r = score(batch.take(sl), rows[sl])
+        sl = slice(lo, min(lo + chunk, n))                 # views, not copies
+        r = score(batch if n <= chunk else batch.take(sl), rows[sl])
         e[lo:lo + chunk] = np.asarray(r.energy_pj, dtype=float)
         c[lo:lo + chunk] = np.asarray(r.compute_cycles, dtype=float)
         bw[lo:lo + chunk] = np.asarray(r.bandwidth_cycles, dtype=float)
