@@ -235,7 +235,7 @@ def _two_axis(c: int, p: int, row: int, d1: int, d2: int, cf1: float, cf2: float
     return float(i1 * i2 - max(0, i1 - a2 // g) * max(0, i2 - a1 // g))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _multiplier(bdim: Any, level: int, n_above: Any, slot_dim: Any, ntr: Any) -> float:
     """``FillContext.multiplier(dims, level)``: ``1 + sum n_trans_j`` over the loops above
     ``level`` that are over ``dims`` (``bdim[d]``) or enclose such a loop (every kept
@@ -252,7 +252,7 @@ def _multiplier(bdim: Any, level: int, n_above: Any, slot_dim: Any, ntr: Any) ->
     return 1.0 + acc
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: Any, n_ax: Any,
                ax_d: Any, ax_cf: Any, bits: Any, n_above: Any, slot_dim: Any, slot_lvl: Any, ntr: Any,
                Tf: Any, SPf: Any, E: Any, steps: Any, cap: float, stationary: int, irr: float,
