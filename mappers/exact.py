@@ -513,11 +513,20 @@ class _Search:
         irr = self._irrelevant_tiles(p, nodes.keep[:, c, :], c) if 0 <= c < L - 1 else None
 
         def bound(rows: np.ndarray, stationary: int | None, tiles: np.ndarray | None) -> np.ndarray:
+            sub = batch if len(rows) == len(batch) else batch.take(rows)
+            irr_rows = None if tiles is None else tiles[rows]
+            if len(opts[0]) > 1:
+                # the least over the classes of the decided levels in one pass of the model
+                value, _ = self.cost.least_lower_bound(self.layer, self.arch, sub, known, levels,
+                                                       np.stack(opts[0]), self.objective, stationary=stationary,
+                                                       irrelevant_tile=irr_rows)
+                self.evaluated += len(rows) * len(opts[0]) ** len(levels)    # at most: repeats are skipped
+                return value
+
             def score(b: MappingBatch, sub: np.ndarray) -> Any:
                 return self.cost.lower_bound(self.layer, self.arch, b, known, stationary=stationary,
                                              irrelevant_tile=None if tiles is None else tiles[rows[sub]])
 
-            sub = batch if len(rows) == len(batch) else batch.take(rows)
             value, _, scored = separable_best(score, sub, levels, opts, self.objective, self.chunk)
             self.evaluated += scored
             return value
