@@ -374,15 +374,14 @@ class _Search:
         # the roots: every bypass choice x every spatial assignment, every temporal factor
         # still free; all bounded together and explored best bound first, so the most
         # promising bypass choices set the bar for the others
-        k = len(self.keeps)
-        n = len(sx)
-        keep = np.repeat(np.stack(self.keeps), n, axis=0)
-        sx, sy = np.tile(sx, (k, 1, 1)), np.tile(sy, (k, 1, 1))
-        remaining = p.sizes[None, :] // (sx.prod(axis=1) * sy.prod(axis=1))
-        nodes = _Nodes(sx, sy, np.ones((n * k, L, D), dtype=np.int64), remaining, keep)
-        nodes = nodes.take(np.flatnonzero(self._min_tiles_fit(p, nodes, L)))
-        if not len(nodes):
+        keeps = np.stack(self.keeps)
+        fit = self._min_tiles_fit(sx * sy, keeps)                     # (bypass choices, assignments)
+        ki, si = np.nonzero(fit)
+        if not len(ki):
             return
+        sx, sy = sx[si], sy[si]
+        remaining = p.sizes[None, :] // (sx.prod(axis=1) * sy.prod(axis=1))
+        nodes = _Nodes(sx, sy, np.ones((len(si), L, D), dtype=np.int64), remaining, keeps[ki])
         lb = self._bound(p, nodes, L)
         self.root_bounds = [float(np.min(lb))]
         self._descend(p, nodes, lb, L - 1)
@@ -435,8 +434,21 @@ class _Search:
     # ---------------------------------------------------------------- branching
     def _children(self, p: _Problem, nodes: _Nodes, level: int) -> _Nodes:
         """Every choice of ``level``'s temporal factors (divisors of what is left, allowed
-        slots only); at level 1 the innermost level takes the rest."""
+        slots only) whose tile at ``level - 1`` fits; at level 1 the innermost level
+        takes the rest.
+
+        Only that tile is new: the tiles above it depend on factors the parent had
+        decided (checked when it was made), and the smallest tiles below it on the
+        spatial factors alone (checked at the root). It is the child's whole remainder
+        times the spatial factors at and below ``level - 1``, whatever the split below,
+        so it is checked before any child is built."""
         L, D = self.arch.n_levels, len(p.dims)
+        c = level - 1
+        lv = self.arch.levels[c] if 0 <= c < L - 1 else None
+        check = lv is not None and lv.capacity_words is not None
+        if check:
+            sp_below = np.prod((nodes.sx * nodes.sy)[:, :c + 1, :], axis=1)        # (n, D)
+        below = p.temporal_ok[:level].any(axis=0)
         parts = []
         # group nodes by what is left, so each distinct remainder is expanded once
         code = _row_codes(nodes.remaining, p.sizes)
@@ -450,47 +462,44 @@ class _Search:
             left = rem[None, :] // vec
             # what is left must have a temporal slot below (level 1: the innermost level
             # takes the rest)
-            below = p.temporal_ok[:level].any(axis=0)
             ok = ((left == 1) | below[None, :]).all(axis=1)
             vec, left = vec[ok], left[ok]
             if not len(vec):
                 continue
-            a = np.repeat(members, len(vec))
-            b = np.tile(np.arange(len(vec)), len(members))
-            T = nodes.T[a].copy()
-            T[:, level, :] = vec[b]
-            if level == 1:
-                T[:, 0, :] = left[b]
-                rem_new = np.ones_like(left[b])
+            if check:
+                ext = (left[None, :, :] * sp_below[members][:, None, :]).reshape(-1, D).astype(float)
+                kc = np.repeat(nodes.keep[members, c, :], len(vec), axis=0)
+                fit = _fits_level(lv, kc, _bounding_words(self.layer, ext))
+                a_i, b_i = np.divmod(np.flatnonzero(fit), len(vec))
+                a = members[a_i]
             else:
-                rem_new = left[b]
+                a = np.repeat(members, len(vec))
+                b_i = np.tile(np.arange(len(vec)), len(members))
+            if not len(a):
+                continue
+            T = nodes.T[a]
+            T[:, level, :] = vec[b_i]
+            if level == 1:
+                T[:, 0, :] = left[b_i]
+                rem_new = np.ones_like(left[b_i])
+            else:
+                rem_new = left[b_i]
             parts.append(_Nodes(nodes.sx[a], nodes.sy[a], T, rem_new, nodes.keep[a]))
         if not parts:
             return _Nodes.empty(L, D)
-        out = _Nodes.concat(parts)
-        ok = self._tiles_fit(p, out, level - 1) & self._min_tiles_fit(p, out, level - 1)
-        return out.take(np.flatnonzero(ok))
+        return _Nodes.concat(parts)
 
     # ---------------------------------------------------------------- capacity
-    def _fits(self, nodes: _Nodes, level: int, words: np.ndarray) -> np.ndarray:
-        return _fits_level(self.arch.levels[level], nodes.keep[:, level, :], words)
-
-    def _tiles_fit(self, p: _Problem, nodes: _Nodes, upto: int) -> np.ndarray:
-        """The tiles of levels ``>= upto`` (known) fit."""
-        ok = np.ones(len(nodes), dtype=bool)
-        ext = nodes.extents(p.sizes)                      # (n, L, D) tile extents
-        for li in range(max(upto, 0), self.arch.n_levels - 1):
-            ok &= self._fits(nodes, li, _bounding_words(self.layer, ext[:, li, :]))
-        return ok
-
-    def _min_tiles_fit(self, p: _Problem, nodes: _Nodes, upto: int) -> np.ndarray:
-        """The smallest tiles the levels below ``upto`` can still get (their spatial
-        factors alone, with decided temporal factors) fit."""
-        ok = np.ones(len(nodes), dtype=bool)
-        sp = nodes.sx * nodes.sy
-        for li in range(0, min(upto, self.arch.n_levels - 1)):
-            ext = np.prod(sp[:, :li + 1, :], axis=1)
-            ok &= self._fits(nodes, li, _bounding_words(self.layer, ext))
+    def _min_tiles_fit(self, sp: np.ndarray, keeps: np.ndarray) -> np.ndarray:
+        """``(k, n)``: with bypass choice ``keeps[k]``, the smallest tiles the on-chip
+        levels can get under spatial factors ``sp[n]`` (``(n, L, D)``; those factors
+        alone, every temporal factor 1) fit. A root failing it has no legal completion;
+        its descendants keep its spatial factors, so none of theirs needs the check."""
+        ok = np.ones((len(keeps), len(sp)), dtype=bool)
+        for li in range(self.arch.n_levels - 1):
+            words = _bounding_words(self.layer, np.prod(sp[:, :li + 1, :], axis=1))    # (n, 3)
+            for r, kc in enumerate(keeps[:, li, :]):
+                ok[r] &= _fits_level(self.arch.levels[li], kc[None, :], words)
         return ok
 
     # ---------------------------------------------------------------- bounds
@@ -515,6 +524,14 @@ class _Search:
         def bound(rows: np.ndarray, stationary: int | None, tiles: np.ndarray | None) -> np.ndarray:
             sub = batch if len(rows) == len(batch) else batch.take(rows)
             irr_rows = None if tiles is None else tiles[rows]
+            if len(levels) == 1 and len(opts[0]) == 1:
+                order = sub.order.copy()
+                order[:, levels[0], :] = opts[0][0]
+                sub = MappingBatch(sub.dims, sub.temporal, sub.spatial_x, sub.spatial_y, order, sub.keep)
+                r = self.cost.lower_bound(self.layer, self.arch, sub, known, stationary=stationary,
+                                          irrelevant_tile=irr_rows)
+                self.evaluated += len(rows)
+                return objective_of(self.objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)
             if len(opts[0]) > 1:
                 # the least over the classes of the decided levels in one pass of the model
                 value, _ = self.cost.least_lower_bound(self.layer, self.arch, sub, known, levels,
