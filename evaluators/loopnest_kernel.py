@@ -556,6 +556,8 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     span_ws = np.empty((L, D))
     idx_ws = np.empty(D, dtype=np.int64)
     bwl = np.empty(L)
+    grp = np.empty((3, L))                          # per operand and level: distinct child tiles x parents
+    uu = np.empty(L)                                # per level: the output's first touches
     lel = np.empty(L)
     eff = np.empty((max(alt.shape[0], 1), D), dtype=np.int64)
     eff_ok = np.zeros((max(alt_levels.shape[0], 1), max(alt.shape[0], 1)), dtype=np.bool_)
@@ -711,6 +713,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         best_k = 0
         energy_best = 0.0
         latency_best = 0.0
+        cached = False
         for ko in range(n_opt):
             if n_alt > 0:
                 rest = ko
@@ -760,36 +763,40 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                         # loop js that moves one of them outwards, overlap_j = 0; inside js
                         # only two-dimension (sliding) axes can overlap partially.
                         w = words[t, c]
-                        js = -1
-                        for j in range(nab):
-                            if sgl[t, slot_dim[j]]:
-                                js = j
-                        outer = 0.0
-                        for j in range(js + 1):
-                            outer += ntr[j]
-                        F = w + w * outer
-                        if has_two[t] and js < nab - 1:
-                            # loops inside js: the one-dimension axes keep their extent;
-                            # sh[d]: minus the span of d's loops inside j (they wrap to 0),
-                            # plus step_j while j itself is d's
-                            acc = 0.0
-                            for j in range(nab - 1, js, -1):
-                                dj = slot_dim[j]
-                                stepj = slot_step[j]
-                                sh[dj] += stepj
-                                ov = 1.0
-                                for k in range(axes_i[t, 0]):
-                                    d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
-                                    if d2 == D:
-                                        ov *= ext[t, k, c]
-                                    else:
-                                        o = ext[t, k, c] - abs(0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2])
-                                        ov *= max(o, 0.0)
-                                acc = (w - ov) * ntr[j] + acc
-                                sh[dj] -= stepj + slot_span[j]
-                            for j in range(js + 1, nab):
-                                sh[slot_dim[j]] = 0.0
-                            F = F + acc
+                        # the bound uses the model's fill only for a single-dimension
+                        # operand whose tile is known (bound_fill): skip it otherwise
+                        F = 0.0
+                        if live is None or (c >= b and single_r[t]):
+                            js = -1
+                            for j in range(nab):
+                                if sgl[t, slot_dim[j]]:
+                                    js = j
+                            outer = 0.0
+                            for j in range(js + 1):
+                                outer += ntr[j]
+                            F = w + w * outer
+                            if has_two[t] and js < nab - 1:
+                                # loops inside js: the one-dimension axes keep their extent;
+                                # sh[d]: minus the span of d's loops inside j (they wrap to 0),
+                                # plus step_j while j itself is d's
+                                acc = 0.0
+                                for j in range(nab - 1, js, -1):
+                                    dj = slot_dim[j]
+                                    stepj = slot_step[j]
+                                    sh[dj] += stepj
+                                    ov = 1.0
+                                    for k in range(axes_i[t, 0]):
+                                        d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                                        if d2 == D:
+                                            ov *= ext[t, k, c]
+                                        else:
+                                            o = ext[t, k, c] - abs(0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2])
+                                            ov *= max(o, 0.0)
+                                    acc = (w - ov) * ntr[j] + acc
+                                    sh[dj] -= stepj + slot_span[j]
+                                for j in range(js + 1, nab):
+                                    sh[slot_dim[j]] = 0.0
+                                F = F + acc
                         if live is not None:
                             F = bound_fill(t, c, b, F, w, single_r[t], bdim_r[t], n_ax[t], ax_d[t], ax_cf[t], bits,
                                            n_above, slot_dim, slot_lvl, ntr, Tf, SPf, E, steps, lv_f[c, _CAP + t],
@@ -803,37 +810,46 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                     # distinct child tiles among one parent's children (spatial loops of
                     # levels c < q <= p): the product of the one-dimension axes' spatial
                     # factors; per two-dimension axis, the two-progression count
-                    nd = prodS[t, c1]
-                    for q in range(c1 + 1, p + 1):
-                        nd = nd * prodS[t, q]
-                    if has_two[t]:
-                        for k in range(axes_i[t, 0]):
-                            d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
-                            if d2 == D:
-                                continue
-                            m1 = SPf[c1, d1]
-                            m2 = SPf[c1, d2]
-                            for q in range(c1 + 1, p + 1):
-                                m1 *= SPf[q, d1]
-                                m2 *= SPf[q, d2]
-                            if m1 > 1 and m2 > 1:
-                                nd = nd * _two_axis(c, p, row, d1, d2, axes_f[t, k], axes_f[t, A + k],
-                                                    m1, m2, SX, SY, SPf, Eb)
-                            else:
-                                nd = nd * m1 * m2
-                    groups = nd * inst[p]
+                    # (order-independent: computed for a row's first order, then reused)
+                    if cached:
+                        groups = grp[t, c1]
+                    else:
+                        nd = prodS[t, c1]
+                        for q in range(c1 + 1, p + 1):
+                            nd = nd * prodS[t, q]
+                        if has_two[t]:
+                            for k in range(axes_i[t, 0]):
+                                d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                                if d2 == D:
+                                    continue
+                                m1 = SPf[c1, d1]
+                                m2 = SPf[c1, d2]
+                                for q in range(c1 + 1, p + 1):
+                                    m1 *= SPf[q, d1]
+                                    m2 *= SPf[q, d2]
+                                if m1 > 1 and m2 > 1:
+                                    nd = nd * _two_axis(c, p, row, d1, d2, axes_f[t, k], axes_f[t, A + k],
+                                                        m1, m2, SX, SY, SPf, Eb)
+                                else:
+                                    nd = nd * m1 * m2
+                        groups = nd * inst[p]
+                        grp[t, c1] = groups
                     child_total = F * inst_c
                     if t == 2:
                         # words already holding a partial sum are fetched back; U counts the
                         # first touches (per output dimension, the extent at c times the
                         # temporal factors above c)
-                        U = 1.0
-                        for d in range(D):
-                            if dims_i[2, d] != 0:
-                                u = E[c, d] if c1 > 0 else 1.0
-                                for lv in range(c1, L):
-                                    u *= Tf[lv, d]
-                                U = U * u
+                        if cached:
+                            U = uu[c1]
+                        else:
+                            U = 1.0
+                            for d in range(D):
+                                if dims_i[2, d] != 0:
+                                    u = E[c, d] if c1 > 0 else 1.0
+                                    for lv in range(c1, L):
+                                        u *= Tf[lv, d]
+                                    U = U * u
+                            uu[c1] = U
                         refill = (F - U) * groups
                         Wr[p, 2] += F * groups
                         R[p, 2] += refill
@@ -853,6 +869,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                     else:
                         deliv[t, c1] = deliveries
                         dact[t, c1] = True
+            cached = True
             # ---- lower bound: NoC deliveries summed operand by operand as the numpy model
             # does (the bound's fills need not be integers, so the order of the sums matters;
             # the model's own counts are integers, summed above as they come)
