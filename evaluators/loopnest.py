@@ -784,12 +784,12 @@ _OBJECTIVE_CODE = {"energy": 0, "latency": 1, "edp": 2}
 
 def _evaluate_kernel(layer: Layer, arch: ArchSpec, batch: MappingBatch, consts: LayerConstants | None,
                      known: int | None = None, stationary: int | None = None,
-                     irrelevant_tile: Any = None, least: Any = None) -> LoopNestResult:
+                     irrelevant_tile: Any = None, least: Any = None, lean: bool = False) -> LoopNestResult | None:
     """:func:`evaluate_batch` through the compiled kernel; with ``known``, the lower bound
     of :meth:`LoopNestCost.lower_bound` (the kernel's copy of :func:`_bound_hook`).
     ``least``: ``(levels, candidates, objective, best, choice)`` for
-    :meth:`LoopNestCost.least_lower_bound` (the kernel fills ``best`` and ``choice``; the
-    result's figures are those of each row's chosen candidate)."""
+    :meth:`LoopNestCost.least_lower_bound` (the kernel fills ``best`` and ``choice`` and
+    no other figure: the result is ``None``)."""
     if not kernel_available():
         raise ImportError("the compiled loop-nest kernel is not available: numba cannot be imported, or "
                           "COEXPLORE_LOOPNEST_KERNEL=0 is set")
@@ -798,7 +798,7 @@ def _evaluate_kernel(layer: Layer, arch: ArchSpec, batch: MappingBatch, consts: 
     B = T.shape[0]
     if T.ndim != 3 or T.shape[1:] != (pk.L, pk.D):
         raise ValueError(f"batch of shape {T.shape}: expected (B, {pk.L}, {pk.D}) for {layer.name!r} on {arch.name!r}")
-    out = np.empty((pk.n_fields, B))
+    out = np.empty((pk.n_fields, 0 if lean else B))          # lean: the kernel writes no figure
     valid = np.empty(B, dtype=bool)
     bound = known is not None
     b = int(known) - 1 if bound else -1
@@ -813,6 +813,8 @@ def _evaluate_kernel(layer: Layer, arch: ArchSpec, batch: MappingBatch, consts: 
           (least[1], np.asarray(least[0], dtype=np.int64), _OBJECTIVE_CODE[least[2]], 0.0, least[3], least[4])))
     if bad:
         raise ValueError("a fold cannot use more rows/cols than the array has")
+    if lean:
+        return None
     L = pk.L
 
     def field_(name: str) -> Any:
@@ -1124,7 +1126,7 @@ class LoopNestCost:
                           irrelevant_tile: Any = None, kernel: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Per row, the least ``objective`` of :meth:`lower_bound` over every combination
         of one candidate loop order (``candidates``, ``(K, D)``, outermost first) per
-        decided level of ``levels`` (the batch's own orders of those levels are ignored;
+        level of ``levels`` (usually the decided ones; the batch's own orders of those levels are ignored;
         the other levels keep theirs), and the index of the combination that attains it
         (the first of equal ones in :func:`itertools.product` order; mixed radix ``K``,
         the first level most significant). Equals taking ``lower_bound`` once per
@@ -1142,8 +1144,8 @@ class LoopNestCost:
             raise ValueError(f"candidates must be (K >= 1, {D}) permutations of 0..{D - 1}, got shape {cand.shape}")
         if int(known) > L:
             raise ValueError(f"known={known} levels, the architecture has {L}")
-        if not lv or len(set(lv)) != len(lv) or not all(max(int(known), 0) <= x < L for x in lv):
-            raise ValueError(f"levels must be distinct decided levels (>= known={known}, < {L}), got {levels!r}")
+        if not lv or len(set(lv)) != len(lv) or not all(0 <= x < L for x in lv):
+            raise ValueError(f"levels must be distinct levels of the architecture (0..{L - 1}), got {levels!r}")
         irr = None if irrelevant_tile is None else np.asarray(irrelevant_tile, dtype=float)
         if irr is not None and irr.shape != (len(batch), len(OPERANDS)):
             raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3), got {irr.shape}")
@@ -1153,7 +1155,7 @@ class LoopNestCost:
             best = np.empty(len(batch))
             choice = np.empty(len(batch), dtype=np.int64)
             _evaluate_kernel(layer, arch, batch, None, int(known), stationary, irr,
-                             (lv, cand, objective, best, choice))
+                             (lv, cand, objective, best, choice), lean=True)
             return best, choice
         best = np.full(len(batch), np.inf)
         choice = np.zeros(len(batch), dtype=np.int64)

@@ -904,7 +904,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
             best_k = ko
             energy_best = energy
             latency_best = latency
-            for li in range(L):
+            for li in range(L if n_alt == 0 else 0):       # least mode returns the value only
                 out[o_R + 3 * li, row] = R[li, 0]
                 out[o_R + 3 * li + 1, row] = R[li, 1]
                 out[o_R + 3 * li + 2, row] = R[li, 2]
@@ -940,6 +940,8 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
             if tot > lv_f[li, _CAPSH]:
                 ok = False
         valid[row] = ok
+        if n_alt > 0:
+            continue
         out[o_s, row] = energy
         out[o_s + 1, row] = latency
         out[o_s + 2, row] = compute

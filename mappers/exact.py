@@ -516,36 +516,22 @@ class _Search:
         else:
             opts = [canon] * len(levels)
         T = nodes.placed(p)
-        batch = MappingBatch(p.dims, T, nodes.sx, nodes.sy, np.tile(np.arange(len(p.dims)), (len(nodes), L, 1)),
-                             nodes.keep)
+        ref = np.tile(np.arange(len(p.dims)), (L, 1))                  # the first class at each decided level
+        for li, o in zip(levels, opts):
+            ref[li] = o[0]
+        order = np.empty((len(nodes), L, len(p.dims)), dtype=np.int64)
+        order[:] = ref
+        batch = MappingBatch(p.dims, T, nodes.sx, nodes.sy, order, nodes.keep)
         c = known - 2
         irr = self._irrelevant_tiles(p, nodes.keep[:, c, :], c) if 0 <= c < L - 1 else None
 
         def bound(rows: np.ndarray, stationary: int | None, tiles: np.ndarray | None) -> np.ndarray:
             sub = batch if len(rows) == len(batch) else batch.take(rows)
             irr_rows = None if tiles is None else tiles[rows]
-            if len(levels) == 1 and len(opts[0]) == 1:
-                order = sub.order.copy()
-                order[:, levels[0], :] = opts[0][0]
-                sub = MappingBatch(sub.dims, sub.temporal, sub.spatial_x, sub.spatial_y, order, sub.keep)
-                r = self.cost.lower_bound(self.layer, self.arch, sub, known, stationary=stationary,
-                                          irrelevant_tile=irr_rows)
-                self.evaluated += len(rows)
-                return objective_of(self.objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)
-            if len(opts[0]) > 1:
-                # the least over the classes of the decided levels in one pass of the model
-                value, _ = self.cost.least_lower_bound(self.layer, self.arch, sub, known, levels,
-                                                       np.stack(opts[0]), self.objective, stationary=stationary,
-                                                       irrelevant_tile=irr_rows)
-                self.evaluated += len(rows) * len(opts[0]) ** len(levels)    # at most: repeats are skipped
-                return value
-
-            def score(b: MappingBatch, sub: np.ndarray) -> Any:
-                return self.cost.lower_bound(self.layer, self.arch, b, known, stationary=stationary,
-                                             irrelevant_tile=None if tiles is None else tiles[rows[sub]])
-
-            value, _, scored = separable_best(score, sub, levels, opts, self.objective, self.chunk)
-            self.evaluated += scored
+            # the least over the classes of the decided levels, in one pass of the model
+            value, _ = self.cost.least_lower_bound(self.layer, self.arch, sub, known, levels, np.stack(opts[0]),
+                                                   self.objective, stationary=stationary, irrelevant_tile=irr_rows)
+            self.evaluated += len(rows) * len(opts[0]) ** len(levels)    # at most: repeats are skipped
             return value
 
         # first without the stationary operand (one pass), then, for the nodes that bound

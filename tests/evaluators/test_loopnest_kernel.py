@@ -301,7 +301,9 @@ def test_least_bound_rejects_bad_arguments():
     D = len(layer.dim_names)
     ident = np.arange(D)[None, :]
     with pytest.raises(ValueError, match="levels"):
-        ln.LOOPNEST.least_lower_bound(layer, arch, batch, 2, [1], ident, "edp")
+        ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [arch.n_levels], ident, "edp")
+    with pytest.raises(ValueError, match="levels"):
+        ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1, 1], ident, "edp")
     with pytest.raises(ValueError, match="permutations"):
         ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1], np.zeros((1, D), int), "edp")
     with pytest.raises(ValueError, match="objective"):
