@@ -69,7 +69,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -77,7 +77,9 @@ import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
 from evaluators.systolic_timing import fold_cycles as systolic_fold_cycles
+from mappers.base import check_objective
 from mappers.mapping import Mapping, MappingBatch
+from mappers.orders import objective_of
 from mappers.workloads import Layer
 
 __all__ = ["ACCOUNTING", "KERNEL_CACHE_SIZE", "LOOPNEST", "Conventions", "FillContext", "LayerArch", "LayerConstants", "LoopNestCost",
@@ -965,6 +967,12 @@ def _kernel_constants(layer: Layer, arch: ArchSpec, consts: LayerConstants | Non
 _NO_IRR = np.zeros((0, 3))
 
 
+def _no_least(D: int) -> tuple[Any, ...]:
+    """The kernel's arguments for scoring each row's own orders."""
+    return (np.zeros((0, D), dtype=np.int64), np.zeros(0, dtype=np.int64), 2, np.zeros(0), np.zeros(0),
+            np.zeros(0, dtype=np.int64))
+
+
 def _live_dims(sizes: np.ndarray, batch: MappingBatch, block: int) -> np.ndarray:
     """``(B, D)``: per row, the dimensions the numpy code keeps in that row's block of
     ``block`` rows (:func:`_evaluate_block` drops the size-1 dimensions no mapping of the
@@ -980,11 +988,17 @@ def _live_dims(sizes: np.ndarray, batch: MappingBatch, block: int) -> np.ndarray
     return live
 
 
+_OBJECTIVE_CODE = {"energy": 0, "latency": 1, "edp": 2}
+
+
 def _evaluate_kernel(layer: Layer, arch: ArchSpec, batch: MappingBatch, consts: LayerConstants | None,
                      known: int | None = None, stationary: int | None = None,
-                     irrelevant_tile: Any = None) -> LoopNestResult:
+                     irrelevant_tile: Any = None, least: Any = None, lean: bool = False) -> LoopNestResult | None:
     """:func:`evaluate_batch` through the compiled kernel; with ``known``, the lower bound
-    of :meth:`LoopNestCost.lower_bound` (the kernel's copy of :func:`_bound_hook`)."""
+    of :meth:`LoopNestCost.lower_bound` (the kernel's copy of :func:`_bound_hook`).
+    ``least``: ``(levels, candidates, objective, best, choice)`` for
+    :meth:`LoopNestCost.least_lower_bound` (the kernel fills ``best`` and ``choice`` and
+    no other figure: the result is ``None``)."""
     if not kernel_available():
         raise ImportError("the compiled loop-nest kernel is not available: numba cannot be imported, or "
                           "COEXPLORE_LOOPNEST_KERNEL=0 is set")
@@ -993,7 +1007,7 @@ def _evaluate_kernel(layer: Layer, arch: ArchSpec, batch: MappingBatch, consts: 
     B = T.shape[0]
     if T.ndim != 3 or T.shape[1:] != (pk.L, pk.D):
         raise ValueError(f"batch of shape {T.shape}: expected (B, {pk.L}, {pk.D}) for {layer.name!r} on {arch.name!r}")
-    out = np.empty((pk.n_fields, B))
+    out = np.empty((pk.n_fields, 0 if lean else B))          # lean: the kernel writes no figure
     valid = np.empty(B, dtype=bool)
     bound = known is not None
     b = int(known) - 1 if bound else -1
@@ -1003,9 +1017,15 @@ def _evaluate_kernel(layer: Layer, arch: ArchSpec, batch: MappingBatch, consts: 
         T, np.ascontiguousarray(batch.spatial_x, dtype=np.int64),
         np.ascontiguousarray(batch.spatial_y, dtype=np.int64), np.ascontiguousarray(batch.order, dtype=np.int64),
         np.ascontiguousarray(batch.keep, dtype=np.bool_), pk.axes_i, pk.axes_f, pk.dims_i, pk.lv_i,
-        pk.lv_f, pk.sc, out, valid, b, -1 if stationary is None else int(stationary), irr, live)
+        pk.lv_f, pk.sc, out, valid, b, -1 if stationary is None else int(stationary), irr, live,
+        *(_no_least(pk.D) if least is None else
+          (least[1], np.asarray(least[0], dtype=np.int64), _OBJECTIVE_CODE[least[2]],
+           np.array([lv.leakage_pj_per_cycle * lv.instances for lv in arch.levels], dtype=float),
+           least[3], least[4])))
     if bad:
         raise ValueError("a fold cannot use more rows/cols than the array has")
+    if lean:
+        return None
     L = pk.L
 
     def field_(name: str) -> Any:
@@ -1352,6 +1372,58 @@ class LoopNestCost:
                                 fills=_bound_hook(known, arch, stationary, irr[i:i + block]))
                  for i in range(0, len(batch), block)]
         return parts[0] if len(parts) == 1 else _concat(parts)
+
+
+    def least_lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int,
+                          levels: Sequence[int], candidates: Any, objective: str, *, stationary: int | None = None,
+                          irrelevant_tile: Any = None, kernel: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, the least ``objective`` of :meth:`lower_bound` over every combination
+        of one candidate loop order (``candidates``, ``(K, D)``, outermost first) per
+        level of ``levels`` (usually the decided ones; the batch's own orders of those levels are ignored;
+        the other levels keep theirs), and the index of the combination that attains it
+        (the first of equal ones in :func:`itertools.product` order; mixed radix ``K``,
+        the first level most significant). Equals taking ``lower_bound`` once per
+        combination and the least objective (:func:`mappers.orders.objective_of`), bit
+        for bit; the compiled kernel does it in one pass that shares everything but the
+        fills between the combinations, and skips a combination in which a level's
+        candidate orders that level's loops of factor > 1 as an earlier candidate does
+        (it scores the same)."""
+        check_objective(objective)
+        cand = np.ascontiguousarray(np.asarray(candidates, dtype=np.int64))
+        lv = [int(x) for x in levels]
+        L, D = arch.n_levels, len(batch.dims)
+        if cand.ndim != 2 or cand.shape[1] != D or not len(cand) or \
+                any(sorted(c.tolist()) != list(range(D)) for c in cand):
+            raise ValueError(f"candidates must be (K >= 1, {D}) permutations of 0..{D - 1}, got shape {cand.shape}")
+        if int(known) > L:
+            raise ValueError(f"known={known} levels, the architecture has {L}")
+        if not lv or len(set(lv)) != len(lv) or not all(0 <= x < L for x in lv):
+            raise ValueError(f"levels must be distinct levels of the architecture (0..{L - 1}), got {levels!r}")
+        irr = None if irrelevant_tile is None else np.asarray(irrelevant_tile, dtype=float)
+        if irr is not None and irr.shape != (len(batch), len(OPERANDS)):
+            raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3), got {irr.shape}")
+        if kernel is None:
+            kernel = kernel_available()
+        if kernel:
+            best = np.empty(len(batch))
+            choice = np.empty(len(batch), dtype=np.int64)
+            _evaluate_kernel(layer, arch, batch, None, int(known), stationary, irr,
+                             (lv, cand, objective, best, choice), lean=True)
+            return best, choice
+        best = np.full(len(batch), np.inf)
+        choice = np.zeros(len(batch), dtype=np.int64)
+        for k, combo in enumerate(itertools.product(range(len(cand)), repeat=len(lv))):
+            order = batch.order.copy()
+            for li, ci in zip(lv, combo):
+                order[:, li, :] = cand[ci]
+            r = self.lower_bound(layer, arch, MappingBatch(batch.dims, batch.temporal, batch.spatial_x,
+                                                           batch.spatial_y, order, batch.keep), known,
+                                 stationary=stationary, irrelevant_tile=irr, kernel=False)
+            v = objective_of(objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)
+            better = v < best
+            best[better] = v[better]
+            choice[better] = k
+        return best, choice
 
 
 LOOPNEST = LoopNestCost()

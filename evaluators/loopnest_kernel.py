@@ -235,7 +235,7 @@ def _two_axis(c: int, p: int, row: int, d1: int, d2: int, cf1: float, cf2: float
     return float(i1 * i2 - max(0, i1 - a2 // g) * max(0, i2 - a1 // g))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _multiplier(bdim: Any, level: int, n_above: Any, slot_dim: Any, ntr: Any) -> float:
     """``FillContext.multiplier(dims, level)``: ``1 + sum n_trans_j`` over the loops above
     ``level`` that are over ``dims`` (``bdim[d]``) or enclose such a loop (every kept
@@ -252,10 +252,11 @@ def _multiplier(bdim: Any, level: int, n_above: Any, slot_dim: Any, ntr: Any) ->
     return 1.0 + acc
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: Any, n_ax: Any,
                ax_d: Any, ax_cf: Any, bits: Any, n_above: Any, slot_dim: Any, slot_lvl: Any, ntr: Any,
-               Tf: Any, SPf: Any, E: Any, steps: Any, cap: float, stationary: int, irr: float) -> float:
+               Tf: Any, SPf: Any, E: Any, steps: Any, cap: float, stationary: int, irr: float,
+               ws: Any, span: Any, idx: Any) -> float:
     """The lower bound's fill count of operand ``t`` at level ``c`` when the tiles of the
     levels ``>= b = known - 1`` are decided: the numpy
     ``fills`` hook :func:`evaluators.loopnest._bound_hook` for one mapping, rule for rule
@@ -268,7 +269,12 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
     numpy model drops are left out); ``bits[d]``: the operands ``d`` is irrelevant to
     (bit ``t``); ``cap``: ``c``'s capacity for the operand; ``stationary``: the stationary
     operand or -1; ``irr``: the irrelevant-tile bound, or -1 for none. Every quantity but
-    ``spread`` is an integer below 2**53, exact in float64 in any order of the sums."""
+    ``spread`` is an integer below 2**53, exact in float64 in any order of the sums.
+
+    ``ws`` (float ``(9, max(L, D, axes))``), ``span`` (float ``(L, D)``) and ``idx`` (int
+    ``(D,)``) are scratch space the caller allocates once per batch: the function is
+    called per row, operand and level, and allocating its work arrays on every call
+    cost more than the arithmetic."""
     L, D = Tf.shape
     if c >= b:
         if single:
@@ -279,14 +285,15 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
         for j in range(n_above[c]):
             if bdim[slot_dim[j]]:
                 last = j
-        mv = np.zeros(L)
+        mv = ws[0]
+        for li in range(L):
+            mv[li] = 0.0
         for j in range(last + 1):
             mv[slot_lvl[j]] += ntr[j]
-        span = np.empty((L, D))
         for li in range(L):
             for d in range(D):
                 span[li, d] = (Tf[li, d] - 1) * steps[li, d]
-        ext = np.empty(n_ax)
+        ext = ws[1]
         for k in range(n_ax):
             e = 0.0
             for m in range(2):
@@ -294,11 +301,11 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
                 if d >= 0:
                     e += ax_cf[k, m] * (E[c, d] - 1)
             ext[k] = 1 + e
-        low = np.zeros(D)
-        best = np.empty(n_ax)
-        forced = np.empty((n_ax, 2))
-        floors = np.zeros(D)
-        idx = np.empty(D, dtype=np.int64)
+        low = ws[2]
+        best = ws[3]
+        forced0 = ws[4]
+        forced1 = ws[5]
+        floors = ws[6]
         total = 0.0
         above = 1.0
         for lvl in range(L - 1, c, -1):
@@ -324,8 +331,8 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
                             else:
                                 oth1 = m
                     bk = 0.0
-                    forced[k, 0] = 0.0
-                    forced[k, 1] = 0.0
+                    forced0[k] = 0.0
+                    forced1[k] = 0.0
                     for sub in range(4):
                         if (sub & 1 and oth0 < 0) or (sub & 2 and oth1 < 0):
                             continue
@@ -340,9 +347,15 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
                         g_ov = max(0.0, ext[k] - abs(moved))
                         bk = max(bk, g_ov)
                         if sub & 1:
-                            forced[k, oth0] = max(forced[k, oth0], g_ov)
+                            if oth0 == 0:
+                                forced0[k] = max(forced0[k], g_ov)
+                            else:
+                                forced1[k] = max(forced1[k], g_ov)
                         if sub & 2:
-                            forced[k, oth1] = max(forced[k, oth1], g_ov)
+                            if oth1 == 0:
+                                forced0[k] = max(forced0[k], g_ov)
+                            else:
+                                forced1[k] = max(forced1[k], g_ov)
                     best[k] = bk
                     free *= bk
                 allowed_j = (bits[j] & ~inner_bits) == 0
@@ -358,7 +371,7 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
                     if gi < 0:
                         v = free
                     else:
-                        v = forced[gi, gm]
+                        v = forced0[gi] if gm == 0 else forced1[gi]
                         rest = 1.0
                         for k in range(n_ax):
                             if k != gi:
@@ -387,14 +400,14 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
             total += max(w * mv[lvl], sliding)
         return w + total
     # tile of c unknown: distinct words an instance of c touches within b's tile
-    ex = np.empty(D)
-    whole = np.empty(D, dtype=np.bool_)
+    ex = ws[7]
+    whole = ws[8]                                   # 1.0: the dimension takes a contiguous range
     for d in range(D):
         sb = 1.0
         for q in range(c + 1, b + 1):
             sb *= SPf[q, d]
         ex[d] = E[b, d] / sb
-        whole[d] = sb == 1
+        whole[d] = 1.0 if sb == 1 else 0.0
     inner = 1.0
     for k in range(n_ax):
         d1, d2 = ax_d[k, 0], ax_d[k, 1]
@@ -404,12 +417,12 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
         a, bb = ax_cf[k, 0], ax_cf[k, 1]
         x1, x2 = ex[d1], ex[d2]
         words = (x1 + x2) - 1
-        if whole[d1] and whole[d2]:
+        if whole[d1] != 0 and whole[d2] != 0:
             g = _gcd(np.int64(a), np.int64(bb))
             words = max(words, x1 * x2 - max(0.0, x1 - bb // g) * max(0.0, x2 - a // g))
-        if bb == 1 and whole[d2]:
+        if bb == 1 and whole[d2] != 0:
             words = max(words, x2 + (x1 - 1) * min(a, x2))
-        if a == 1 and whole[d1]:
+        if a == 1 and whole[d1] != 0:
             words = max(words, x1 + (x2 - 1) * min(bb, x1))
         inner = inner * words
     mult = _multiplier(bdim, b, n_above, slot_dim, ntr)
@@ -437,10 +450,32 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
 
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _level_slots(li: int, seq: Any, start: int, prefix: float, Tf: Any, Eb: Any, SPf: Any, slot_dim: Any,
+                 slot_lvl: Any, slot_step: Any, slot_span: Any, ntr: Any) -> None:
+    """Write the loops of level ``li`` that move (factor > 1) in the order ``seq``
+    (outermost first) into the slot arrays from position ``start``, ``prefix`` the
+    product of the factors above the level (the slot layout of :func:`evaluate_rows`)."""
+    ns = start
+    for r in range(seq.shape[0]):
+        d = seq[r]
+        f = Tf[li, d]
+        if f > 1:                                   # only loops that move have a slot
+            step = Eb[li, d] * SPf[li, d]
+            slot_dim[ns] = d
+            slot_lvl[ns] = li
+            slot_step[ns] = step
+            slot_span[ns] = (f - 1) * step
+            ntr[ns] = prefix * (f - 1)
+            ns += 1
+        prefix *= f
+
+
 @njit(cache=True, nogil=True)
 def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                   axes_f: Any, dims_i: Any, lv_i: Any, lv_f: Any, sc: Any, out: Any, valid: Any,
-                  b: int, stationary: int, irr: Any, live: Any) -> int:
+                  b: int, stationary: int, irr: Any, live: Any, alt: Any, alt_levels: Any, objective: int,
+                  leak_rates: Any, best: Any, choice: Any) -> int:
     """Score every mapping of a batch (``T``, ``SX``, ``SY``, ``order`` int64 ``(B, L, D)``,
     ``keep`` bool ``(B, L, 3)``) into ``out`` ``(n_fields, B)`` (see :func:`columns`) and
     ``valid`` ``(B,)``; the other arrays are a :class:`Packed`'s. ``live`` ``None``: the
@@ -448,10 +483,24 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     ``b = known - 1``, the ``stationary`` operand (-1: none), ``irr`` the ``(B, 3)``
     irrelevant-tile table (``(0, 3)``: none) and ``live`` ``(B, D)`` the dimensions the
     numpy model keeps in each row's block. ``live`` is ``None`` or not by type, so numba
-    compiles the two modes apart and the scoring code carries no bound code. Returns the
-    number of
-    mappings whose spatial factors at a systolic array's PE level exceed its rows or
-    columns (the numpy model raises on those)."""
+    compiles the two modes apart and the scoring code carries no bound code.
+
+    ``alt_levels`` (int64 ``(n,)``, empty: score each row's own orders) and ``alt``
+    (``(K, D)`` candidate orders): score every combination of one candidate per listed
+    level (the row's orders elsewhere) and keep, per row, the one of least ``objective``
+    (0 energy, 1 latency, 2 EDP; the energy plus each level's ``leak_rates`` x latency), its value
+    in ``best`` and its index (mixed radix ``K``, the first level most significant) in
+    ``choice``; ``out`` then holds that combination's figures
+    (:meth:`evaluators.loopnest.LoopNestCost.least_lower_bound`).
+
+    Returns the number of mappings whose spatial factors at a systolic array's PE level
+    exceed its rows or columns (the numpy model raises on those).
+
+    Note: numba's ``inline="always"`` (:func:`bound_fill`, :func:`_multiplier`,
+    :func:`_level_slots`) shares local names between the inlined function and this one:
+    a caller variable named like one of the callee's locals may hold the callee's value
+    after the call (a loop index here named ``k`` did). Names live across an inlined
+    call must not be used in the callees; the kernel-vs-numpy tests catch a clash."""
     B, L, D = T.shape
     A = (axes_i.shape[1] - 1) // 2
     mac_e, n_macs, layer_macs = sc[0], sc[1], sc[2]
@@ -503,6 +552,21 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     steps = np.empty((L, D))
     slot_lvl = np.empty(S, dtype=np.int64)
     has_irr = irr.shape[0] > 0
+    ws = np.empty((9, max(L, D, A, 1)))              # bound_fill's scratch space
+    span_ws = np.empty((L, D))
+    idx_ws = np.empty(D, dtype=np.int64)
+    bwl = np.empty(L)
+    has_leak = False
+    for li in range(leak_rates.shape[0]):
+        if leak_rates[li] != 0:
+            has_leak = True
+    grp = np.empty((3, L))                          # per operand and level: distinct child tiles x parents
+    uu = np.empty(L)                                # per level: the output's first touches
+    lel = np.empty(L)
+    eff = np.empty((max(alt.shape[0], 1), D), dtype=np.int64)
+    eff_ok = np.zeros((max(alt_levels.shape[0], 1), max(alt.shape[0], 1)), dtype=np.bool_)
+    pre_alt = np.empty(max(alt_levels.shape[0], 1))
+    digit = np.zeros(max(alt_levels.shape[0], 1), dtype=np.int64)
     bad_folds = 0
     for row in range(B):
         # ---- extents e_d(l) and e_d(l - 1), spatial products, active instances
@@ -601,169 +665,6 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                 if keep[row, lo, t]:
                     nxt = lo
                 par[lo, t] = nxt if nxt >= 0 else lo
-        for li in range(L):
-            noc[li] = 0.0
-            for t in range(3):
-                R[li, t] = 0.0
-                Wr[li, t] = 0.0
-                if live is not None:
-                    dact[t, li] = False
-        # ---- fills, parents' reads, multicast, reductions: level c = c1 - 1 from -1
-        # (the MACs) to L - 2
-        for c1 in range(L):
-            c = c1 - 1
-            if c1 == 0:
-                for t in range(3):
-                    act[t] = True
-                    Fc[t] = iters                      # a MAC stores nothing
-                inst_c = inst_mac
-            else:
-                n_act = 0
-                for t in range(3):
-                    act[t] = lv_i[c, _HOLDS + t] != 0 and keep[row, c, t]
-                    n_act += 1 if act[t] else 0
-                if n_act == 0:
-                    continue
-                inst_c = inst[c]
-                nab = n_above[c]
-                for t in range(3):
-                    if not act[t]:
-                        continue
-                    # F = w + sum_j n_trans_j (w - overlap_j) over the loops j above c.
-                    # The offset of a dimension shifts by at least its extent at c when
-                    # it moves (a loop of it, or one inside j wrapping): a one-dimension
-                    # axis then shares nothing with the old tile. So from the innermost
-                    # loop js that moves one of them outwards, overlap_j = 0; inside js
-                    # only two-dimension (sliding) axes can overlap partially.
-                    w = words[t, c]
-                    js = -1
-                    for j in range(nab):
-                        if sgl[t, slot_dim[j]]:
-                            js = j
-                    outer = 0.0
-                    for j in range(js + 1):
-                        outer += ntr[j]
-                    F = w + w * outer
-                    if has_two[t] and js < nab - 1:
-                        # loops inside js: the one-dimension axes keep their extent;
-                        # sh[d]: minus the span of d's loops inside j (they wrap to 0),
-                        # plus step_j while j itself is d's
-                        acc = 0.0
-                        for j in range(nab - 1, js, -1):
-                            dj = slot_dim[j]
-                            stepj = slot_step[j]
-                            sh[dj] += stepj
-                            ov = 1.0
-                            for k in range(axes_i[t, 0]):
-                                d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
-                                if d2 == D:
-                                    ov *= ext[t, k, c]
-                                else:
-                                    o = ext[t, k, c] - abs(0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2])
-                                    ov *= max(o, 0.0)
-                            acc = (w - ov) * ntr[j] + acc
-                            sh[dj] -= stepj + slot_span[j]
-                        for j in range(js + 1, nab):
-                            sh[slot_dim[j]] = 0.0
-                        F = F + acc
-                    if live is not None:
-                        F = bound_fill(t, c, b, F, w, single_r[t], bdim_r[t], n_ax[t], ax_d[t], ax_cf[t], bits,
-                                       n_above, slot_dim, slot_lvl, ntr, Tf, SPf, E, steps, lv_f[c, _CAP + t],
-                                       stationary, irr[row, t] if has_irr else -1.0)
-                    Fc[t] = F
-            for t in range(3):
-                if not act[t]:
-                    continue
-                F = Fc[t]
-                p = par[c1, t]
-                # distinct child tiles among one parent's children (spatial loops of
-                # levels c < q <= p): the product of the one-dimension axes' spatial
-                # factors; per two-dimension axis, the two-progression count
-                nd = prodS[t, c1]
-                for q in range(c1 + 1, p + 1):
-                    nd = nd * prodS[t, q]
-                if has_two[t]:
-                    for k in range(axes_i[t, 0]):
-                        d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
-                        if d2 == D:
-                            continue
-                        m1 = SPf[c1, d1]
-                        m2 = SPf[c1, d2]
-                        for q in range(c1 + 1, p + 1):
-                            m1 *= SPf[q, d1]
-                            m2 *= SPf[q, d2]
-                        if m1 > 1 and m2 > 1:
-                            nd = nd * _two_axis(c, p, row, d1, d2, axes_f[t, k], axes_f[t, A + k],
-                                                m1, m2, SX, SY, SPf, Eb)
-                        else:
-                            nd = nd * m1 * m2
-                groups = nd * inst[p]
-                child_total = F * inst_c
-                if t == 2:
-                    # words already holding a partial sum are fetched back; U counts the
-                    # first touches (per output dimension, the extent at c times the
-                    # temporal factors above c)
-                    U = 1.0
-                    for d in range(D):
-                        if dims_i[2, d] != 0:
-                            u = E[c, d] if c1 > 0 else 1.0
-                            for lv in range(c1, L):
-                                u *= Tf[lv, d]
-                            U = U * u
-                    refill = (F - U) * groups
-                    Wr[p, 2] += F * groups
-                    R[p, 2] += refill
-                    if c1 > 0:
-                        R[c, 2] += child_total             # evictions
-                        Wr[c, 2] += refill
-                    deliveries = child_total + refill
-                else:
-                    R[p, t] += F * (groups if lv_i[c1, 7 + p] != 0 else inst_c)
-                    if c1 > 0:
-                        Wr[c, t] += child_total
-                    deliveries = child_total
-                if live is None:
-                    for q in range(c1, p + 1):
-                        if lv_i[q, _FAN] != 0:
-                            noc[q] += deliveries
-                else:
-                    deliv[t, c1] = deliveries
-                    dact[t, c1] = True
-        # ---- lower bound: NoC deliveries summed operand by operand as the numpy model
-        # does (the bound's fills need not be integers, so the order of the sums matters;
-        # the model's own counts are integers, summed above as they come)
-        for t in range(3 if live is not None else 0):
-            for c1 in range(L):
-                if dact[t, c1]:
-                    for q in range(c1, par[c1, t] + 1):
-                        if lv_i[q, _FAN] != 0:
-                            noc[q] += deliv[t, c1]
-        # ---- energy, bandwidth cycles (sums in the numpy model's order)
-        energy = 0.0
-        bw_max = 0.0
-        for li in range(L):
-            r0, r1, r2 = R[li, 0], R[li, 1], R[li, 2]
-            w0, w1, w2 = Wr[li, 0], Wr[li, 1], Wr[li, 2]
-            le = (((r0 * lv_f[li, _ER] + w0 * lv_f[li, _EW]) + (r1 * lv_f[li, _ER + 1] + w1 * lv_f[li, _EW + 1]))
-                  + (r2 * lv_f[li, _ER + 2] + w2 * lv_f[li, _EW + 2])) + noc[li] * lv_f[li, _ENOC]
-            energy = le if li == 0 else energy + le
-            bw = (((r0 + w0) + (r1 + w1)) + (r2 + w2)) / max(inst[li], 1.0) / lv_f[li, _BW]
-            if li == 0 or bw > bw_max:
-                bw_max = bw
-            out[o_R + 3 * li, row] = r0
-            out[o_R + 3 * li + 1, row] = r1
-            out[o_R + 3 * li + 2, row] = r2
-            out[o_W + 3 * li, row] = w0
-            out[o_W + 3 * li + 1, row] = w1
-            out[o_W + 3 * li + 2, row] = w2
-            out[o_TW + 3 * li, row] = words[0, li]
-            out[o_TW + 3 * li + 1, row] = words[1, li]
-            out[o_TW + 3 * li + 2, row] = words[2, li]
-            out[o_noc + li, row] = noc[li]
-            out[o_bw + li, row] = bw
-            out[o_le + li, row] = le
-        macs_exec = iters * inst_mac
-        energy = energy + macs_exec * mac_e
         # ---- compute cycles (systolic: folds x SCALE-Sim's cycles per fold)
         compute = iters
         if df != _DF_NONE:
@@ -781,7 +682,256 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
             else:
                 per_fold = 2 * arr_rows + arr_cols + stream - 2
             compute = folds * per_fold
-        latency = max(compute, bw_max)
+        # ---- the loop orders scored: the row's own, or each combination of one candidate
+        # order ``alt[k]`` per level of ``alt_levels`` (the first level's candidate the
+        # most significant digit of the combination's index), keeping the one of least
+        # objective; every figure above is order-independent. A candidate that moves a
+        # level's loops of factor > 1 in the same order as an earlier one scores the same
+        # at that level: combinations with it are skipped.
+        n_alt = alt_levels.shape[0]
+        K = alt.shape[0]
+        n_opt = 1
+        for a in range(n_alt):
+            lvl_a = alt_levels[a]
+            pre_alt[a] = 1.0                            # the factors above the level
+            for li in range(L - 1, lvl_a, -1):
+                for d in range(D):
+                    pre_alt[a] *= Tf[li, d]
+            for ko in range(K):
+                m = 0
+                for r in range(D):
+                    if Tf[lvl_a, alt[ko, r]] > 1:
+                        eff[ko, m] = alt[ko, r]
+                        m += 1
+                dup = False
+                for q in range(ko):
+                    if not dup and eff_ok[a, q]:
+                        same = True
+                        for r in range(m):
+                            if eff[q, r] != eff[ko, r]:
+                                same = False
+                        dup = same
+                eff_ok[a, ko] = not dup
+            n_opt *= K
+        best_v = np.inf
+        best_k = 0
+        energy_best = 0.0
+        latency_best = 0.0
+        cached = False
+        for ko in range(n_opt):
+            if n_alt > 0:
+                rest = ko
+                skip = False
+                for a in range(n_alt - 1, -1, -1):
+                    digit[a] = rest % K
+                    rest //= K
+                    if not eff_ok[a, digit[a]]:
+                        skip = True
+                if skip:
+                    continue
+                for a in range(n_alt):
+                    _level_slots(alt_levels[a], alt[digit[a]], n_above[alt_levels[a]], pre_alt[a], Tf, Eb, SPf,
+                                 slot_dim, slot_lvl, slot_step, slot_span, ntr)
+            for li in range(L):
+                noc[li] = 0.0
+                for t in range(3):
+                    R[li, t] = 0.0
+                    Wr[li, t] = 0.0
+                    if live is not None:
+                        dact[t, li] = False
+            # ---- fills, parents' reads, multicast, reductions: level c = c1 - 1 from -1
+            # (the MACs) to L - 2
+            for c1 in range(L):
+                c = c1 - 1
+                if c1 == 0:
+                    for t in range(3):
+                        act[t] = True
+                        Fc[t] = iters                      # a MAC stores nothing
+                    inst_c = inst_mac
+                else:
+                    n_act = 0
+                    for t in range(3):
+                        act[t] = lv_i[c, _HOLDS + t] != 0 and keep[row, c, t]
+                        n_act += 1 if act[t] else 0
+                    if n_act == 0:
+                        continue
+                    inst_c = inst[c]
+                    nab = n_above[c]
+                    for t in range(3):
+                        if not act[t]:
+                            continue
+                        # F = w + sum_j n_trans_j (w - overlap_j) over the loops j above c.
+                        # The offset of a dimension shifts by at least its extent at c when
+                        # it moves (a loop of it, or one inside j wrapping): a one-dimension
+                        # axis then shares nothing with the old tile. So from the innermost
+                        # loop js that moves one of them outwards, overlap_j = 0; inside js
+                        # only two-dimension (sliding) axes can overlap partially.
+                        w = words[t, c]
+                        # the bound uses the model's fill only for a single-dimension
+                        # operand whose tile is known (bound_fill): skip it otherwise
+                        F = 0.0
+                        if live is None or (c >= b and single_r[t]):
+                            js = -1
+                            for j in range(nab):
+                                if sgl[t, slot_dim[j]]:
+                                    js = j
+                            outer = 0.0
+                            for j in range(js + 1):
+                                outer += ntr[j]
+                            F = w + w * outer
+                            if has_two[t] and js < nab - 1:
+                                # loops inside js: the one-dimension axes keep their extent;
+                                # sh[d]: minus the span of d's loops inside j (they wrap to 0),
+                                # plus step_j while j itself is d's
+                                acc = 0.0
+                                for j in range(nab - 1, js, -1):
+                                    dj = slot_dim[j]
+                                    stepj = slot_step[j]
+                                    sh[dj] += stepj
+                                    ov = 1.0
+                                    for k in range(axes_i[t, 0]):
+                                        d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                                        if d2 == D:
+                                            ov *= ext[t, k, c]
+                                        else:
+                                            o = ext[t, k, c] - abs(0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2])
+                                            ov *= max(o, 0.0)
+                                    acc = (w - ov) * ntr[j] + acc
+                                    sh[dj] -= stepj + slot_span[j]
+                                for j in range(js + 1, nab):
+                                    sh[slot_dim[j]] = 0.0
+                                F = F + acc
+                        if live is not None:
+                            F = bound_fill(t, c, b, F, w, single_r[t], bdim_r[t], n_ax[t], ax_d[t], ax_cf[t], bits,
+                                           n_above, slot_dim, slot_lvl, ntr, Tf, SPf, E, steps, lv_f[c, _CAP + t],
+                                           stationary, irr[row, t] if has_irr else -1.0, ws, span_ws, idx_ws)
+                        Fc[t] = F
+                for t in range(3):
+                    if not act[t]:
+                        continue
+                    F = Fc[t]
+                    p = par[c1, t]
+                    # distinct child tiles among one parent's children (spatial loops of
+                    # levels c < q <= p): the product of the one-dimension axes' spatial
+                    # factors; per two-dimension axis, the two-progression count
+                    # (order-independent: computed for a row's first order, then reused)
+                    if cached:
+                        groups = grp[t, c1]
+                    else:
+                        nd = prodS[t, c1]
+                        for q in range(c1 + 1, p + 1):
+                            nd = nd * prodS[t, q]
+                        if has_two[t]:
+                            for k in range(axes_i[t, 0]):
+                                d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                                if d2 == D:
+                                    continue
+                                m1 = SPf[c1, d1]
+                                m2 = SPf[c1, d2]
+                                for q in range(c1 + 1, p + 1):
+                                    m1 *= SPf[q, d1]
+                                    m2 *= SPf[q, d2]
+                                if m1 > 1 and m2 > 1:
+                                    nd = nd * _two_axis(c, p, row, d1, d2, axes_f[t, k], axes_f[t, A + k],
+                                                        m1, m2, SX, SY, SPf, Eb)
+                                else:
+                                    nd = nd * m1 * m2
+                        groups = nd * inst[p]
+                        grp[t, c1] = groups
+                    child_total = F * inst_c
+                    if t == 2:
+                        # words already holding a partial sum are fetched back; U counts the
+                        # first touches (per output dimension, the extent at c times the
+                        # temporal factors above c)
+                        if cached:
+                            U = uu[c1]
+                        else:
+                            U = 1.0
+                            for d in range(D):
+                                if dims_i[2, d] != 0:
+                                    u = E[c, d] if c1 > 0 else 1.0
+                                    for lv in range(c1, L):
+                                        u *= Tf[lv, d]
+                                    U = U * u
+                            uu[c1] = U
+                        refill = (F - U) * groups
+                        Wr[p, 2] += F * groups
+                        R[p, 2] += refill
+                        if c1 > 0:
+                            R[c, 2] += child_total             # evictions
+                            Wr[c, 2] += refill
+                        deliveries = child_total + refill
+                    else:
+                        R[p, t] += F * (groups if lv_i[c1, 7 + p] != 0 else inst_c)
+                        if c1 > 0:
+                            Wr[c, t] += child_total
+                        deliveries = child_total
+                    if live is None:
+                        for q in range(c1, p + 1):
+                            if lv_i[q, _FAN] != 0:
+                                noc[q] += deliveries
+                    else:
+                        deliv[t, c1] = deliveries
+                        dact[t, c1] = True
+            cached = True
+            # ---- lower bound: NoC deliveries summed operand by operand as the numpy model
+            # does (the bound's fills need not be integers, so the order of the sums matters;
+            # the model's own counts are integers, summed above as they come)
+            for t in range(3 if live is not None else 0):
+                for c1 in range(L):
+                    if dact[t, c1]:
+                        for q in range(c1, par[c1, t] + 1):
+                            if lv_i[q, _FAN] != 0:
+                                noc[q] += deliv[t, c1]
+            # ---- energy, bandwidth cycles (sums in the numpy model's order)
+            energy = 0.0
+            bw_max = 0.0
+            for li in range(L):
+                r0, r1, r2 = R[li, 0], R[li, 1], R[li, 2]
+                w0, w1, w2 = Wr[li, 0], Wr[li, 1], Wr[li, 2]
+                le = (((r0 * lv_f[li, _ER] + w0 * lv_f[li, _EW]) + (r1 * lv_f[li, _ER + 1] + w1 * lv_f[li, _EW + 1]))
+                      + (r2 * lv_f[li, _ER + 2] + w2 * lv_f[li, _EW + 2])) + noc[li] * lv_f[li, _ENOC]
+                energy = le if li == 0 else energy + le
+                bw = (((r0 + w0) + (r1 + w1)) + (r2 + w2)) / max(inst[li], 1.0) / lv_f[li, _BW]
+                if li == 0 or bw > bw_max:
+                    bw_max = bw
+                bwl[li] = bw
+                lel[li] = le
+            macs_exec = iters * inst_mac
+            energy = energy + macs_exec * mac_e
+            latency = max(compute, bw_max)
+            total = energy
+            if has_leak:                               # as evaluators.loopnest._add_leakage sums it
+                static = 0.0
+                for li in range(L):
+                    static = leak_rates[li] * latency if li == 0 else static + leak_rates[li] * latency
+                total = energy + static
+            v = total if objective == 0 else (latency if objective == 1 else total * latency)
+            if ko > 0 and not v < best_v:
+                continue
+            best_v = v
+            best_k = ko
+            energy_best = energy
+            latency_best = latency
+            for li in range(L if n_alt == 0 else 0):       # least mode returns the value only
+                out[o_R + 3 * li, row] = R[li, 0]
+                out[o_R + 3 * li + 1, row] = R[li, 1]
+                out[o_R + 3 * li + 2, row] = R[li, 2]
+                out[o_W + 3 * li, row] = Wr[li, 0]
+                out[o_W + 3 * li + 1, row] = Wr[li, 1]
+                out[o_W + 3 * li + 2, row] = Wr[li, 2]
+                out[o_TW + 3 * li, row] = words[0, li]
+                out[o_TW + 3 * li + 1, row] = words[1, li]
+                out[o_TW + 3 * li + 2, row] = words[2, li]
+                out[o_noc + li, row] = noc[li]
+                out[o_bw + li, row] = bwl[li]
+                out[o_le + li, row] = lel[li]
+        if n_alt > 0:
+            choice[row] = best_k
+            best[row] = best_v
+        energy = energy_best
+        latency = latency_best
+        macs_exec = iters * inst_mac
         # ---- validity: coverage, fanouts, capacities
         ok = True
         for d in range(D):
@@ -799,6 +949,8 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
             if tot > lv_f[li, _CAPSH]:
                 ok = False
         valid[row] = ok
+        if n_alt > 0:
+            continue
         out[o_s, row] = energy
         out[o_s + 1, row] = latency
         out[o_s + 2, row] = compute

@@ -84,13 +84,22 @@ class BoundedCost(Protocol):
     * ``lower_bound(layer, arch, batch, known)``: figures (``energy_pj``,
       ``compute_cycles``, ``bandwidth_cycles``) that no completion of each partial mapping
       beats; the temporal factors of levels ``< known`` and their orders are free.
+      Keyword options may tighten it (the loop-nest model's ``stationary`` and
+      ``irrelevant_tile``).
+    * ``least_lower_bound(layer, arch, batch, known, levels, candidates, objective,
+      **options)``: per row, the least objective of that bound over every combination of
+      one candidate order per level of ``levels`` (decided levels), and the combination's
+      index (:meth:`evaluators.loopnest.LoopNestCost.least_lower_bound`).
     """
 
     separable_orders: bool
 
     def __call__(self, layer: Layer, arch: ArchSpec, batch: MappingBatch) -> BatchCost: ...
 
-    def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int) -> Any: ...
+    def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, **options: Any) -> Any: ...
+
+    def least_lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, levels: Any,
+                          candidates: Any, objective: str, **options: Any) -> tuple[Any, Any]: ...
 
 
 @runtime_checkable

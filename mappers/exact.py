@@ -197,6 +197,14 @@ def _spatial_assignments(p: _Problem) -> tuple[np.ndarray, np.ndarray]:
     return sx, sy
 
 
+def _row_codes(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """One int64 per row of ``values`` (``(n, D)``, ``1 <= values[:, j] <= sizes[j]``),
+    equal exactly for equal rows (mixed radix; the sizes' product is far below 2**63 for
+    any layer a mapper can search)."""
+    radix = np.concatenate([[1], np.cumprod(sizes[:-1] + 1)]).astype(np.int64)
+    return values @ radix
+
+
 def _space_size(p: _Problem) -> int:
     """Factorizations of every dimension over its allowed slots (fanouts and capacities
     not yet applied, loop orders not counted): the tilings this bypass choice spans."""
@@ -331,7 +339,7 @@ class _Search:
         self.keeps = _keep_choices(layer, arch, bypass)
         self.n_keep = len(self.keeps)
         self.space_size = 0
-        self._tile_tables: dict[str, np.ndarray | None] = {}
+        self._tile_tables: dict[str, Any] = {}
 
     # ---------------------------------------------------------------- driver
     @property
@@ -368,15 +376,14 @@ class _Search:
         # the roots: every bypass choice x every spatial assignment, every temporal factor
         # still free; all bounded together and explored best bound first, so the most
         # promising bypass choices set the bar for the others
-        k = len(self.keeps)
-        n = len(sx)
-        keep = np.repeat(np.stack(self.keeps), n, axis=0)
-        sx, sy = np.tile(sx, (k, 1, 1)), np.tile(sy, (k, 1, 1))
-        remaining = p.sizes[None, :] // (sx.prod(axis=1) * sy.prod(axis=1))
-        nodes = _Nodes(sx, sy, np.ones((n * k, L, D), dtype=np.int64), remaining, keep)
-        nodes = nodes.take(np.flatnonzero(self._min_tiles_fit(p, nodes, L)))
-        if not len(nodes):
+        keeps = np.stack(self.keeps)
+        fit = self._min_tiles_fit(sx * sy, keeps)                     # (bypass choices, assignments)
+        ki, si = np.nonzero(fit)
+        if not len(ki):
             return
+        sx, sy = sx[si], sy[si]
+        remaining = p.sizes[None, :] // (sx.prod(axis=1) * sy.prod(axis=1))
+        nodes = _Nodes(sx, sy, np.ones((len(si), L, D), dtype=np.int64), remaining, keeps[ki])
         lb = self._bound(p, nodes, L)
         self.root_bounds = [float(np.min(lb))]
         self._descend(p, nodes, lb, L - 1)
@@ -414,11 +421,10 @@ class _Search:
             # most 64), so nodes are expanded in order of bound across batches
             limit = min(self.bar, heap[0][0] if heap else math.inf)
             n_take = min(max(int(np.searchsorted(bounds, limit, side="right")), 1), 64)
-            take = np.arange(n_take)
-            if len(bounds) > n_take:
-                rest = np.arange(n_take, len(bounds))
+            if len(bounds) > n_take:                     # the rest goes back as views, not copies
+                rest = slice(n_take, None)
                 heapq.heappush(heap, (float(bounds[n_take]), next(counter), lvl, ns.take(rest), bounds[rest]))
-            children = self._children(p, ns.take(take), lvl)
+            children = self._children(p, ns.take(slice(0, n_take)), lvl)
             self.nodes += len(children)
             if not len(children):
                 continue
@@ -430,60 +436,72 @@ class _Search:
     # ---------------------------------------------------------------- branching
     def _children(self, p: _Problem, nodes: _Nodes, level: int) -> _Nodes:
         """Every choice of ``level``'s temporal factors (divisors of what is left, allowed
-        slots only); at level 1 the innermost level takes the rest."""
+        slots only) whose tile at ``level - 1`` fits; at level 1 the innermost level
+        takes the rest.
+
+        Only that tile is new: the tiles above it depend on factors the parent had
+        decided (checked when it was made), and the smallest tiles below it on the
+        spatial factors alone (checked at the root). It is the child's whole remainder
+        times the spatial factors at and below ``level - 1``, whatever the split below,
+        so it is checked before any child is built."""
         L, D = self.arch.n_levels, len(p.dims)
+        c = level - 1
+        lv = self.arch.levels[c] if 0 <= c < L - 1 else None
+        check = lv is not None and lv.capacity_words is not None
+        if check:
+            sp_below = np.prod((nodes.sx * nodes.sy)[:, :c + 1, :], axis=1)        # (n, D)
+        below = p.temporal_ok[:level].any(axis=0)
         parts = []
         # group nodes by what is left, so each distinct remainder is expanded once
-        keys, inverse = np.unique(nodes.remaining, axis=0, return_inverse=True)
+        code = _row_codes(nodes.remaining, p.sizes)
+        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
-        for k, rem in enumerate(keys):
-            members = np.flatnonzero(inverse == k)
+        groups = np.split(np.argsort(inverse, kind="stable"), np.cumsum(np.bincount(inverse))[:-1])
+        for k, members in enumerate(groups):
+            rem = nodes.remaining[first[k]]
             choices = [divisors(int(rem[j])) if p.temporal_ok[level, j] else [1] for j in range(D)]
             vec = _vectors(choices)
             left = rem[None, :] // vec
             # what is left must have a temporal slot below (level 1: the innermost level
             # takes the rest)
-            below = p.temporal_ok[:level].any(axis=0)
             ok = ((left == 1) | below[None, :]).all(axis=1)
             vec, left = vec[ok], left[ok]
             if not len(vec):
                 continue
-            a = np.repeat(members, len(vec))
-            b = np.tile(np.arange(len(vec)), len(members))
-            T = nodes.T[a].copy()
-            T[:, level, :] = vec[b]
-            if level == 1:
-                T[:, 0, :] = left[b]
-                rem_new = np.ones_like(left[b])
+            if check:
+                ext = (left[None, :, :] * sp_below[members][:, None, :]).reshape(-1, D).astype(float)
+                kc = np.repeat(nodes.keep[members, c, :], len(vec), axis=0)
+                fit = _fits_level(lv, kc, _bounding_words(self.layer, ext))
+                a_i, b_i = np.divmod(np.flatnonzero(fit), len(vec))
+                a = members[a_i]
             else:
-                rem_new = left[b]
+                a = np.repeat(members, len(vec))
+                b_i = np.tile(np.arange(len(vec)), len(members))
+            if not len(a):
+                continue
+            T = nodes.T[a]
+            T[:, level, :] = vec[b_i]
+            if level == 1:
+                T[:, 0, :] = left[b_i]
+                rem_new = np.ones_like(left[b_i])
+            else:
+                rem_new = left[b_i]
             parts.append(_Nodes(nodes.sx[a], nodes.sy[a], T, rem_new, nodes.keep[a]))
         if not parts:
             return _Nodes.empty(L, D)
-        out = _Nodes.concat(parts)
-        ok = self._tiles_fit(p, out, level - 1) & self._min_tiles_fit(p, out, level - 1)
-        return out.take(np.flatnonzero(ok))
+        return _Nodes.concat(parts)
 
     # ---------------------------------------------------------------- capacity
-    def _fits(self, nodes: _Nodes, level: int, words: np.ndarray) -> np.ndarray:
-        return _fits_level(self.arch.levels[level], nodes.keep[:, level, :], words)
-
-    def _tiles_fit(self, p: _Problem, nodes: _Nodes, upto: int) -> np.ndarray:
-        """The tiles of levels ``>= upto`` (known) fit."""
-        ok = np.ones(len(nodes), dtype=bool)
-        ext = nodes.extents(p.sizes)                      # (n, L, D) tile extents
-        for li in range(max(upto, 0), self.arch.n_levels - 1):
-            ok &= self._fits(nodes, li, _bounding_words(self.layer, ext[:, li, :]))
-        return ok
-
-    def _min_tiles_fit(self, p: _Problem, nodes: _Nodes, upto: int) -> np.ndarray:
-        """The smallest tiles the levels below ``upto`` can still get (their spatial
-        factors alone, with decided temporal factors) fit."""
-        ok = np.ones(len(nodes), dtype=bool)
-        sp = nodes.sx * nodes.sy
-        for li in range(0, min(upto, self.arch.n_levels - 1)):
-            ext = np.prod(sp[:, :li + 1, :], axis=1)
-            ok &= self._fits(nodes, li, _bounding_words(self.layer, ext))
+    def _min_tiles_fit(self, sp: np.ndarray, keeps: np.ndarray) -> np.ndarray:
+        """``(k, n)``: with bypass choice ``keeps[k]``, the smallest tiles the on-chip
+        levels can get under spatial factors ``sp[n]`` (``(n, L, D)``; those factors
+        alone, every temporal factor 1) fit. A root failing it has no legal completion;
+        its descendants keep its spatial factors, so none of theirs needs the check."""
+        ok = np.ones((len(keeps), len(sp)), dtype=bool)
+        for li in range(self.arch.n_levels - 1):
+            words = _bounding_words(self.layer, np.prod(sp[:, :li + 1, :], axis=1))    # (n, 3)
+            for r, kc in enumerate(keeps[:, li, :]):
+                ok[r] &= _fits_level(self.arch.levels[li], kc[None, :], words)
         return ok
 
     # ---------------------------------------------------------------- bounds
@@ -500,18 +518,22 @@ class _Search:
         else:
             opts = [canon] * len(levels)
         T = nodes.placed(p)
-        batch = MappingBatch(p.dims, T, nodes.sx, nodes.sy, np.tile(np.arange(len(p.dims)), (len(nodes), L, 1)),
-                             nodes.keep)
+        ref = np.tile(np.arange(len(p.dims)), (L, 1))                  # the first class at each decided level
+        for li, o in zip(levels, opts):
+            ref[li] = o[0]
+        order = np.empty((len(nodes), L, len(p.dims)), dtype=np.int64)
+        order[:] = ref
+        batch = MappingBatch(p.dims, T, nodes.sx, nodes.sy, order, nodes.keep)
         c = known - 2
         irr = self._irrelevant_tiles(p, nodes.keep[:, c, :], c) if 0 <= c < L - 1 else None
 
         def bound(rows: np.ndarray, stationary: int | None, tiles: np.ndarray | None) -> np.ndarray:
-            def score(b: MappingBatch, sub: np.ndarray) -> Any:
-                return self.cost.lower_bound(self.layer, self.arch, b, known, stationary=stationary,
-                                             irrelevant_tile=None if tiles is None else tiles[rows[sub]])
-
-            value, _, scored = separable_best(score, batch.take(rows), levels, opts, self.objective, self.chunk)
-            self.evaluated += scored
+            sub = batch if len(rows) == len(batch) else batch.take(rows)
+            irr_rows = None if tiles is None else tiles[rows]
+            # the least over the classes of the decided levels, in one pass of the model
+            value, _ = self.cost.least_lower_bound(self.layer, self.arch, sub, known, levels, np.stack(opts[0]),
+                                                   self.objective, stationary=stationary, irrelevant_tile=irr_rows)
+            self.evaluated += len(rows) * len(opts[0]) ** len(levels)    # at most: repeats are skipped
             return value
 
         # first without the stationary operand (one pass), then, for the nodes that bound
@@ -525,10 +547,22 @@ class _Search:
         return best
 
     def _irrelevant_tiles(self, p: _Problem, keep_c: np.ndarray, c: int) -> np.ndarray | None:
-        """:func:`irrelevant_tile_table` with the tile shapes listed once per search."""
+        """:func:`irrelevant_tile_table`, each (level, kept operands) row computed once per
+        search (there are at most 8 kept-operand rows per level)."""
         if "tiles" not in self._tile_tables:
             self._tile_tables["tiles"] = tile_shapes(self.layer)
-        return irrelevant_tile_table(self.layer, self.arch, c, keep_c, self._tile_tables["tiles"])
+        tiles = self._tile_tables["tiles"]
+        if tiles is None:
+            return None
+        code = keep_c.astype(np.int64) @ np.array([1, 2, 4])
+        out = np.empty((len(keep_c), 3))
+        for u in np.unique(code):
+            key = f"{c}:{u}"
+            if key not in self._tile_tables:
+                row = keep_c[np.flatnonzero(code == u)[0]][None, :]
+                self._tile_tables[key] = irrelevant_tile_table(self.layer, self.arch, c, row, tiles)[0]
+            out[code == u] = self._tile_tables[key]
+        return out
 
     # ---------------------------------------------------------------- leaves
     def _leaves(self, p: _Problem, leaves: _Nodes) -> None:
@@ -600,7 +634,7 @@ class _Nodes:
     def __len__(self) -> int:
         return len(self.T)
 
-    def take(self, idx: np.ndarray) -> _Nodes:
+    def take(self, idx: np.ndarray | slice) -> _Nodes:
         return _Nodes(self.sx[idx], self.sy[idx], self.T[idx], self.remaining[idx], self.keep[idx])
 
     @classmethod

@@ -242,6 +242,7 @@ class MappingBatch:
         return Mapping(tuple(facs(self.temporal)), tuple(facs(self.spatial_x)), tuple(facs(self.spatial_y)),
                        tuple(order), tuple(bypass))
 
-    def take(self, idx: np.ndarray) -> MappingBatch:
+    def take(self, idx: np.ndarray | slice) -> MappingBatch:
+        """The rows ``idx`` (an index array: copies; a slice: views)."""
         return MappingBatch(self.dims, self.temporal[idx], self.spatial_x[idx], self.spatial_y[idx],
                             self.order[idx], self.keep[idx])

@@ -35,6 +35,7 @@ that another beats in both stays exact, and bounds stay bounds.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -194,8 +195,8 @@ def _run(score: Score, batch: MappingBatch, chunk: int,
     rows = np.arange(n) if rows is None else rows
     e, c, bw, leak = np.empty(n), np.empty(n), np.empty((n, L)), np.zeros(n)
     for lo in range(0, n, chunk):
-        sl = np.arange(lo, min(lo + chunk, n))
-        r = score(batch.take(sl), rows[sl])
+        sl = slice(lo, min(lo + chunk, n))                 # views, not copies
+        r = score(batch if n <= chunk else batch.take(sl), rows[sl])
         e[lo:lo + chunk] = np.asarray(r.energy_pj, dtype=float)
         c[lo:lo + chunk] = np.asarray(r.compute_cycles, dtype=float)
         bw[lo:lo + chunk] = np.asarray(r.bandwidth_cycles, dtype=float)
@@ -306,9 +307,48 @@ def best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingBatch, ob
     return _permutations(score, batch, levels, objective, chunk)
 
 
+def _front(vec: np.ndarray) -> np.ndarray:
+    """:func:`pareto_mask` of ``vec`` (``(g, m, k)``), computed on fewer vectors: equal
+    vectors but the first, and vectors that one of a few probes (the least in each
+    coordinate and in their sum) dominates, are not on the front; only the rest are
+    compared pairwise (padded per set with +inf vectors, which nothing finite fails to
+    dominate)."""
+    g, m, k = vec.shape
+    x = np.round(vec, 6)
+    gi = np.repeat(np.arange(g), m)
+    flat = x.reshape(g * m, k)
+    order = np.lexsort((*(flat[:, j] for j in range(k - 1, -1, -1)), gi))
+    srt = flat[order]
+    same = np.zeros(g * m, dtype=bool)
+    same[1:] = (srt[1:] == srt[:-1]).all(axis=1) & (gi[order][1:] == gi[order][:-1])
+    keep = np.empty(g * m, dtype=bool)
+    keep[order] = ~same                                    # lexsort is stable: the first stays
+    keep = keep.reshape(g, m)
+    probes = np.concatenate([np.argmin(x, axis=1), np.argmin(x.sum(axis=2), axis=1)[:, None]], axis=1)
+    P = np.take_along_axis(x, probes[:, :, None], axis=1)                      # (g, p, k)
+    le = (P[:, :, None, :] <= x[:, None, :, :]).all(axis=-1)
+    lt = (P[:, :, None, :] < x[:, None, :, :]).any(axis=-1)
+    keep &= ~(le & lt).any(axis=1)
+    cnt = keep.sum(axis=1)
+    S = int(cnt.max())
+    idx = np.argsort(~keep, axis=1, kind="stable")[:, :S]                      # the kept, in order
+    sub = np.take_along_axis(x, idx[:, :, None], axis=1)
+    pad = np.arange(S)[None, :] >= cnt[:, None]
+    sub[pad] = np.inf
+    front = pareto_mask(sub) & ~pad
+    out = np.zeros((g, m), dtype=bool)
+    np.put_along_axis(out, idx, front, axis=1)
+    return out
+
+
 def _permutations(score: Score, batch: MappingBatch, levels: list[int], objective: str,
                   chunk: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """:func:`best_orders` with every permutation of each level's loops of extent > 1."""
+    """:func:`best_orders` with every permutation of each level's loops of extent > 1.
+
+    Each level's permutations are scored with the other levels at a reference order;
+    per row, the level's terms on the front (:func:`_front`) are kept, padded to the
+    batch's largest front with +inf terms, and every combination of one term per level is
+    scored at once (the first best in :func:`itertools.product` order wins)."""
     n, L, D = batch.temporal.shape
     ref = np.tile(np.arange(D), (n, L, 1))
 
@@ -318,7 +358,7 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
 
     e0, compute, bw0, leak = _run(score, with_order(np.arange(n), ref), chunk)
     evaluated = n
-    terms: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in range(n)]
+    fronts = []                        # per level: terms (n, M) energy, (n, M, L) bandwidth, (n, M, D) orders
     for li in levels:
         moving = batch.temporal[:, li, :] > 1                               # (n, D)
         patterns, inverse = np.unique(moving, axis=0, return_inverse=True)
@@ -337,24 +377,50 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
         evaluated += len(rl)
         vec_all = np.concatenate([(energy - e0[rl])[:, None], bw - bw0[rl]], axis=1)
         start = 0
+        kept = []
         for members, level_orders in groups:
             g, m = len(members), len(level_orders)
             vec = vec_all[start:start + g * m].reshape(g, m, L + 1)
             start += g * m
-            front = pareto_mask(vec)
-            for a, i in enumerate(members):
-                sel = np.flatnonzero(front[a])
-                terms[i].append((vec[a, sel, 0], vec[a, sel, 1:], level_orders[sel]))
-    best = np.full(n, np.inf)
+            front = _front(vec)
+            idx = np.argsort(~front, axis=1, kind="stable")[:, :int(front.sum(axis=1).max())]
+            kept.append((members, vec, level_orders, front, idx))
+        M = max(idx.shape[1] for *_, idx in kept)
+        te = np.full((n, M), np.inf)
+        tb = np.full((n, M, L), np.inf)
+        to = np.zeros((n, M, D), dtype=np.int64)
+        for members, vec, level_orders, front, idx in kept:
+            w = idx.shape[1]
+            ok = np.take_along_axis(front, idx, axis=1)
+            sel = np.take_along_axis(vec, idx[:, :, None], axis=1)
+            te[members, :w] = np.where(ok, sel[:, :, 0], np.inf)
+            tb[members, :w] = np.where(ok[:, :, None], sel[:, :, 1:], np.inf)
+            to[members, :w] = level_orders[idx]
+        fronts.append((te, tb, to))
+    # every combination of one term per level, rows in blocks that keep the arrays small
+    sizes = [f[0].shape[1] for f in fronts]
+    combos = math.prod(sizes)
+    best = np.empty(n)
+    pick = np.empty(n, dtype=np.int64)
+    step = max(1, 4_000_000 // max(combos * (L + 1), 1))
+    for lo in range(0, n, step):
+        r = slice(lo, min(lo + step, n))
+        de = np.zeros((r.stop - r.start,) + (1,) * len(fronts))
+        dbw = np.zeros((r.stop - r.start,) + (1,) * len(fronts) + (L,))
+        for k, (te, tb, _) in enumerate(fronts):
+            shape = [1] * len(fronts)
+            shape[k] = sizes[k]
+            de = de + te[r].reshape((-1, *shape))
+            dbw = dbw + tb[r].reshape((-1, *shape, L))
+        e = e0[r].reshape((-1,) + (1,) * len(fronts)) + de
+        b = bw0[r].reshape((-1,) + (1,) * len(fronts) + (L,)) + dbw
+        v = objective_of(objective, e, compute[r].reshape((-1,) + (1,) * len(fronts)), b,
+                         leak[r].reshape((-1,) + (1,) * len(fronts))).reshape(len(e), -1)
+        pick[r] = np.argmin(v, axis=1)
+        best[r] = v[np.arange(len(v)), pick[r]]
     orders = ref.copy()
-    for i in range(n):
-        for combo in itertools.product(*(range(len(t[0])) for t in terms[i])):
-            e = e0[i] + sum(terms[i][k][0][c] for k, c in enumerate(combo))
-            bw = bw0[i] + sum(terms[i][k][1][c] for k, c in enumerate(combo))
-            v = float(objective_of(objective, e, compute[i], bw, leak[i]))
-            if v < best[i]:
-                best[i] = v
-                for k, c in enumerate(combo):
-                    orders[i, levels[k]] = terms[i][k][2][c]
+    digits = np.array(np.unravel_index(pick, sizes)).reshape(len(fronts), n)
+    for k, li in enumerate(levels):
+        orders[:, li] = fronts[k][2][np.arange(n), digits[k]]
     valid = np.asarray(score(with_order(np.arange(n), orders), np.arange(n)).valid, dtype=bool)
     return np.where(valid, best, np.inf), orders, evaluated + n

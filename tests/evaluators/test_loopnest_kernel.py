@@ -262,6 +262,75 @@ def test_bound_equals_numpy_with_binding_capacities_and_the_stationary_operand(c
     assert min(seen.values()) > 0, seen
 
 
+@pytest.mark.parametrize("chunk", range(2))
+def test_least_bound_over_orders_equals_numpy(chunk):
+    """``least_lower_bound`` (the least objective of the bound over combinations of
+    candidate orders of one or two decided levels): the kernel's one pass equals the
+    numpy path (the bound once per combination) bit for bit, values and chosen
+    combination, on small layers x architectures with and without the stationary
+    operand, with and without leakage; and each value is the bound of the combination it
+    names."""
+    from mappers.exhaustive import enumerate_mappings
+    from mappers.orders import OrderStructure, canonical_orders, objective_of
+    from tests.mappers.test_exact import leaky, small_arch, small_layer
+
+    checked = 0
+    for seed in range(15 * chunk, 15 * (chunk + 1)):
+        rng = np.random.default_rng(2300 + seed)
+        layer, arch = small_layer(rng), small_arch(rng)
+        if seed % 2:
+            arch = leaky(arch, rng)
+        try:
+            batch = next(iter(enumerate_mappings(layer, arch, bypass=True, orders=True, max_mappings=50_000)), None)
+        except ValueError:
+            batch = random_mappings(layer, arch, 300, seed=seed, bypass=True)
+        if batch is None:
+            continue
+        batch = batch.take(rng.permutation(len(batch))[:300])
+        canon = np.stack(canonical_orders(OrderStructure.of(layer)))
+        L = arch.n_levels
+        objective = ("edp", "energy", "latency")[seed % 3]
+        for known in range(L):
+            levels = list(range(max(known, 1), L))[-2:]
+            if not levels:
+                continue
+            irr = rng.integers(1, 5, size=(len(batch), 3)).astype(float)
+            for kw in ({}, {"stationary": int(rng.integers(0, 3)), "irrelevant_tile": irr}):
+                kv, kc = ln.LOOPNEST.least_lower_bound(layer, arch, batch, known, levels, canon, objective,
+                                                        kernel=True, **kw)
+                nv, nc = ln.LOOPNEST.least_lower_bound(layer, arch, batch, known, levels, canon, objective,
+                                                        kernel=False, **kw)
+                np.testing.assert_array_equal(kv, nv, err_msg=f"seed {seed} known {known} {kw.keys()}")
+                np.testing.assert_array_equal(kc, nc, err_msg=f"seed {seed} known {known} {kw.keys()}")
+                i = int(rng.integers(len(batch)))
+                order = batch.order[i:i + 1].copy()
+                for li, ci in zip(levels, np.unravel_index(kc[i], [len(canon)] * len(levels))):
+                    order[0, li] = canon[ci]
+                one = batch.take(np.array([i]))
+                r = ln.LOOPNEST.lower_bound(layer, arch, MappingBatch(one.dims, one.temporal, one.spatial_x,
+                                                                      one.spatial_y, order, one.keep), known,
+                                            **({} if not kw else {"stationary": kw["stationary"],
+                                                                  "irrelevant_tile": irr[i:i + 1]}))
+                assert objective_of(objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[0] == kv[i]
+                checked += 1
+    assert checked > 20
+
+
+def test_least_bound_rejects_bad_arguments():
+    layer, arch = LAYERS[0], ARCHS[0]
+    batch = random_mappings(layer, arch, 4, seed=0)
+    D = len(layer.dim_names)
+    ident = np.arange(D)[None, :]
+    with pytest.raises(ValueError, match="levels"):
+        ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [arch.n_levels], ident, "edp")
+    with pytest.raises(ValueError, match="levels"):
+        ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1, 1], ident, "edp")
+    with pytest.raises(ValueError, match="permutations"):
+        ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1], np.zeros((1, D), int), "edp")
+    with pytest.raises(ValueError, match="objective"):
+        ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1], ident, "speed")
+
+
 def test_bound_equals_numpy_across_blocks():
     """Over 16,384 rows the numpy code drops unused size-1 dimensions block by block (a
     size-1 dimension padded to 2 in one block only): the kernel's bound follows."""
