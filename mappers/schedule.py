@@ -53,8 +53,10 @@ Searches (:func:`search_schedule`), at an equal budget of evaluated schedules:
   heuristic, episodes restarting at the best point with probability 0.8; ``qnetwork`` is
   FlexTensor's Q-network walk (:class:`optimizer.qnetwork.QNetwork`), given the
   schedule's features (:meth:`ScheduleProblem.features`: tile sizes, loop order as far
-  as it matters, utilization, padding, buffer occupancy) and its equivalence of schedules
-  (:meth:`ScheduleProblem.state_keys`).
+  as it matters, utilization, padding, buffer occupancy), its equivalence of schedules
+  (:meth:`ScheduleProblem.state_keys`) and, besides the one-parameter moves,
+  FlexTensor's split moves (:meth:`ScheduleProblem.transfers`: one prime factor of a
+  loop's split moved from one level to another, the product kept).
 
 The space's ``repair`` (:meth:`DesignSpace.neighbors <design_space.DesignSpace.neighbors>`)
 shrinks tile factors that no longer fit after a move to another partition, so local
@@ -122,6 +124,18 @@ def tile_candidates(extent: int) -> list[int]:
         e = -(-e // 2)
     vals.add(1)
     return sorted(vals)
+
+
+def _primes(n: int) -> list[int]:
+    """The distinct prime factors of ``n`` (none for 1)."""
+    out, q = [], 2
+    while q * q <= n:
+        if n % q == 0:
+            out.append(q)
+            while n % q == 0:
+                n //= q
+        q += 1
+    return out + ([n] if n > 1 else [])
 
 
 def _perm_rows(col: Any, loops: Sequence[str], dims: Sequence[str]) -> np.ndarray:
@@ -215,6 +229,8 @@ class ScheduleProblem:
                       for d in self.loops}
         self.stream_loops = [d for d in self.loops if self.stream_ok[:, self.dims.index(d)].any()]
         self.space = self._build_space()
+        self._cand_set = {d: set(self.cands[d].tolist()) for d in self.loops}
+        self._transfer_actions: tuple[tuple[str, str, str, str, int], ...] | None = None
 
     # -- the space ----------------------------------------------------------------------
     def _build_space(self) -> DesignSpace:
@@ -493,6 +509,87 @@ class ScheduleProblem:
         f = self.features(points)
         return [row.tobytes() for row in f]
 
+    # -- FlexTensor's split moves ------------------------------------------------------
+    def split_levels(self, d: str) -> tuple[str, ...]:
+        """The levels of loop ``d``'s split, innermost first: ``stream`` (stream loops
+        only), ``acc``, ``sp`` and ``dram`` (the implicit outer loop, ``ceil(extent /
+        inner factors)``)."""
+        return (("stream",) if d in self.stream_loops else ()) + ("acc", "sp", "dram")
+
+    @property
+    def transfer_actions(self) -> tuple[tuple[str, str, str, str, int], ...]:
+        """FlexTensor's split moves as a fixed action list: ``("transfer", d, src, dst, p)``
+        moves the prime factor ``p`` of loop ``d``'s split from level ``src`` to level
+        ``dst`` (:meth:`split_levels`), one action per ordered pair of levels and prime
+        of the loop's tile candidates (see :meth:`transfers`)."""
+        if self._transfer_actions is None:
+            acts = []
+            for d in self.loops:
+                primes = sorted({q for c in self.cands[d].tolist() for q in _primes(int(c))})
+                lv = self.split_levels(d)
+                acts += [("transfer", d, a, b, q) for a in lv for b in lv if a != b for q in primes]
+            self._transfer_actions = tuple(acts)
+        return self._transfer_actions
+
+    def _dram_factor(self, point: Mapping[str, Any], d: str) -> int:
+        pi = self._key_index.get(point["partition"], 0) if len(self.parts) > 1 else 0
+        j = self.dims.index(d)
+        inner = int(self.spatial_x[pi, j] * self.spatial_y[pi, j])
+        for lv in self.split_levels(d)[:-1]:
+            inner *= int(point[f"{lv}_{d}"])
+        return -(-int(self.extent[j]) // inner)
+
+    def transfer(self, point: Mapping[str, Any], action: Sequence[Any]) -> dict[str, Any] | None:
+        """``point`` with the prime factor of ``action`` (``("transfer", d, src, dst, p)``)
+        moved from level ``src`` of loop ``d``'s split to level ``dst``: the source factor
+        is divided by ``p`` and the destination factor multiplied by it, so the product of
+        the two is kept (the DRAM factor is implicit: taking ``p`` from it needs ``p`` to
+        divide it, giving ``p`` to it leaves the outer loop ``p`` times longer). ``None``
+        where ``p`` does not divide the source factor or a new factor is not one of the
+        loop's tile candidates; the result is not checked against the buffers (see
+        :meth:`transfers`)."""
+        _, d, src, dst, q = action
+        new = dict(point)
+        if src == "dram":
+            if self._dram_factor(point, d) % q:
+                return None
+        else:
+            f = int(point[f"{src}_{d}"])
+            if f % q or f // q not in self._cand_set[d]:
+                return None
+            new[f"{src}_{d}"] = f // q
+        if dst != "dram":
+            f = int(point[f"{dst}_{d}"]) * q
+            if f not in self._cand_set[d]:
+                return None
+            new[f"{dst}_{d}"] = f
+        return new
+
+    def transfers(self, point: Mapping[str, Any]) -> list[tuple[tuple[str, str, str, str, int], dict[str, Any]]]:
+        """The legal split moves from ``point``: ``[(action, neighbour)]`` for every action
+        of :attr:`transfer_actions` whose :meth:`transfer` exists and is feasible (its
+        tiles fit the buffers and the partition streams the loop it puts a factor on).
+
+        These are FlexTensor's directions of a split sub-space (``SplitSpace`` in
+        ``flextensor/space.py``, github.com/pku-liang/FlexTensor: a direction ``(i, j)``
+        raises part ``i`` of a loop's split to the next value that divides the product of
+        parts ``i`` and ``j`` and lowers part ``j`` to match). Here a move carries one
+        prime factor, so every product-preserving exchange of one prime between two
+        levels is a move of its own, and the factors stay among the tile candidates. A
+        one-parameter move (:meth:`DesignSpace.neighbors
+        <design_space.DesignSpace.neighbors>`) changes a level's factor alone and lets the
+        DRAM loop absorb the change; it cannot move a factor between two on-chip levels
+        without passing through the schedule in between, which may be worse."""
+        out = []
+        for a in self.transfer_actions:
+            m = self.transfer(point, a)
+            if m is not None:
+                out.append((a, m))
+        if not out:
+            return []
+        ok = self.space.feasible_mask([m for _, m in out])
+        return [(a, self.space.normalize(m)) for (a, m), good in zip(out, ok) if good]
+
     def values(self, points: Sequence[Mapping[str, Any]], objective: str = "latency") -> list[float]:
         """The mapping objective (``latency``, ``energy`` or ``edp``) of each schedule,
         ``inf`` where it is not legal."""
@@ -639,15 +736,25 @@ def ask_tell_schedule(problem: ScheduleProblem, search: str, budget: int, seed: 
     :data:`mappers.registry.SEARCHES`), after the same random warm-up as the heuristic;
     invalid schedules are told as INFEASIBLE. For ``qlearning`` the episodes restart at
     the best point with probability ``restart_best`` (default 0.8), as HASCO runs
-    FlexTensor's Q-learning; ``options`` go to the strategy."""
+    FlexTensor's Q-learning. ``qnetwork`` gets the schedule's features and state keys,
+    FlexTensor's split moves as extra actions (:meth:`ScheduleProblem.transfers`), its
+    re-warm-up cadence (``parallel`` fresh samples about every fifth of the walk's rounds:
+    FlexTensor's ``_q_schedule`` re-warms after each of its five trainings) and
+    ``keep_starts`` (a start stays in the pool until its unseen moves are spent: in
+    FlexTensor a start takes one move in every sub-space per round, here one network
+    chooses one move per round, so a start needs several rounds for as many moves).
+    ``options`` go to the strategy and override these."""
     if factory is None:
         from mappers.registry import search_factory  # the registry lists this module's mapper
 
         factory = search_factory(search)
     if search == "qlearning":
         options = {"restart_best": 0.8, **options}
-    elif search == "qnetwork":  # the schedule's features and its equivalence of schedules
-        options = {"features": problem.features, "state_key": problem.state_keys, **options}
+    elif search == "qnetwork":  # the schedule's features, equivalence of schedules and split moves
+        rounds = max(1, (budget - _warmup(budget, warmup)) // (options.get("parallel", 8) * options.get("moves", 1)))
+        options = {"features": problem.features, "state_key": problem.state_keys,
+                   "extra_actions": problem.transfer_actions, "extra_moves": problem.transfers,
+                   "rewarm_every": -(-rounds // 5), "keep_starts": True, **options}
     metric = "objective"
     opt = factory(problem.space, (Objective(metric, "min"),), seed, **options)
     pts = [dict(p) for p in start][:budget]

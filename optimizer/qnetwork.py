@@ -23,7 +23,13 @@ Actions
     The fixed move list of the space (:func:`optimizer.qlearning.space_actions`: one
     step of an ordered parameter up or down, a categorical's choice ``k``, an adjacent
     swap in a permutation); the legal ones at a state are its feasible neighbours
-    (:meth:`~design_space.DesignSpace.neighbors`).
+    (:meth:`~design_space.DesignSpace.neighbors`). A space may provide moves of its own
+    (``extra_actions``, their labels, appended to the list; ``extra_moves(point) ->
+    [(label, neighbour)]``, the legal ones at a point): a schedule space gives FlexTensor's
+    split moves, which carry a factor from one level of a loop's split to another
+    (:meth:`mappers.schedule.ScheduleProblem.transfers`; FlexTensor's ``SplitSpace``
+    directions in ``flextensor/space.py``), a change of two parameters at once that
+    one-parameter moves only make through the schedule in between.
 
 Q-network
     FlexTensor's ``Judger``: a multilayer perceptron of ``depth`` linear layers, ``width``
@@ -45,7 +51,13 @@ Walk (rounds)
     number (FlexTensor's and HASCO's schedule: 0.8, 0.01, floor 0.1, per round), a
     uniformly random one, else the one of largest predicted Q (ties at random). When the
     pool is empty, or no move is left from its points, a round proposes fresh random
-    samples instead (FlexTensor re-runs its warm-up).
+    samples instead (FlexTensor re-runs its warm-up). With ``keep_starts`` a start goes
+    back into the pool while it has unseen moves left (FlexTensor's walk takes one move
+    per sub-space from each start in a round; one network choosing ``moves`` moves needs
+    several rounds for as many). With ``rewarm_every = k > 0``, every ``k``-th round also
+    proposes ``parallel`` fresh random samples, which join the pool like the warm-up
+    (FlexTensor's ``_q_schedule`` re-warms with ``parallel`` samples after each of its
+    five trainings, every fifth of its trials).
 
 Rewards and training
     A move from value ``v_from`` to a feasible ``v_new`` earns
@@ -74,7 +86,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +94,7 @@ import numpy as np
 
 from optimizer._validation import check_int, check_real
 from optimizer.base import Objective, Optimizer, Point, Trial, proposal_rng
-from optimizer.qlearning import Action, action_between, space_actions
+from optimizer.qlearning import action_between, space_actions
 
 __all__ = ["MLP", "QNetwork"]
 
@@ -195,6 +207,12 @@ class QNetwork(Optimizer):
         epochs, batch_size, memory: passes over the transitions per training, minibatch
             size, transitions kept (FlexTensor: 20, 32, 1000).
         accept: the pool's annealing acceptance rate (FlexTensor: 0.5).
+        max_redraws: re-draws of a random sample whose state was seen.
+        keep_starts: a start stays in the pool while it has unseen moves left.
+        extra_actions, extra_moves: the space's own moves, their labels (hashable, unlike
+            the space's one-parameter actions) and ``point -> [(label, neighbour)]``,
+            the legal ones at a point (give both or neither).
+        rewarm_every: every this many rounds, ``parallel`` fresh random samples (0: never).
 
     Raises:
         ValueError: no objective, a space without parameters to move, or an option out
@@ -226,6 +244,9 @@ class QNetwork(Optimizer):
         accept: float = 0.5,
         max_redraws: int = 100,
         keep_starts: bool = False,
+        extra_actions: Sequence[Hashable] = (),
+        extra_moves: Callable[[Point], Sequence[tuple[Hashable, Point]]] | None = None,
+        rewarm_every: int = 0,
     ) -> None:
         super().__init__(space, objectives, seed)
         if not self.objectives:
@@ -248,10 +269,18 @@ class QNetwork(Optimizer):
         self.accept = check_real("accept", accept, 0.0, math.inf)
         self.max_redraws = check_int("max_redraws", max_redraws, 0)
         self.keep_starts = bool(keep_starts)
+        self.rewarm_every = check_int("rewarm_every", rewarm_every, 0)
+        extra = tuple(extra_actions)
+        if bool(extra) != (extra_moves is not None):
+            raise ValueError("extra_actions, extra_moves: give both (the moves' labels and the function "
+                             "that makes them) or neither")
+        self._extra_moves = extra_moves
         self._objective = self.objectives[0]
         self._params = {p.name: p for p in params}
         self._names = [p.name for p in params]
-        self._actions: tuple[Action, ...] = space_actions(params)
+        self._actions: tuple[Hashable, ...] = space_actions(params) + extra
+        if len(set(self._actions)) != len(self._actions):
+            raise ValueError("extra_actions: labels must be unique and differ from the space's own moves")
         if not self._actions:
             raise ValueError(f"space {getattr(space, 'name', '')!r}: qnetwork needs a parameter it can move")
         self._action_index = {a: i for i, a in enumerate(self._actions)}
@@ -276,7 +305,7 @@ class QNetwork(Optimizer):
 
     # ------------------------------------------------------------------ views
     @property
-    def actions(self) -> tuple[Action, ...]:
+    def actions(self) -> tuple[Hashable, ...]:
         """The fixed action list (the network's outputs, in order)."""
         return self._actions
 
@@ -318,11 +347,14 @@ class QNetwork(Optimizer):
         return out
 
     def _fresh(self, number: int) -> _Plan | None:
-        rng = proposal_rng(self.seed, number)
+        return self._sample(proposal_rng(self.seed, number), ())
+
+    def _sample(self, rng: np.random.Generator, planned: Iterable[Any]) -> _Plan | None:
+        """A random sample whose state is neither seen nor in ``planned``."""
         for _ in range(self.max_redraws + 1):
             p = self.space.sample(1, rng)[0]
             key = self._state_key([p])[0]
-            if key not in self._seen:
+            if key not in self._seen and key not in planned:
                 return _Plan(self.space.normalize(p), key)
         return None
 
@@ -342,16 +374,28 @@ class QNetwork(Optimizer):
             cand = [(a, m, k) for a, m, k in self._legal(num, point) if k not in self._seen and k not in planned]
             if len(cand) > self.moves and self.keep_starts:
                 heapq.heappush(self._pool, (v, num, point))
-            for _ in range(min(self.moves, len(cand))):
+            for _ in range(self.moves):
+                if not cand:
+                    break
                 if rng.random() < eps:
                     pick = int(rng.integers(len(cand)))
                 else:
                     qs = q[row, [a for a, _, _ in cand]]
                     ties = np.flatnonzero(qs == qs.max())
                     pick = int(ties[int(rng.integers(len(ties)))])
-                a, m, k = cand.pop(pick)
+                a, m, k = cand[pick]
+                cand = [c for c in cand if c[2] != k]   # another move to the same state is spent too
                 planned.add(k)
                 self._queue.append(_Plan(m, k, point, v, a))
+        if self.rewarm_every and self._rounds % self.rewarm_every == 0:
+            # FlexTensor's re-warm-up: ``parallel`` fresh random samples join the pool
+            fresh = proposal_rng(self.seed, number, stream=3)
+            for _ in range(self.parallel):
+                plan = self._sample(fresh, planned)
+                if plan is None:
+                    break
+                planned.add(plan.key)
+                self._queue.append(plan)
 
     def _legal(self, number: int, point: Point) -> list[tuple[int, Point, Any]]:
         """``[(action index, neighbour, its state key)]`` of the point of trial ``number``."""
@@ -364,6 +408,10 @@ class QNetwork(Optimizer):
             a = action_between(self._names, self._params, point, nb)
             if a is not None and a in self._action_index:
                 out.append((self._action_index[a], nb))
+        if self._extra_moves is not None:
+            for label, nb in self._extra_moves(point):
+                if label in self._action_index:
+                    out.append((self._action_index[label], self.space.normalize(nb)))
         keys = self._state_key([m for _, m in out]) if out else []
         res = [(a, m, k) for (a, m), k in zip(out, keys)]
         self._legal_cache[number] = res

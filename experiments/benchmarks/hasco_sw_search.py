@@ -14,7 +14,7 @@ stage's bound is attained and nothing pads), and whether the Q-network beats ran
 (median over seeds, strictly lower).
 
 Run: ``python -m experiments.benchmarks.hasco_sw_search [--pairs gemm:GEMM ...] [--seeds 5]
-[--budget 150] [--out runs/benchmarks/hasco_sw_search]``. Each finished pair is cached as
+[--first-seed 0] [--budget 150] [--out runs/benchmarks/hasco_sw_search]``. Each finished pair is cached as
 JSON under ``--out``; ``results.json`` and ``table.md`` summarize the pairs finished.
 """
 
@@ -37,7 +37,8 @@ def pair_result(workload: str, kind: str, seeds: list[int], budget: int, exact_s
     """One pair's searches on the reference design (cached under ``store``)."""
     from evaluators.intrinsic_codesign import reference_point
 
-    path = store / f"{workload}-{kind}-s{len(seeds)}-b{budget}.json"
+    first = f"-from{seeds[0]}" if seeds and seeds[0] else ""
+    path = store / f"{workload}-{kind}-s{len(seeds)}{first}-b{budget}.json"
     if path.exists():
         return json.loads(path.read_text())
     t0 = time.perf_counter()
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", nargs="+", default=None, metavar="WORKLOAD:INTRINSIC")
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="seeds are first-seed, first-seed + 1, ... (a run on other seeds than a first one)")
     ap.add_argument("--budget", type=int, default=150, help="schedules per stage")
     ap.add_argument("--exact-time-limit", type=float, default=30.0, help="seconds per operand group")
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/hasco_sw_search"))
@@ -92,6 +95,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for name in ("seeds", "budget"):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name}: must be a positive integer, got {getattr(args, name)}")
+    if args.first_seed < 0:
+        raise SystemExit(f"--first-seed: must be a non-negative integer, got {args.first_seed}")
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     pairs = [tuple(p.split(":")) for p in args.pairs] if args.pairs else list(PAIRS)
     for p in pairs:
         if len(p) != 2:
@@ -100,13 +106,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     store.mkdir(parents=True, exist_ok=True)
     done = []
     for wl, kind in pairs:
-        r = pair_result(wl, kind, list(range(args.seeds)), args.budget, args.exact_time_limit, store)
+        r = pair_result(wl, kind, seeds, args.budget, args.exact_time_limit, store)
         done.append(r)
         print(f"{wl:>12} {kind:4}: " + " ".join(f"{m} {v:.2f}x" for m, v in r["final_over_bound"].items())
               + f" of the bound ({r['seconds']:.0f} s)", flush=True)
     s = summary(done)
     cmd = "python -m experiments.benchmarks.hasco_sw_search " + " ".join(argv if argv is not None else sys.argv[1:])
-    out = {"settings": {"pairs": [list(p) for p in pairs], "seeds": args.seeds, "budget": args.budget,
+    out = {"settings": {"pairs": [list(p) for p in pairs], "seeds": args.seeds, "seed_list": seeds,
+                        "budget": args.budget,
                         "exact_time_limit_s": args.exact_time_limit}, "summary": s, "pairs": done}
     from experiments.reproduce import jsonable
 

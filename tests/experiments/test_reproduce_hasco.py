@@ -122,3 +122,6 @@ def test_software_search_benchmark_against_the_bound(tmp_path):
     assert "| gemv | GEMV |" in (tmp_path / "table.md").read_text()
     with pytest.raises(SystemExit, match="--seeds: must be a positive integer"):
         bench.main(["--seeds", "0", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="--first-seed: must be a non-negative integer"):
+        bench.main(["--first-seed", "-1", "--out", str(tmp_path)])
+    assert out["settings"]["seed_list"] == [0, 1]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pytest
 
@@ -170,3 +173,88 @@ def test_qnetwork_searches_a_schedule_space_with_its_features(conv_problem):
     assert res.evaluated <= 40 and len(res.history) == 40 and np.isfinite(res.latency_cycles)
     assert conv_problem.space.validate(res.point) == []
     assert conv_problem.values([res.point])[0] == res.latency_cycles
+
+
+def _split(pr, p, d):
+    """Loop ``d``'s factors by level (the DRAM one implicit), and the partition's spatial factor."""
+    pi = pr._key_index.get(p["partition"], 0) if len(pr.parts) > 1 else 0
+    j = pr.dims.index(d)
+    f = {lv: int(p[f"{lv}_{d}"]) for lv in pr.split_levels(d)[:-1]}
+    f["dram"] = pr._dram_factor(p, d)
+    return f, int(pr.spatial_x[pi, j] * pr.spatial_y[pi, j])
+
+
+def test_transfers_keep_the_product_stay_legal_and_are_complete(conv_problem):
+    """FlexTensor's split moves: one prime factor moves between two levels of one loop's
+    split; the other loops and parameters are untouched, the product of the two levels is
+    kept (of all levels, where the split pads nothing), every move is a feasible schedule,
+    and every such feasible exchange of a prime is a move."""
+    pr = conv_problem
+    acts = set(pr.transfer_actions)
+    assert len(acts) == len(pr.transfer_actions)
+    pts = [default_schedule(pr)] + [p for p in pr.sample(30, 7)]
+    n_moves = 0
+    for p in pts:
+        moves = pr.transfers(p)
+        got = {pr.space.point_key(m) for _, m in moves}
+        assert pr.space.feasible_mask([m for _, m in moves]).all()
+        for (_, d, src, dst, q), m in moves:
+            n_moves += 1
+            changed = {k for k in p if p[k] != m[k]}
+            assert changed <= {f"{src}_{d}", f"{dst}_{d}"} and changed
+            before, sx = _split(pr, p, d)
+            after, _ = _split(pr, m, d)
+            if src != "dram" and dst != "dram":
+                assert before[src] * before[dst] == after[src] * after[dst]
+                assert after[dst] == before[dst] * q and after["dram"] == before["dram"]
+            ext = pr.extent[pr.dims.index(d)]
+            if math.prod(before.values()) * sx == ext and math.prod(after.values()) * sx == ext:
+                assert math.prod(before.values()) == math.prod(after.values())
+        # complete: every feasible exchange of one prime between two levels is a move
+        for d in pr.loops:
+            f, _ = _split(pr, p, d)
+            for src in pr.split_levels(d):
+                for dst in pr.split_levels(d):
+                    for q in (2, 3, 5, 7):
+                        if src == dst or f[src] % q:
+                            continue
+                        m = dict(p)
+                        if src != "dram":
+                            m[f"{src}_{d}"] = f[src] // q
+                        if dst != "dram":
+                            m[f"{dst}_{d}"] = f[dst] * q
+                        if all(int(m[f"{lv}_{d}"]) in pr.cands[d] for lv in pr.split_levels(d)[:-1]) \
+                                and pr.space.feasible_mask([m])[0]:
+                            assert ("transfer", d, src, dst, q) in acts
+                            assert pr.space.point_key(pr.space.normalize(m)) in got, (d, src, dst, q)
+    assert n_moves > 100
+
+
+def test_transfers_reach_every_split_of_a_loop():
+    """From a split of a loop that pads nothing, split moves alone reach every other such
+    split of it (on a buffer large enough that every split fits)."""
+    acc = IntrinsicAccelerator("GEMM", 4, 4, sp_kib=512, local_kib=256, dataflow="WS", sp_banks=4)
+    pr = problem(ir.gemm(M=48, N=8, K=8), acc)
+    start = dict(default_schedule(pr), double_buffer=False)
+    d = next(x for x in pr.stream_loops if pr.stream_ok[pr._key_index.get(start["partition"], 0), pr.dims.index(x)])
+    names = [f"{lv}_{d}" for lv in pr.split_levels(d)[:-1]]
+    others = {k: v for k, v in start.items() if k not in names}
+    every = {tuple(v) for v in itertools.product(*[pr.cands[d].tolist()] * len(names))
+             if pr.space.feasible_mask([dict(others, **dict(zip(names, v)))])[0]
+             and pr.extent[pr.dims.index(d)] % math.prod(v) == 0}
+    seen, todo = {tuple(start[n] for n in names)}, [start]
+    while todo:
+        p = todo.pop()
+        for (_, dd, _, _, _), m in pr.transfers(p):
+            key = tuple(m[n] for n in names)
+            if dd == d and key not in seen:
+                seen.add(key)
+                todo.append(m)
+    assert len(every) > 10 and seen == every
+
+
+def test_qnetwork_walk_is_deterministic_and_uses_the_split_moves(conv_problem):
+    a = search_schedule(conv_problem, "qnetwork", 50, 3, {"epochs": 1})
+    b = search_schedule(conv_problem, "qnetwork", 50, 3, {"epochs": 1})
+    c = search_schedule(conv_problem, "qnetwork", 50, 4, {"epochs": 1})
+    assert a == b and a.history != c.history
