@@ -82,18 +82,20 @@ from mappers.mapping import Mapping, MappingBatch
 from mappers.orders import objective_of
 from mappers.workloads import Layer
 
-__all__ = ["ACCOUNTING", "KERNEL_CACHE_SIZE", "LOOPNEST", "Conventions", "FillContext", "LayerArch", "LayerConstants", "LoopNestCost",
-           "LoopNestResult", "count", "evaluate", "evaluate_batch", "kernel_available", "layer_constants",
-           "prepare"]
+__all__ = ["ACCOUNTING", "CONVENTION_CHOICES", "KERNEL_CACHE_SIZE", "LOOPNEST", "Conventions", "FillContext",
+           "LayerArch", "LayerConstants", "LoopNestCost", "LoopNestResult", "count", "evaluate", "evaluate_batch",
+           "kernel_available", "layer_constants", "prepare"]
 
 
-_CHOICES = {
+CONVENTION_CHOICES = {
     "window_reuse": ("any_step", "innermost"),
     "multicast": ("coincident", "same_index"),
     "psum_refill": ("one_child", "every_child"),
     "mac_operand_reads": ("every_step", "on_change"),
     "output_drain": ("child_read", "parent_update"),
 }
+"""Each counting convention's choices (a :class:`Conventions` field): coexplore's rule
+first (the default), Timeloop's second (``ACCOUNTING["timeloop"]``)."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ class Conventions:
     output_drain: str = "child_read"
 
     def __post_init__(self) -> None:
-        for name, choices in _CHOICES.items():
+        for name, choices in CONVENTION_CHOICES.items():
             value = getattr(self, name)
             if value not in choices:
                 raise ValueError(f"Conventions.{name} must be one of {list(choices)}, got {value!r}")
@@ -174,7 +176,7 @@ _DEFAULT = Conventions()
 
 ACCOUNTING = {
     "coexplore": _DEFAULT,
-    "timeloop": Conventions(**{name: choices[1] for name, choices in _CHOICES.items()}),
+    "timeloop": Conventions(**{name: choices[1] for name, choices in CONVENTION_CHOICES.items()}),
 }
 """Named accounting modes: ``"coexplore"`` (the default rules) and ``"timeloop"``
 (Timeloop's rule for every convention, so a user migrating from Timeloop gets its counts

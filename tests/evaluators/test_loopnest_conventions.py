@@ -10,8 +10,8 @@ import pytest
 
 from accelerators.arch import ArchSpec, MemoryLevel
 from evaluators.loopnest import (
-    _CHOICES,
     ACCOUNTING,
+    CONVENTION_CHOICES,
     LOOPNEST,
     Conventions,
     LoopNestCost,
@@ -22,7 +22,7 @@ from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import conv2d, gemm
 from tests.evaluators.mapping_gen import random_arch, random_layer, random_mapping
 
-CONVENTIONS = ([Conventions()] + [Conventions(**{k: v[1]}) for k, v in _CHOICES.items()]
+CONVENTIONS = ([Conventions()] + [Conventions(**{k: v[1]}) for k, v in CONVENTION_CHOICES.items()]
                + [ACCOUNTING["timeloop"]])
 
 
