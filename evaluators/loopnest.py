@@ -1355,13 +1355,7 @@ class LoopNestCost:
         ``tests/evaluators/test_loopnest_kernel.py`` checks them equal). ``known`` above
         the number of levels is an error.
         """
-        if not self.conventions.default:
-            raise ValueError(f"lower bounds are derived for the default conventions only, not {self.conventions!r}")
-        if int(known) > arch.n_levels:
-            raise ValueError(f"known={known} levels, the architecture has {arch.n_levels}")
-        irr = None if irrelevant_tile is None else np.asarray(irrelevant_tile, dtype=float)
-        if irr is not None and irr.shape != (len(batch), len(OPERANDS)):
-            raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3), got {irr.shape}")
+        irr = self._bound_arguments(arch, batch, known, irrelevant_tile)
         if kernel is None:
             kernel = kernel_available()
         if kernel:
@@ -1375,6 +1369,17 @@ class LoopNestCost:
                  for i in range(0, len(batch), block)]
         return parts[0] if len(parts) == 1 else _concat(parts)
 
+    def _bound_arguments(self, arch: ArchSpec, batch: MappingBatch, known: int, irrelevant_tile: Any) -> Any:
+        """The checks :meth:`lower_bound` and :meth:`least_lower_bound` share; returns
+        ``irrelevant_tile`` as a float array (or ``None``)."""
+        if not self.conventions.default:
+            raise ValueError(f"lower bounds are derived for the default conventions only, not {self.conventions!r}")
+        if int(known) > arch.n_levels:
+            raise ValueError(f"known={known} levels, the architecture has {arch.n_levels}")
+        irr = None if irrelevant_tile is None else np.asarray(irrelevant_tile, dtype=float)
+        if irr is not None and irr.shape != (len(batch), len(OPERANDS)):
+            raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3), got {irr.shape}")
+        return irr
 
     def least_lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int,
                           levels: Sequence[int], candidates: Any, objective: str, *, stationary: int | None = None,
@@ -1397,13 +1402,9 @@ class LoopNestCost:
         if cand.ndim != 2 or cand.shape[1] != D or not len(cand) or \
                 any(sorted(c.tolist()) != list(range(D)) for c in cand):
             raise ValueError(f"candidates must be (K >= 1, {D}) permutations of 0..{D - 1}, got shape {cand.shape}")
-        if int(known) > L:
-            raise ValueError(f"known={known} levels, the architecture has {L}")
+        irr = self._bound_arguments(arch, batch, known, irrelevant_tile)
         if not lv or len(set(lv)) != len(lv) or not all(0 <= x < L for x in lv):
             raise ValueError(f"levels must be distinct levels of the architecture (0..{L - 1}), got {levels!r}")
-        irr = None if irrelevant_tile is None else np.asarray(irrelevant_tile, dtype=float)
-        if irr is not None and irr.shape != (len(batch), len(OPERANDS)):
-            raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3), got {irr.shape}")
         if kernel is None:
             kernel = kernel_available()
         if kernel:

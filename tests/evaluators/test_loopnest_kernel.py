@@ -329,6 +329,10 @@ def test_least_bound_rejects_bad_arguments():
         ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1], np.zeros((1, D), int), "edp")
     with pytest.raises(ValueError, match="objective"):
         ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1], ident, "speed")
+    with pytest.raises(ValueError, match="default conventions"):       # the kernel has only the default
+        ln.LoopNestCost("timeloop").least_lower_bound(layer, arch, batch, 1, [1], ident, "edp")
+    with pytest.raises(ValueError, match="irrelevant_tile"):
+        ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1], ident, "edp", irrelevant_tile=np.ones((3, 3)))
 
 
 def test_bound_equals_numpy_across_blocks():
