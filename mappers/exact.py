@@ -512,18 +512,12 @@ class _Search:
         over which operand that parent's innermost loop leaves stationary."""
         L = self.arch.n_levels
         levels = list(range(max(known, 1), L))
-        canon = canonical_orders(p.structure)
-        if not levels:
-            levels, opts = [L - 1], [[canon[0]]]
-        else:
-            opts = [canon] * len(levels)
-        T = nodes.placed(p)
-        ref = np.tile(np.arange(len(p.dims)), (L, 1))                  # the first class at each decided level
-        for li, o in zip(levels, opts):
-            ref[li] = o[0]
-        order = np.empty((len(nodes), L, len(p.dims)), dtype=np.int64)
-        order[:] = ref
-        batch = MappingBatch(p.dims, T, nodes.sx, nodes.sy, order, nodes.keep)
+        classes = np.stack(canonical_orders(p.structure))
+        if not levels:                       # nothing temporal decided: the top level, one class
+            levels, classes = [L - 1], classes[:1]
+        # the decided levels' orders are the classes' (least_lower_bound sets them)
+        order = np.tile(np.arange(len(p.dims)), (len(nodes), L, 1))
+        batch = MappingBatch(p.dims, nodes.placed(p), nodes.sx, nodes.sy, order, nodes.keep)
         c = known - 2
         irr = self._irrelevant_tiles(p, nodes.keep[:, c, :], c) if 0 <= c < L - 1 else None
 
@@ -531,9 +525,9 @@ class _Search:
             sub = batch if len(rows) == len(batch) else batch.take(rows)
             irr_rows = None if tiles is None else tiles[rows]
             # the least over the classes of the decided levels, in one pass of the model
-            value, _ = self.cost.least_lower_bound(self.layer, self.arch, sub, known, levels, np.stack(opts[0]),
+            value, _ = self.cost.least_lower_bound(self.layer, self.arch, sub, known, levels, classes,
                                                    self.objective, stationary=stationary, irrelevant_tile=irr_rows)
-            self.evaluated += len(rows) * len(opts[0]) ** len(levels)    # at most: repeats are skipped
+            self.evaluated += len(rows) * len(classes) ** len(levels)    # at most: repeats are skipped
             return value
 
         # first without the stationary operand (one pass), then, for the nodes that bound
