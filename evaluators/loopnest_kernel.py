@@ -452,23 +452,28 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
 
 @njit(cache=True, nogil=True, inline="always")
 def _level_slots(li: int, seq: Any, start: int, prefix: float, Tf: Any, Eb: Any, SPf: Any, slot_dim: Any,
-                 slot_lvl: Any, slot_step: Any, slot_span: Any, ntr: Any) -> None:
+                 slot_lvl: Any, slot_step: Any, slot_span: Any, ntr: Any) -> tuple[int, float]:
     """Write the loops of level ``li`` that move (factor > 1) in the order ``seq``
     (outermost first) into the slot arrays from position ``start``, ``prefix`` the
-    product of the factors above the level (the slot layout of :func:`evaluate_rows`)."""
-    ns = start
-    for r in range(seq.shape[0]):
-        d = seq[r]
-        f = Tf[li, d]
-        if f > 1:                                   # only loops that move have a slot
-            step = Eb[li, d] * SPf[li, d]
-            slot_dim[ns] = d
-            slot_lvl[ns] = li
-            slot_step[ns] = step
-            slot_span[ns] = (f - 1) * step
-            ntr[ns] = prefix * (f - 1)
-            ns += 1
-        prefix *= f
+    product of the factors above the level (the slot layout of :func:`evaluate_rows`);
+    returns the next free position and the product of the factors at and above the
+    level. (Its locals are named apart from :func:`evaluate_rows`'s: see the note on
+    inlining there.)"""
+    pos = start
+    above = prefix
+    for ls_r in range(seq.shape[0]):
+        ls_d = seq[ls_r]
+        ls_f = Tf[li, ls_d]
+        if ls_f > 1:                                # only loops that move have a slot
+            ls_step = Eb[li, ls_d] * SPf[li, ls_d]
+            slot_dim[pos] = ls_d
+            slot_lvl[pos] = li
+            slot_step[pos] = ls_step
+            slot_span[pos] = (ls_f - 1) * ls_step
+            ntr[pos] = above * (ls_f - 1)
+            pos += 1
+        above *= ls_f
+    return pos, above
 
 
 @njit(cache=True, nogil=True)
@@ -596,24 +601,14 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         for li in range(L - 1, 0, -1):
             inst[li - 1] = inst[li] * float(PX[li] * PY[li])
         inst_mac = inst[0] * float(PX[0] * PY[0])
-        # ---- the temporal loops that move (factor > 1), outermost first (written
-        # unconditionally, kept by advancing ns); n_above[l]: how many are above level l
+        # ---- the temporal loops that move (factor > 1), outermost first; n_above[l]:
+        # how many are above level l
         ns = 0
         prefix = 1.0
         for li in range(L - 1, -1, -1):
             n_above[li] = ns
-            for r in range(D):
-                d = order[row, li, r]
-                f = Tf[li, d]
-                step = Eb[li, d] * SPf[li, d]
-                slot_dim[ns] = d
-                if live is not None:
-                    slot_lvl[ns] = li
-                slot_step[ns] = step
-                slot_span[ns] = (f - 1) * step
-                ntr[ns] = prefix * (f - 1)
-                prefix *= f
-                ns += 1 if f > 1 else 0
+            ns, prefix = _level_slots(li, order[row, li], ns, prefix, Tf, Eb, SPf, slot_dim, slot_lvl, slot_step,
+                                      slot_span, ntr)
         iters = prefix
         # ---- tiles: axis extents and words of every operand at every level
         for t in range(3):
