@@ -137,10 +137,10 @@ class Conventions:
             ``"child_read"`` (default): the child reads it (it does) and the parent
             updates it. ``"parent_update"``: only the parent's update is counted.
 
-    The Timeloop rules other than ``window_reuse`` are those the issue's cross-check
-    against Timeloop's published outputs observed (docs/MODEL.md); only ``window_reuse``
-    was traced to Timeloop's source here. A bad value is a ``ValueError`` naming the
-    field and the value.
+    docs/MODEL.md names the function of Timeloop's source behind each Timeloop choice;
+    ``same_index`` and ``on_change`` are the effects there of a split fanout and of
+    neighbour link transfers, not rules of Timeloop's own, and it says where they differ.
+    A bad value is a ``ValueError`` naming the field and the value.
     """
 
     window_reuse: str = "any_step"

@@ -15,8 +15,15 @@ The values below were read from the paper's tables; a public OCR of the same tab
 (cucapra/fodlam on GitHub, ``data/eyeriss-alexnet.csv``, ``raw/eyeriss-tableIII.txt``)
 agrees with them, except that its CONV3 processing latency reads 21.3 ms where the
 per-layer values must sum to the published total of 103.5 ms, which needs 21.8 ms (used
-here). "MB" is taken as 10^6 bytes (if it meant MiB, every published access figure would
-be 4.9 % larger). Accesses are 16-bit words, 2 bytes each.
+here). "MB" is taken as 10^6 bytes in the table; Table III's "KB" are 1024 bytes (its
+ifmap allocations match our reading of its parameters in KiB, not in kB:
+:func:`glb_ifmap_allocation_rows`), so the script also prints the GLB ratios with Table
+V's MB read as 2^20 bytes (every published figure 4.9 % larger). Accesses are 16-bit
+words, 2 bytes each.
+
+CONV3's global-buffer count (1.43 under Table III's parameters, against 1.06-1.10 for the
+other layers) is that of CONV4/5's PE-set parameters (q = 3, r = 2, t = 2: 6 channels per
+pass instead of 4): :func:`conv3_with_conv45_parameters` prints 1.06.
 
 What Table III's parameters mean (JSSC 2017, Sec. IV): a *PE set* of ``R x e`` PEs
 computes ``e`` output rows, each PE one 1-D convolution (a filter row over an input row);
@@ -82,6 +89,13 @@ EYERISS_TABLE_III: dict[str, dict[str, int]] = {
     "CONV4": dict(H=15, R=3, E=13, C=192, M=384, U=1, m=64, n=4, e=13, p=16, q=3, r=2, t=2),
     "CONV5": dict(H=15, R=3, E=13, C=192, M=256, U=1, m=64, n=4, e=13, p=16, q=3, r=2, t=2),
 }
+# Table III's global-buffer allocation for the input feature maps of one processing pass
+# (KB), read from the same table; the OCR cited in the module docstring renders CONV4's
+# entry unreadably ("1115103") and the value used is CONV5's, whose n, q, r and H are the
+# same. The allocation is n images x q r channels x H x H 16-bit words: it checks our
+# reading of n, q and r, and its unit (:func:`glb_ifmap_allocation_rows`).
+TABLE_III_IFMAP_KB = {"CONV1": 15.5, "CONV2": 3.8, "CONV3": 7.0, "CONV4": 10.5, "CONV5": 10.5}
+
 # AlexNet's grouped layers (Krizhevsky et al., NIPS 2012: two GPU halves): CONV2, CONV4 and
 # CONV5 see C/2 of the channels per filter, which is Table III's C.
 ALEXNET_GROUPS = {"CONV1": 1, "CONV2": 2, "CONV3": 1, "CONV4": 2, "CONV5": 2}
@@ -107,7 +121,8 @@ def alexnet_layer(name: str) -> Layer:
                   stride=s["U"], groups=g)
 
 
-def rs_mapping(name: str, layer: Layer, arch: Any) -> Mapping:
+def rs_mapping(name: str, layer: Layer, arch: Any, params: dict[str, int] | None = None,
+               spatial: tuple[dict[str, int], dict[str, int]] | None = None) -> Mapping:
     """Table III's row-stationary mapping on RF -> GLB -> DRAM (see the module docstring).
 
     * RF (per PE): the ``p x q`` filter rows (``S`` weights each) stay while the input
@@ -116,10 +131,13 @@ def rs_mapping(name: str, layer: Layer, arch: Any) -> Mapping:
       then Q, the output columns (innermost: the sliding window). Filters bypass it.
     * DRAM: N / n, groups, the output-row strips E / e (CONV1), the filter blocks of m, then
       the channel passes C / (q r) innermost, so partial sums stay in the GLB across them.
+
+    ``params`` and ``spatial`` replace Table III's row and :data:`SPATIAL`'s entry (for
+    :func:`conv3_with_conv45_parameters`).
     """
-    s = EYERISS_TABLE_III[name]
+    s = EYERISS_TABLE_III[name] if params is None else params
     dims = layer.dims
-    sx, sy = SPATIAL[name]
+    sx, sy = SPATIAL[name] if spatial is None else spatial
     k_glb = s["m"] // (s["p"] * s["t"])
     rf = dict(S=s["R"], C=s["q"], K=s["p"])
     glb = dict(K=k_glb, N=s["n"], Q=dims["Q"])
@@ -130,6 +148,37 @@ def rs_mapping(name: str, layer: Layer, arch: Any) -> Mapping:
     return Mapping.create(arch, temporal=[rf, glb, dram], spatial_x=[{}, sx, {}], spatial_y=[{}, sy, {}],
                           order=[(), ("K", "N", "Q"), tuple(d for d in ("N", "G", "P", "K", "C") if d in dims)],
                           bypass=[(), ("W",), ()])
+
+
+def conv3_with_conv45_parameters(arch: Any) -> Any:
+    """CONV3 with CONV4/5's PE-set parameters (q = 3, r = 2, t = 2: 6 channels per pass,
+    2 x 16 filters at once, laid out as :data:`SPATIAL`'s CONV4) instead of Table III's
+    (q = 4, r = 1, t = 4). 256 channels are 42 passes of 6 and one of 4; the model needs
+    whole passes, so C is padded to 258 (43 passes of 6; MACs and input words +0.8 %).
+    Returns the model's result."""
+    p = dict(EYERISS_TABLE_III["CONV3"], q=3, r=2, t=2)
+    per_pass = p["q"] * p["r"]
+    c = math.ceil(p["C"] / per_pass) * per_pass
+    layer = conv2d("CONV3_qr6", N=BATCH, K=p["M"], C=c, P=p["E"], Q=p["E"], R=p["R"], S=p["R"], stride=p["U"])
+    mapping = rs_mapping("CONV3", layer, arch, params=p, spatial=SPATIAL["CONV4"])
+    bad = mapping.violations(layer, arch)
+    if bad:
+        raise RuntimeError(f"CONV3 with q = 3, r = 2, t = 2: the mapping is illegal: {bad}")
+    return evaluate(layer, arch, mapping)
+
+
+def glb_ifmap_allocation_rows() -> list[dict[str, Any]]:
+    """Table III's ifmap allocation in the GLB against our reading of its parameters: one
+    pass holds n images x q r channels x ((e - 1) U + R) input rows x H columns of 16-bit
+    words. In KB of 1024 bytes it matches every published value to the table's one
+    decimal; in kB of 1000 bytes, CONV1, CONV3, CONV4 and CONV5 do not."""
+    rows = []
+    for name, pub in TABLE_III_IFMAP_KB.items():
+        s = EYERISS_TABLE_III[name]
+        rows_in = (s["e"] - 1) * s["U"] + s["R"]
+        b = s["n"] * s["q"] * s["r"] * rows_in * s["H"] * 2
+        rows.append(dict(layer=name, published_kb=pub, bytes=b, kib=b / 1024, kb=b / 1000))
+    return rows
 
 
 def energy_breakdown_pj(arch: Any, r: Any) -> dict[str, float]:
@@ -162,11 +211,12 @@ NOTES = {
              "model moves dense 16-bit words. 'ours, zeros compressed' scales our input reads by "
              "(1 - zeros in ifmaps) and our output writes by the next layer's zeros: an ideal "
              "compression, RLC's run-length overhead ignored"),
-    "glb": ("partial sums dominate: every channel pass reads and writes the m-filter psum block "
-            "in the GLB (CONV3: 64 passes x 6 filter blocks x 43,264 psums, read and written = "
-            "33.2 M of our 36.0 M accesses); Table V's 25.1 M is below that psum traffic alone "
-            "under our reading of Table III: either the chip saves psum accesses in a way the "
-            "table does not describe or we misread a parameter; unresolved"),
+    "glb": ("the m-filter partial-sum block is read and written in the GLB once per channel pass, "
+            "C / (q r) passes: 2 / (q r R S) accesses per MAC. Table III's CONV3 has q r = 4 (its "
+            "own ifmap allocation, 7.0 KB, confirms it: below), 64 passes; with CONV4/5's q = 3, "
+            "r = 2, t = 2 (6 channels, 43 passes, C padded from 256 to 258) the same model gives the next row, the ratio of "
+            "CONV2, CONV4 and CONV5: Table V's CONV3 count is that of 6 channels per pass, not "
+            "Table III's 4. The paper does not say which the chip ran"),
     "fps": "follows from the latencies: ours has no DRAM-transfer time beyond the bandwidth bound",
 }
 
@@ -205,6 +255,12 @@ def eyeriss_rows() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         _row(rows, name, "active PEs (ours: utilization x 168)", pub["active_pes"], active)
         _row(rows, name, "processing latency (ms)", pub["processing_latency_ms"], ms)
         _row(rows, name, "GLB accesses (MB)", pub["glb_mb"], glb_words * 2 / 1e6, NOTES["glb"])
+        if name == "CONV3":
+            rv = conv3_with_conv45_parameters(arch)
+            words = float(rv.reads[0][1].sum() + rv.writes[0][1].sum())
+            _row(rows, name, "GLB, q=3 r=2 t=2 as CONV4/5 (MB)", pub["glb_mb"], words * 2 / 1e6)
+            _row(rows, name, "latency, q=3 r=2 t=2 as CONV4/5 (ms)", pub["processing_latency_ms"],
+                 float(rv.latency_cycles[0]) / CLOCK_HZ * 1e3)
         _row(rows, name, "DRAM accesses (MB)", pub["dram_mb"], dram_words * 2 / 1e6, NOTES["dram"])
         _row(rows, name, "DRAM, ours zeros compressed (MB)", pub["dram_mb"], dram_compressed * 2 / 1e6,
              NOTES["dram"])
@@ -284,6 +340,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print("Eyeriss v1 (JSSC 2017 Tables III and V), AlexNet CONV1-5, batch 4, 200 MHz, "
           "accelerators.eyeriss_v1() with the Eyeriss-normalized table")
     print(fmt(rows))
+    mib = 1e6 / 2 ** 20
+    print()
+    print("GLB accesses if Table V's MB are 2^20 bytes (Table III's KB are 1024 bytes, below): ratio "
+          + ", ".join(f"{r['layer']} {r['ratio'] * mib:.3f}" + (" (q=3 r=2 t=2)" if "q=3" in r["figure"] else "")
+                      for r in rows if r["figure"].startswith("GLB")))
+    print()
+    print("Table III's GLB ifmap allocation per pass: n x q r x ((e-1) U + R) x H words x 2 bytes")
+    for a in glb_ifmap_allocation_rows():
+        print(f"  {a['layer']}: {a['bytes']:6d} B = {a['kib']:5.2f} KB of 1024 B, {a['kb']:5.2f} kB of 1000 B; "
+              f"published {a['published_kb']} KB")
     print()
     print("Our energy by component (% of each layer's total, DRAM included):")
     for name, d in per_layer.items():
