@@ -104,11 +104,11 @@ def zigzag_accelerator(arch: Any, mapping: Mapping) -> dict[str, Any]:
     }
 
 
-def zigzag_workload(layer: Layer) -> list[dict[str, Any]]:
+def zigzag_workload(layer: Layer, bits: int = 16) -> list[dict[str, Any]]:
+    """The one-layer workload in ZigZag's schema, every operand ``bits`` wide."""
     d = layer.dims
     sh, sw = layer.attrs.get("stride", (1, 1)) if isinstance(layer.attrs.get("stride"), tuple) else (
         (layer.attrs.get("stride", 1),) * 2)
-    bits = 16
     return [{
         "id": 0, "name": layer.name, "operator_type": "Conv",
         "equation": "O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]",
@@ -164,7 +164,8 @@ def run_zigzag(cases: list[dict[str, Any]], python: Path = ZIGZAG_PYTHON, timeou
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _unique(layers: list[Layer]) -> list[Layer]:
+def unique_convs(layers: list[Layer]) -> list[Layer]:
+    """The ungrouped convolutions of ``layers``, each shape (dimensions, stride) once."""
     seen: set[tuple] = set()
     out = []
     for x in layers:
@@ -178,7 +179,7 @@ def _unique(layers: list[Layer]) -> list[Layer]:
 def select_layers(quick: bool) -> list[Layer]:
     """The first 8 unique ungrouped convolutions of ResNet-50 and the first 4 of MobileNetV2
     (12 layers x 2 mappings = 24 cases); ``quick``: 2 of ResNet-50 and 1 of MobileNetV2."""
-    r, m = _unique(resnet50()), _unique(mobilenet_v2())
+    r, m = unique_convs(resnet50()), unique_convs(mobilenet_v2())
     return r[1:3] + m[1:2] if quick else r[:8] + m[:4]
 
 
