@@ -93,7 +93,7 @@ CONVENTION_CHOICES = {
     "psum_refill": ("one_child", "every_child"),
     "mac_operand_reads": ("every_step", "on_change"),
     "output_drain": ("child_read", "parent_update"),
-    "spatial_reduction": ("network", "chained"),
+    "first_accumulation": ("per_instance", "per_word"),
 }
 """Each counting convention's choices (a :class:`Conventions` field): coexplore's rule
 first (the default); :data:`ACCOUNTING` names the choices of Timeloop and ZigZag."""
@@ -145,16 +145,17 @@ class Conventions:
         output_drain: who counts a partial sum drained up to the parent.
             ``"child_read"`` (default): the child reads it (it does) and the parent
             updates it. ``"parent_update"``: only the parent's update is counted.
-        spatial_reduction: how the children of a spatial-reduction group (reduction
-            dimensions unrolled between a level and its parent) combine their partial
-            sums on the way up. ``"network"`` (default): an adder tree in the network
-            sums them; the children read only their own words. ``"chained"``: ZigZag's
-            rule (3.9.1, ``Mapping.calc_data_access``: a level's reads of partial sums
-            to the level below are the output's size x (the product of the reduction
-            loops above it, spatial ones included, - 1)): the group's partial sums are
-            accumulated one into the next, so merging ``n`` children's words reads
-            ``n - 1`` more partial sums at the children's level (a systolic column
-            passing its partial sums along).
+        first_accumulation: which MAC accumulations into an output word read no partial
+            sum. ``"per_instance"`` (default): the first one of every MAC instance (group
+            of MACs that share one copy of the word) -- it starts from zero; where a
+            reduction is unrolled spatially, every instance starts its own partial sum
+            and the network adds them on the way up. ``"per_word"``: ZigZag's rule (3.9.1,
+            ``Mapping.calc_data_access`` in zigzag/mapping/mapping.py: the innermost
+            output memory's reads to the MACs are the output's size x (the product of
+            all reduction loops, spatial ones included, - 1)): only the first
+            accumulation into each word of the whole output; every other instance
+            reducing the same word adds onto a partial sum it reads, as a PE of a
+            systolic column adds onto the one arriving from its neighbour.
 
     The Timeloop rules other than ``window_reuse`` are those the issue's cross-check
     against Timeloop's published outputs observed (docs/MODEL.md); only ``window_reuse``
@@ -169,7 +170,7 @@ class Conventions:
     psum_refill: str = "one_child"
     mac_operand_reads: str = "every_step"
     output_drain: str = "child_read"
-    spatial_reduction: str = "network"
+    first_accumulation: str = "per_instance"
 
     def __post_init__(self) -> None:
         for name, choices in CONVENTION_CHOICES.items():
@@ -200,12 +201,12 @@ ACCOUNTING = {
     "coexplore": _DEFAULT,
     "timeloop": Conventions(window_reuse="innermost", multicast="same_index", psum_refill="every_child",
                             mac_operand_reads="on_change", output_drain="parent_update"),
-    "zigzag": Conventions(window_reuse="none", spatial_reduction="chained"),
+    "zigzag": Conventions(window_reuse="none", first_accumulation="per_word"),
 }
 """Named accounting modes: ``"coexplore"`` (the default rules), ``"timeloop"``
 (Timeloop's rule for every convention, so a user migrating from Timeloop gets its counts
 for the same architecture and mapping) and ``"zigzag"`` (ZigZag 3.9.1's window and
-spatial-reduction rules; its other rules agree with coexplore's on the cases compared,
+first-accumulation rules; its other rules agree with coexplore's on the cases compared,
 see docs/MODEL.md)."""
 
 
@@ -725,14 +726,15 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                     refill = (F - U) * groups
                     # old partial sums go to one child per group, or (Timeloop) to all
                     to_child = refill if conv is None or conv.psum_refill == "one_child" else (F - U) * inst_c
+                    if c < 0 and conv is not None and conv.first_accumulation == "per_word":
+                        # every MAC group's accumulation reads but the first into each word
+                        refill = F * groups - words[L - 1]
+                        to_child = refill if conv.psum_refill == "one_child" else refill * inst_c / groups
                     writes[p][t] = writes[p][t] + atf * F * groups
                     reads[p][t] = reads[p][t] + atf * refill
                     if c >= 0:
                         if conv is None or conv.output_drain == "child_read":
                             reads[c][t] = reads[c][t] + atf * child_total      # evictions
-                        if conv is not None and conv.spatial_reduction == "chained":
-                            # n children of a group merged one into the next: n - 1 more reads each word
-                            reads[c][t] = reads[c][t] + atf * (child_total - F * groups)
                         writes[c][t] = writes[c][t] + atf * to_child
                     deliveries = child_total + to_child
                 else:

@@ -100,11 +100,11 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
     ``output_drain="parent_update"`` counts no child read for a drained partial sum;
     ``window_reuse="none"`` keeps, per instance and operand, the indices of the loops above
     the level over the operand's dimensions and refetches the tile whole whenever they
-    change (ZigZag's rule); and ``spatial_reduction="chained"`` has every group of children
-    that reduce into the same words read each evicted word once more per member beyond the
-    first (the partial sums passed one into the next)."""
+    change (ZigZag's rule); and ``first_accumulation="per_word"`` keeps one record of the
+    output words any MAC has accumulated into: a MAC group's accumulation reads the partial
+    sum unless it is the first into that word anywhere (ZigZag's rule)."""
     conv = {"window_reuse": "any_step", "multicast": "coincident", "psum_refill": "one_child",
-            "mac_operand_reads": "every_step", "output_drain": "child_read", "spatial_reduction": "network"}
+            "mac_operand_reads": "every_step", "output_drain": "child_read", "first_accumulation": "per_instance"}
     if conventions is not None:
         conv = {k: getattr(conventions, k) for k in conv}
     loops = _loops(layer, arch, m)
@@ -207,6 +207,7 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
     # of the reduction start from zero
     ever: dict[tuple, set] = defaultdict(set)
     mac_seen: dict[tuple, set] = defaultdict(set)
+    mac_first: set = set()                             # words accumulated into anywhere (per_word)
     mac_held: dict[tuple, frozenset] = {}
     inst_cache = {lv: instances(lv) for lv in range(-1, L)}
     prev_outer: dict[int, tuple] = {}
@@ -244,9 +245,6 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
                     writes[level, t] += len(back) * receivers   # into one child (or all)
                     for q in crossed(level, p):
                         noc[q] += len(back) * receivers
-                    if conv["spatial_reduction"] == "chained":
-                        # the members' partial sums passed one into the next
-                        reads[level, t] += len(evicted) * (len(members) - 1)
                     for _, _, o in members:
                         out = o - new if old == full_old else o
                         if conv["output_drain"] == "child_read":
@@ -285,7 +283,15 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
             for pk, shares in groups.items():
                 if OPERANDS[t] == "O":
                     elems = {sh[0] for sh in shares}
-                    back = [w for w in elems if w in mac_seen[pk]]
+                    if conv["first_accumulation"] == "per_word":
+                        back = []
+                        for sh in sorted(shares):
+                            if sh[0] in mac_first:
+                                back.append(sh[0])
+                            else:
+                                mac_first.add(sh[0])
+                    else:
+                        back = [w for w in elems if w in mac_seen[pk]]
                     mac_seen[pk].update(elems)
                     writes[p, t] += len(shares)
                     reads[p, t] += len(back)

@@ -24,7 +24,8 @@ from tests.evaluators.mapping_gen import random_arch, random_layer, random_mappi
 
 CONVENTIONS = ([Conventions()] + [Conventions(**{k: c}) for k, v in CONVENTION_CHOICES.items() for c in v[1:]]
                + [ACCOUNTING["timeloop"], ACCOUNTING["zigzag"],
-                  Conventions(window_reuse="none", mac_operand_reads="on_change")])
+                  Conventions(window_reuse="none", mac_operand_reads="on_change"),
+                  Conventions(first_accumulation="per_word", psum_refill="every_child", multicast="same_index")])
 
 
 def run(layer, arch, m, conv):
@@ -50,9 +51,10 @@ def test_every_convention_matches_the_walk_on_random_cases(seed):
 def test_named_modes():
     tl = ACCOUNTING["timeloop"]
     assert (tl.window_reuse, tl.multicast, tl.psum_refill, tl.mac_operand_reads, tl.output_drain,
-            tl.spatial_reduction) == ("innermost", "same_index", "every_child", "on_change", "parent_update", "network")
+            tl.first_accumulation) == ("innermost", "same_index", "every_child", "on_change", "parent_update",
+                                       "per_instance")
     assert Conventions.of("timeloop") is tl and Conventions.of(None) == Conventions() == ACCOUNTING["coexplore"]
-    assert Conventions.of("zigzag") == Conventions(window_reuse="none", spatial_reduction="chained")
+    assert Conventions.of("zigzag") == Conventions(window_reuse="none", first_accumulation="per_word")
 
 
 BUF = ArchSpec("buf", (MemoryLevel("B", capacity_words=100, read_energy_pj=1.0, write_energy_pj=1.0),
@@ -121,12 +123,12 @@ def test_partial_sums_back_into_a_reduction_group():
         assert res.reads[0][1, 2] == 4 and res.writes[0][0, 2] == rf_writes
 
 
-def test_chained_spatial_reduction():
-    """The layer and mapping above: the 3 PEs form one reduction group. RF reads of O: the
-    MACs read 2 old partial sums per PE (their second visit of each of the 2 output words;
-    K's 2 steps are outermost): 6, plus every PE's 4 evictions: 12 -- 18. Chained, each of
-    the group's 4 evicted words is read once more per PE beyond the first, as a systolic
-    column passes it along: 18 + 4 x 2 = 26. The writes do not change."""
+def test_first_accumulation_per_word():
+    """The layer and mapping above: 3 PEs x 4 steps = 12 accumulations into the 2 output
+    words. RF reads of O: per instance, each PE's first accumulation into each word reads
+    nothing (3 x 2 = 6 of them), so the MACs read 6, plus every PE's 4 evictions: 18. Per
+    word, only the first accumulation into each of the 2 words reads nothing: 10 + 12 = 22.
+    The writes do not change."""
     layer = gemm("g", M=2, N=1, K=6)
     arch = ArchSpec("r", (
         MemoryLevel("RF", tensors=frozenset({"O"}), capacity_words=1, instances=3, read_energy_pj=1.0,
@@ -135,8 +137,8 @@ def test_chained_spatial_reduction():
         MemoryLevel("DRAM", read_energy_pj=100.0, write_energy_pj=100.0)), mac_energy_pj=1.0)
     m = Mapping.create(arch, temporal=[{}, {"K": 2, "M": 2}, {}], spatial_y=[{}, {"K": 3}, {}],
                        order=[[], ["K", "M"], []])
-    for rule, rf_reads in (("network", 18), ("chained", 26)):
-        res = run(layer, arch, m, Conventions(spatial_reduction=rule))
+    for rule, rf_reads in (("per_instance", 18), ("per_word", 22)):
+        res = run(layer, arch, m, Conventions(first_accumulation=rule))
         assert res.reads[0][0, 2] == rf_reads and res.writes[0][0, 2] == 14 and res.reads[0][1, 2] == 4
 
 
@@ -172,9 +174,9 @@ def test_options_and_paths_are_checked():
     with pytest.raises(ValueError, match=r"Conventions.window_reuse must be one of \['any_step', 'innermost', "
                                          r"'none'\], got 'sometimes'"):
         Conventions(window_reuse="sometimes")
-    with pytest.raises(ValueError, match=r"Conventions.spatial_reduction must be one of \['network', 'chained'\], "
-                                         r"got 'tree'"):
-        Conventions(spatial_reduction="tree")
+    with pytest.raises(ValueError, match=r"Conventions.first_accumulation must be one of \['per_instance', "
+                                         r"'per_word'\], got 'never'"):
+        Conventions(first_accumulation="never")
     with pytest.raises(ValueError, match=r"accounting must be a Conventions or one of \['coexplore', 'timeloop', "
                                          r"'zigzag'\], got 'maestro'"):
         LoopNestCost("maestro")
