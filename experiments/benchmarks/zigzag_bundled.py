@@ -16,8 +16,8 @@ counted apart, in port-wide words, for its energy and its latency with port stal
 
 The translation (see :func:`arch_from_zigzag` for the rules) has to approximate in these
 places, each stated in docs/MODEL.md: one precision for every operand (coexplore has one
-word size per architecture; 8 bits here, ZigZag's bundled examples use 8-bit operands and
-wider partial sums); per-word energies are ZigZag's per-access costs divided by the words
+word size per architecture; 8 bits here, the width of these accelerators' input and
+weight register ports); per-word energies are ZigZag's per-access costs divided by the words
 one port access moves (ZigZag charges whole port-wide accesses); memories of different
 operands with the same ``served_dimensions`` become one level with a capacity per operand
 (they keep their own energies, but share that level's temporal loops in the mapping); a
@@ -66,8 +66,9 @@ ACCELERATORS = ("eyeriss_like", "tpu_like", "tesla_npu_like")
 """ZigZag's bundled examples used here (``zigzag/inputs/hardware/<name>.yaml``)."""
 
 PRECISION_BITS = 8
-"""Bits of every operand in both tools (ZigZag's bundled examples: 8-bit weights and
-activations; coexplore has one word size per architecture, see the module docstring)."""
+"""Bits of every operand in both tools: the width of the bundled accelerators' input and
+weight register ports (coexplore has one word size per architecture, see the module
+docstring)."""
 
 #: ZigZag's memory operand -> ours
 OUR_OP = {"I1": "I", "I2": "W", "O": "O"}

@@ -7,8 +7,8 @@ Eyeriss-normalized energies) with one mapping found by coexplore's heuristic map
 (energy) or drawn by its random mapper. The same accelerator, layer and mapping are written
 in ZigZag's schemas (:func:`zigzag_case`) -- every loop at the same memory level, in the
 same order, the same spatial unrolling on ZigZag's D1 (our X) and D2 (our Y), the same
-per-word energies, every port one 16-bit word wide so that ZigZag's word accesses are
-element accesses -- and evaluated by ZigZag's ``CostModelEvaluation`` with that temporal
+per-word energies, every port one 16-bit word wide so that ZigZag's energy is per word
+as ours -- and evaluated by ZigZag's ``CostModelEvaluation`` with that temporal
 mapping as is (``experiments/benchmarks/zigzag_counts.py`` inside ``.venv-zigzag``,
 ``make zigzag-env``).
 
