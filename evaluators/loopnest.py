@@ -102,9 +102,11 @@ first (the default); :data:`ACCOUNTING` names the choices of Timeloop and ZigZag
 @dataclass(frozen=True)
 class Conventions:
     """How the model counts in the places where tools differ: the first choice of each
-    field is coexplore's (the default), the second Timeloop's (:data:`ACCOUNTING`
-    ``"timeloop"`` selects them all). :mod:`evaluators.loopnest_walk` implements every
-    choice literally and the model must agree with it count for count.
+    field is coexplore's (the default); :data:`ACCOUNTING` ``"timeloop"`` selects
+    Timeloop's (the second choice of the first five fields) and ``"zigzag"`` ZigZag's
+    (``window_reuse="none"``, ``first_accumulation="per_word"``).
+    :mod:`evaluators.loopnest_walk` implements every choice literally and the model must
+    agree with it count for count.
 
     Attributes:
         window_reuse: when a tile moves, which words of the old tile it keeps.
@@ -817,7 +819,7 @@ def evaluate_batch(
             if it does not apply, ``ImportError`` without numba), ``False`` for the numpy
             code.
         accounting: the counting conventions (:class:`Conventions`, or a name of
-            :data:`ACCOUNTING`: ``"coexplore"``, the default, or ``"timeloop"``). The
+            :data:`ACCOUNTING`: ``"coexplore"``, the default, ``"timeloop"`` or ``"zigzag"``). The
             compiled kernel implements the default; other conventions run the numpy code.
     """
     conv = _DEFAULT if accounting is None or accounting is _DEFAULT else Conventions.of(accounting)
