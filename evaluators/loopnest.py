@@ -88,22 +88,25 @@ __all__ = ["ACCOUNTING", "CONVENTION_CHOICES", "KERNEL_CACHE_SIZE", "LOOPNEST", 
 
 
 CONVENTION_CHOICES = {
-    "window_reuse": ("any_step", "innermost"),
+    "window_reuse": ("any_step", "innermost", "none"),
     "multicast": ("coincident", "same_index"),
     "psum_refill": ("one_child", "every_child"),
     "mac_operand_reads": ("every_step", "on_change"),
     "output_drain": ("child_read", "parent_update"),
+    "first_accumulation": ("per_instance", "per_word"),
 }
 """Each counting convention's choices (a :class:`Conventions` field): coexplore's rule
-first (the default), Timeloop's second (``ACCOUNTING["timeloop"]``)."""
+first (the default); :data:`ACCOUNTING` names the choices of Timeloop and ZigZag."""
 
 
 @dataclass(frozen=True)
 class Conventions:
     """How the model counts in the places where tools differ: the first choice of each
-    field is coexplore's (the default), the second Timeloop's (:data:`ACCOUNTING`
-    ``"timeloop"`` selects them all). :mod:`evaluators.loopnest_walk` implements every
-    choice literally and the model must agree with it count for count.
+    field is coexplore's (the default); :data:`ACCOUNTING` ``"timeloop"`` selects
+    Timeloop's (the second choice of the first five fields) and ``"zigzag"`` ZigZag's
+    (``window_reuse="none"``, ``first_accumulation="per_word"``).
+    :mod:`evaluators.loopnest_walk` implements every choice literally and the model must
+    agree with it count for count.
 
     Attributes:
         window_reuse: when a tile moves, which words of the old tile it keeps.
@@ -118,7 +121,15 @@ class Conventions:
             a refetch); otherwise the whole tile is refetched. In a loop nest that means:
             every step of the innermost loop (of factor > 1) above the level keeps its
             overlap, and a step of any other loop keeps it only if it translates the
-            tile exactly as that innermost loop does.
+            tile exactly as that innermost loop does. ``"none"``: ZigZag's rule (3.9.1,
+            ``TemporalMapping.innermost_stationary_loop_merge_down`` in
+            zigzag/mapping/temporal_mapping.py and ``Mapping.calc_data_access`` in
+            zigzag/mapping/mapping.py: a level's fills are the layer's MACs over the
+            loops irrelevant to the operand at and below it, after the irrelevant loops
+            at the bottom of each level are merged down into it): nothing is kept; the
+            tile is refetched whole on every step of a loop above the level that is over
+            one of the operand's dimensions or has such a loop (factor > 1) inside it
+            above the level (a step of only irrelevant loops leaves it in place).
         multicast: which children one parent read serves. ``"coincident"`` (default):
             every child whose tile coincides with another's at that moment (Eyeriss's
             diagonals included): the words are the same, one read can feed them all.
@@ -136,10 +147,23 @@ class Conventions:
         output_drain: who counts a partial sum drained up to the parent.
             ``"child_read"`` (default): the child reads it (it does) and the parent
             updates it. ``"parent_update"``: only the parent's update is counted.
+        first_accumulation: which MAC accumulations into an output word read no partial
+            sum. ``"per_instance"`` (default): the first one of every MAC instance (group
+            of MACs that share one copy of the word) -- it starts from zero; where a
+            reduction is unrolled spatially, every instance starts its own partial sum
+            and the network adds them on the way up. ``"per_word"``: ZigZag's rule (3.9.1,
+            ``Mapping.calc_data_access`` in zigzag/mapping/mapping.py: the innermost
+            output memory's reads to the MACs are the output's size x (the product of
+            all reduction loops, spatial ones included, - 1)): only the first
+            accumulation into each word of the whole output; every other instance
+            reducing the same word adds onto a partial sum it reads, as a PE of a
+            systolic column adds onto the one arriving from its neighbour.
 
     docs/MODEL.md names the function of Timeloop's source behind each Timeloop choice;
     ``same_index`` and ``on_change`` are the effects there of a split fanout and of
     neighbour link transfers, not rules of Timeloop's own, and it says where they differ.
+    The ZigZag rules were traced to ZigZag 3.9.1's source (cited above) and checked count
+    for count against it (``experiments/benchmarks/zigzag_bundled.py``, docs/MODEL.md).
     A bad value is a ``ValueError`` naming the field and the value.
     """
 
@@ -148,6 +172,7 @@ class Conventions:
     psum_refill: str = "one_child"
     mac_operand_reads: str = "every_step"
     output_drain: str = "child_read"
+    first_accumulation: str = "per_instance"
 
     def __post_init__(self) -> None:
         for name, choices in CONVENTION_CHOICES.items():
@@ -176,11 +201,15 @@ _DEFAULT = Conventions()
 
 ACCOUNTING = {
     "coexplore": _DEFAULT,
-    "timeloop": Conventions(**{name: choices[1] for name, choices in CONVENTION_CHOICES.items()}),
+    "timeloop": Conventions(window_reuse="innermost", multicast="same_index", psum_refill="every_child",
+                            mac_operand_reads="on_change", output_drain="parent_update"),
+    "zigzag": Conventions(window_reuse="none", first_accumulation="per_word"),
 }
-"""Named accounting modes: ``"coexplore"`` (the default rules) and ``"timeloop"``
+"""Named accounting modes: ``"coexplore"`` (the default rules), ``"timeloop"``
 (Timeloop's rule for every convention, so a user migrating from Timeloop gets its counts
-for the same architecture and mapping)."""
+for the same architecture and mapping) and ``"zigzag"`` (ZigZag 3.9.1's window and
+first-accumulation rules; its other rules agree with coexplore's on the cases compared,
+see docs/MODEL.md)."""
 
 
 @dataclass(frozen=True)
@@ -340,15 +369,27 @@ def _distinct_two_aps(xp: Any, a: Any, m: Any, b: Any, n: Any, integer: bool) ->
     return m * n - xp.maximum(0, m - bp) * xp.maximum(0, n - ap)
 
 
+def relevant_moves(xp: Any, rel_slot: Any, f: Any, s_c: int) -> Any:
+    """``(s_c, B)``: 1 where a step of nest slot ``j`` (among the first ``s_c``, the
+    loops above a level) changes an index the operand depends on: ``j`` or a slot inside
+    it (below it in nest order, still above the level) is over one of the operand's
+    dimensions (``rel_slot``, ``(S, B)`` bool) with a factor > 1."""
+    if s_c == 0:
+        return xp.zeros((0, f.shape[-1]))
+    hit = rel_slot[:s_c] & (f[:s_c] > 1)
+    return xp.where(xp.flip(xp.cumsum(xp.flip(hit, axis=0), axis=0), axis=0) > 0, 1.0, 0.0)
+
+
 def _convention_fill(xp: Any, conv: Conventions, axes: list, c: int, w_c: Any, ext_c: list, shift: Any,
-                     n_trans: Any, f: Any, L: int, D: int) -> Any:
+                     n_trans: Any, f: Any, L: int, D: int, rel_slot: Any = None) -> Any:
     """Per-instance fills of a tile of ``w_c`` words (axis extents ``ext_c``) at level
     ``c`` (``-1``: the one word a MAC holds at its input) under ``conv.window_reuse``:
     the first tile, then per step of a loop ``j`` above ``c`` the words of the new tile
     outside the old (``w - overlap_j``); under ``"innermost"`` only when ``j`` translates
     the tile exactly as the innermost moving loop ``m`` above ``c`` does (``j = m``
     included), else the whole tile (Timeloop's ``SaveAndSubtractIfSameStride``: see
-    :class:`Conventions`)."""
+    :class:`Conventions`); under ``"none"`` the whole tile at every step of ``j`` that
+    changes one of the operand's indices (:func:`relevant_moves`, ZigZag's rule)."""
     s_c = (L - 1 - c) * D
     B = w_c.shape[-1]
     ov = xp.ones((s_c, B))
@@ -358,6 +399,8 @@ def _convention_fill(xp: Any, conv: Conventions, axes: list, c: int, w_c: Any, e
         trans.append(tr)
         ov = ov * xp.maximum(0.0, e[None, :] - xp.abs(tr))
     moved = w_c[None, :] - ov
+    if conv.window_reuse == "none":
+        return w_c + xp.sum(n_trans[:s_c] * relevant_moves(xp, rel_slot, f, s_c) * w_c[None, :], axis=0)
     if conv.window_reuse == "innermost" and s_c:
         live = f[:s_c] > 1
         m = s_c - 1 - xp.argmax(live[::-1], axis=0)                 # innermost moving loop
@@ -603,6 +646,11 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
         tiles.append(words)
         kp = keep[:, t]                                       # (L, B)
         rel = [d for d in range(D) if st.relevant[t, d]]
+        rel_slot = None
+        if conv is not None and conv.window_reuse == "none":
+            rel_slot = xp.zeros(s_dim.shape, dtype=bool)
+            for d in rel:
+                rel_slot = rel_slot | onehot[d]
         for c in range(-1, L - 1):
             if c >= 0 and not st.holds[c, t]:
                 continue
@@ -617,7 +665,7 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                 if conv is not None and conv.mac_operand_reads == "on_change" and t != 2:
                     # the operand held at the MAC's input: a one-word tile of extent 1
                     F_change = _convention_fill(xp, conv, axes, -1, xp.ones(B), [xp.ones(B)] * len(axes),
-                                                shift, n_trans, f, L, D)
+                                                shift, n_trans, f, L, D, rel_slot)
             else:
                 # fills: the first tile, then for every increment of a loop above c the
                 # words of the shifted tile outside the old one (box overlap per axis).
@@ -641,8 +689,9 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                         o = xp.maximum(0, e[c][None, :] - a_shift)
                         ov = o if ov is None else ov * o
                 w_c = words[c]
-                if conv is not None and conv.window_reuse == "innermost" and ov is not None:
-                    F = _convention_fill(xp, conv, axes, c, w_c, [e[c] for e in ext], shift, n_trans, f, L, D)
+                if conv is not None and conv.window_reuse != "any_step" and ov is not None:
+                    F = _convention_fill(xp, conv, axes, c, w_c, [e[c] for e in ext], shift, n_trans, f, L, D,
+                                         rel_slot)
                 elif ov is None:
                     F = w_c
                 elif is_np:
@@ -679,6 +728,10 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                     refill = (F - U) * groups
                     # old partial sums go to one child per group, or (Timeloop) to all
                     to_child = refill if conv is None or conv.psum_refill == "one_child" else (F - U) * inst_c
+                    if c < 0 and conv is not None and conv.first_accumulation == "per_word":
+                        # every MAC group's accumulation reads but the first into each word
+                        refill = F * groups - words[L - 1]
+                        to_child = refill if conv.psum_refill == "one_child" else refill * inst_c / groups
                     writes[p][t] = writes[p][t] + atf * F * groups
                     reads[p][t] = reads[p][t] + atf * refill
                     if c >= 0:
@@ -766,7 +819,7 @@ def evaluate_batch(
             if it does not apply, ``ImportError`` without numba), ``False`` for the numpy
             code.
         accounting: the counting conventions (:class:`Conventions`, or a name of
-            :data:`ACCOUNTING`: ``"coexplore"``, the default, or ``"timeloop"``). The
+            :data:`ACCOUNTING`: ``"coexplore"``, the default, ``"timeloop"`` or ``"zigzag"``). The
             compiled kernel implements the default; other conventions run the numpy code.
     """
     conv = _DEFAULT if accounting is None or accounting is _DEFAULT else Conventions.of(accounting)

@@ -96,10 +96,15 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
     their spatial indices over the operand's dimensions as well as by their tiles;
     ``psum_refill="every_child"`` gives old partial sums to every child of a reduction
     group; ``mac_operand_reads="on_change"`` has a MAC behind a fanout read ``W`` / ``I``
-    only when its element changes (under the same translation rule); and
-    ``output_drain="parent_update"`` counts no child read for a drained partial sum."""
+    only when its element changes (under the same translation rule);
+    ``output_drain="parent_update"`` counts no child read for a drained partial sum;
+    ``window_reuse="none"`` keeps, per instance and operand, the indices of the loops above
+    the level over the operand's dimensions and refetches the tile whole whenever they
+    change (ZigZag's rule); and ``first_accumulation="per_word"`` keeps one record of the
+    output words any MAC has accumulated into: a MAC group's accumulation reads the partial
+    sum unless it is the first into that word anywhere (ZigZag's rule)."""
     conv = {"window_reuse": "any_step", "multicast": "coincident", "psum_refill": "one_child",
-            "mac_operand_reads": "every_step", "output_drain": "child_read"}
+            "mac_operand_reads": "every_step", "output_drain": "child_read", "first_accumulation": "per_instance"}
     if conventions is not None:
         conv = {k: getattr(conventions, k) for k in conv}
     loops = _loops(layer, arch, m)
@@ -121,12 +126,21 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
 
     rel_dims = [{d for axis in tensors[t].axes for d, _ in axis} for t in range(3)]
     stride_state: dict[tuple, tuple | None] = {}          # last translation per (level, t, instance)
+    index_state: dict[tuple, tuple] = {}                  # last relevant indices per (level, t, instance)
 
-    def credited(key: tuple, old: frozenset, new: frozenset) -> bool:
-        """Timeloop's rule: keep the overlap if the tile moves as it moved last (or
-        nothing is remembered); else refetch it whole and forget the translation."""
+    def credited(key: tuple, old: frozenset, new: frozenset, time: dict[int, int]) -> bool:
+        """Whether the new tile keeps the overlap with the old one. Timeloop's rule: if
+        the tile moves as it moved last (or nothing is remembered); else it is refetched
+        whole and the translation forgotten. ZigZag's (``"none"``): only if no index of a
+        loop above (``time``) over the operand's dimensions changed."""
         if conv["window_reuse"] == "any_step":
             return True
+        if conv["window_reuse"] == "none":
+            t = key[1]
+            now = tuple(sorted((i, v) for i, v in time.items() if loops[i][2] in rel_dims[t] and loops[i][3] > 1))
+            prev = index_state.get(key)
+            index_state[key] = now
+            return not old or prev == now
         if not old:
             stride_state[key] = None
             return True
@@ -193,6 +207,7 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
     # of the reduction start from zero
     ever: dict[tuple, set] = defaultdict(set)
     mac_seen: dict[tuple, set] = defaultdict(set)
+    mac_first: set = set()                             # words accumulated into anywhere (per_word)
     mac_held: dict[tuple, frozenset] = {}
     inst_cache = {lv: instances(lv) for lv in range(-1, L)}
     prev_outer: dict[int, tuple] = {}
@@ -205,7 +220,7 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
             old = held.get(key, frozenset())
             new = frozenset() if final else tile(t, level, {**fixed_time, **inst})
             held[key] = new
-            if not final and not credited(key, old, new):
+            if not final and not credited(key, old, new, fixed_time):
                 old_kept = frozenset()                 # refetched whole (the old tile is written back whole)
             else:
                 old_kept = old
@@ -259,7 +274,7 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
                     key = (-1, t, tuple(sorted(inst.items())))
                     old, new = mac_held.get(key, frozenset()), frozenset({e})
                     mac_held[key] = new
-                    if not (new - old if credited(key, old, new) else new):
+                    if not (new - old if credited(key, old, new, fixed_time) else new):
                         continue                            # unchanged: no read
                 share = e if (multicast(-1, p) or OPERANDS[t] == "O") else (e, tuple(sorted(inst.items())))
                 groups[pk].add((share, rel_index(inst, t, p)))
@@ -268,7 +283,15 @@ def simulate(layer: Layer, arch: ArchSpec, m: Mapping, conventions: Any = None) 
             for pk, shares in groups.items():
                 if OPERANDS[t] == "O":
                     elems = {sh[0] for sh in shares}
-                    back = [w for w in elems if w in mac_seen[pk]]
+                    if conv["first_accumulation"] == "per_word":
+                        back = []
+                        for sh in sorted(shares):
+                            if sh[0] in mac_first:
+                                back.append(sh[0])
+                            else:
+                                mac_first.add(sh[0])
+                    else:
+                        back = [w for w in elems if w in mac_seen[pk]]
                     mac_seen[pk].update(elems)
                     writes[p, t] += len(shares)
                     reads[p, t] += len(back)

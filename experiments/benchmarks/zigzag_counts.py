@@ -9,13 +9,21 @@ that operand, innermost level first, of ``[dim, factor]`` loops innermost first.
 temporal mapping is given to ``zigzag.cost_model.cost_model.CostModelEvaluation`` as is
 (no LOMA search, no memory allocation by ZigZag), so both tools see the same loop nest.
 
-It prints one JSON list with, per case: per layer operand and memory level the element
-accesses in ZigZag's four directions summed over memory instances (every port in these
-cases is one word wide, so ZigZag's word accesses are element accesses), the energy per
+It prints one JSON list with, per case: per layer operand and memory level ZigZag's word
+accesses in its four directions summed over memory instances (``word_accesses``; where a
+port is one word wide they are mostly element accesses, but ZigZag rounds each transfer
+period up to whole words) and its element moves (``elem_accesses``, ``DATA_ELEM_MOVE_COUNT``,
+which no port width changes), the energy per
 operand and level, the MAC energy, the total energy, the ideal temporal cycles and
 ZigZag's latency with stalls and on/off-loading (``latency_total2``), or ``error``.
 
     .venv-zigzag/bin/python experiments/benchmarks/zigzag_counts.py < cases.json
+
+With ``--bundled NAME [NAME ...]`` it instead prints one JSON object: per name, ZigZag's
+own example accelerator ``zigzag/inputs/hardware/NAME.yaml`` (``hardware``) and its mapping
+file ``zigzag/inputs/mapping/NAME.yaml`` (``mapping``; ``null`` where ZigZag ships none),
+as the installed package holds them, parsed with PyYAML (a ZigZag dependency), and the
+installed ZigZag version (``version``).
 """
 
 from __future__ import annotations
@@ -90,9 +98,10 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     for op in cme.layer.layer_operands:
         per_level = []
         for lv in range(cme.mapping.mem_level[op]):
+            # ZigZag's element moves (mapping.py calc_data_access: the layer's MACs over the
+            # irrelevant loops at and below the level): totals over every instance already
             move = cme.mapping.unit_mem_data_movement[op][lv].get_attribute(DataMoveAttr.DATA_ELEM_MOVE_COUNT)
-            units = cme.mapping.spatial_mapping.unit_count[op][lv + 1]
-            per_level.append({str(d): float(move.get(d)) * units for d in DataDirection})
+            per_level.append({str(d): float(move.get(d)) for d in DataDirection})
         elems[str(op)] = per_level
     return {
         "word_accesses": counts,
@@ -107,7 +116,32 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def bundled(names: list[str]) -> dict[str, Any]:
+    """ZigZag's bundled example accelerators and mapping files (see the module docstring)."""
+    from importlib.metadata import version
+    from pathlib import Path
+
+    import yaml
+    import zigzag
+
+    inputs = Path(zigzag.__file__).resolve().parent / "inputs"
+    out: dict[str, Any] = {"version": version("zigzag-dse"), "inputs": str(inputs), "accelerators": {}}
+    for name in names:
+        hw = inputs / "hardware" / f"{name}.yaml"
+        if not hw.exists():
+            raise FileNotFoundError(f"ZigZag ships no accelerator {name!r} ({hw} missing)")
+        mp = inputs / "mapping" / f"{name}.yaml"
+        out["accelerators"][name] = {
+            "hardware": yaml.safe_load(hw.read_text()),
+            "mapping": yaml.safe_load(mp.read_text()) if mp.exists() else None,
+        }
+    return out
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--bundled":
+        print(json.dumps(bundled(sys.argv[2:])), flush=True)
+        return 0
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("zigzag").setLevel(logging.ERROR)
     cases = json.load(sys.stdin)

@@ -7,13 +7,15 @@ Eyeriss-normalized energies) with one mapping found by coexplore's heuristic map
 (energy) or drawn by its random mapper. The same accelerator, layer and mapping are written
 in ZigZag's schemas (:func:`zigzag_case`) -- every loop at the same memory level, in the
 same order, the same spatial unrolling on ZigZag's D1 (our X) and D2 (our Y), the same
-per-word energies, every port one 16-bit word wide so that ZigZag's word accesses are
-element accesses -- and evaluated by ZigZag's ``CostModelEvaluation`` with that temporal
+per-word energies, every port one 16-bit word wide so that ZigZag's energy is per word
+as ours -- and evaluated by ZigZag's ``CostModelEvaluation`` with that temporal
 mapping as is (``experiments/benchmarks/zigzag_counts.py`` inside ``.venv-zigzag``,
 ``make zigzag-env``).
 
 The script prints, per case, level and operand, both tools' reads and writes (ZigZag's
-``rd_out_to_low + rd_out_to_high`` and ``wr_in_by_high + wr_in_by_low``), then the energy
+element moves ``rd_out_to_low + rd_out_to_high`` and ``wr_in_by_high + wr_in_by_low``; its
+word accesses, even through one-word ports, round every transfer period up to whole words;
+ours under the default accounting and under ``accounting="zigzag"``), then the energy
 (ZigZag has no interconnect energy, so ours is shown without the NoC term as well) and the
 cycles (temporal iterations: our ``compute_cycles`` and ZigZag's
 ``ideal_temporal_cycle``), and a summary of where and by how much they differ.
@@ -32,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from accelerators import eyeriss_v1
-from evaluators.loopnest import LOOPNEST, evaluate
+from evaluators.loopnest import LOOPNEST, evaluate, evaluate_batch
 from mappers.heuristic import HeuristicMapper
-from mappers.mapping import Mapping
+from mappers.mapping import Mapping, MappingBatch
 from mappers.sampling import RandomMapper
 from mappers.workloads import Layer
 from mappers.zoo import mobilenet_v2, resnet50
@@ -104,11 +106,11 @@ def zigzag_accelerator(arch: Any, mapping: Mapping) -> dict[str, Any]:
     }
 
 
-def zigzag_workload(layer: Layer) -> list[dict[str, Any]]:
+def zigzag_workload(layer: Layer, bits: int = 16) -> list[dict[str, Any]]:
+    """The one-layer workload in ZigZag's schema, every operand ``bits`` wide."""
     d = layer.dims
     sh, sw = layer.attrs.get("stride", (1, 1)) if isinstance(layer.attrs.get("stride"), tuple) else (
         (layer.attrs.get("stride", 1),) * 2)
-    bits = 16
     return [{
         "id": 0, "name": layer.name, "operator_type": "Conv",
         "equation": "O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]",
@@ -164,7 +166,8 @@ def run_zigzag(cases: list[dict[str, Any]], python: Path = ZIGZAG_PYTHON, timeou
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _unique(layers: list[Layer]) -> list[Layer]:
+def unique_convs(layers: list[Layer]) -> list[Layer]:
+    """The ungrouped convolutions of ``layers``, each shape (dimensions, stride) once."""
     seen: set[tuple] = set()
     out = []
     for x in layers:
@@ -178,7 +181,7 @@ def _unique(layers: list[Layer]) -> list[Layer]:
 def select_layers(quick: bool) -> list[Layer]:
     """The first 8 unique ungrouped convolutions of ResNet-50 and the first 4 of MobileNetV2
     (12 layers x 2 mappings = 24 cases); ``quick``: 2 of ResNet-50 and 1 of MobileNetV2."""
-    r, m = _unique(resnet50()), _unique(mobilenet_v2())
+    r, m = unique_convs(resnet50()), unique_convs(mobilenet_v2())
     return r[1:3] + m[1:2] if quick else r[:8] + m[:4]
 
 
@@ -192,15 +195,18 @@ def our_mappings(layer: Layer, arch: Any) -> list[tuple[str, Mapping]]:
 
 def compare(layer: Layer, arch: Any, mapping: Mapping, zz: dict[str, Any]) -> dict[str, Any]:
     res = evaluate(layer, arch, mapping)
+    res_zz = evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [mapping]), accounting="zigzag")
     rows = []
     for ti, op in enumerate(OPS):
         kept = [lv for lv in range(arch.n_levels) if mapping.keeps(arch, lv, op)]
         for zi, lv in enumerate(kept):
-            acc = zz["word_accesses"][LAYER_OP[op]][zi]
+            acc = zz["elem_accesses"][LAYER_OP[op]][zi]
             z_reads = acc["rd_out_to_low"] + acc["rd_out_to_high"]
             z_writes = acc["wr_in_by_high"] + acc["wr_in_by_low"]
             rows.append(dict(level=arch.levels[lv].name, operand=op, ours_reads=float(res.reads[0][lv][ti]),
-                             zigzag_reads=z_reads, ours_writes=float(res.writes[0][lv][ti]), zigzag_writes=z_writes))
+                             mode_reads=float(res_zz.reads[0][lv][ti]), zigzag_reads=z_reads,
+                             ours_writes=float(res.writes[0][lv][ti]), mode_writes=float(res_zz.writes[0][lv][ti]),
+                             zigzag_writes=z_writes))
     noc_pj = float(sum(float(res.noc_words[0][lv]) * arch.levels[lv].noc_energy_pj for lv in range(arch.n_levels)))
     energy = float(res.energy_pj[0])
     return dict(layer=layer.name, dims=dict(layer.dims), rows=rows, ours_energy_pj=energy,
@@ -239,11 +245,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         c["mapping_repr"] = repr(m)
         results.append(c)
         print(f"\n{layer.name} {layer.dims} [{how}]")
-        print(f"  {'level':5} {'op':2} {'reads ours':>14} {'zigzag':>14} {'ratio':>7} {'writes ours':>14} {'zigzag':>14} {'ratio':>7}")
+        print(f"  {'level':5} {'op':2} {'reads ours':>12} {'ratio':>6} {'zz-mode':>12} {'zigzag':>12} {'ratio':>6}"
+              f" {'writes ours':>12} {'ratio':>6} {'zz-mode':>12} {'zigzag':>12} {'ratio':>6}")
         for r in c["rows"]:
-            print(f"  {r['level']:5} {r['operand']:2} {r['ours_reads']:14.0f} {r['zigzag_reads']:14.0f} "
-                  f"{_r(r['ours_reads'], r['zigzag_reads']):>7} {r['ours_writes']:14.0f} {r['zigzag_writes']:14.0f} "
-                  f"{_r(r['ours_writes'], r['zigzag_writes']):>7}")
+            cells = []
+            for k in ("reads", "writes"):
+                z = r[f"zigzag_{k}"]
+                cells.append(f"{r[f'ours_{k}']:12.0f} {_r(r[f'ours_{k}'], z):>6} {r[f'mode_{k}']:12.0f} {z:12.0f} "
+                             f"{_r(r[f'mode_{k}'], z):>6}")
+            print(f"  {r['level']:5} {r['operand']:2} {' '.join(cells)}")
         print(f"  energy pJ: ours {c['ours_energy_pj']:.6g} (without NoC {c['ours_energy_without_noc_pj']:.6g}), "
               f"zigzag {c['zigzag_energy_pj']:.6g}, ratio {_r(c['ours_energy_without_noc_pj'], c['zigzag_energy_pj'])}; "
               f"cycles: ours {c['ours_cycles']:.0f}, zigzag {c['zigzag_cycles']:.0f} "
@@ -252,10 +262,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     exact_rows = sum(r["ours_reads"] == r["zigzag_reads"] and r["ours_writes"] == r["zigzag_writes"]
                      for c in ok for r in c["rows"])
     n_rows = sum(len(c["rows"]) for c in ok)
+    mode_rows = sum(r["mode_reads"] == r["zigzag_reads"] and r["mode_writes"] == r["zigzag_writes"]
+                    for c in ok for r in c["rows"])
     e_ratios = [c["ours_energy_without_noc_pj"] / c["zigzag_energy_pj"] for c in ok]
     cyc = sum(c["ours_cycles"] == c["zigzag_cycles"] for c in ok)
     print(f"\n{len(ok)} of {len(results)} cases ran in ZigZag; (level, operand) rows equal in both tools: "
-          f"{exact_rows} of {n_rows}; cycles equal in {cyc} of {len(ok)}; energy without NoC ours/zigzag "
+          f"{exact_rows} of {n_rows} (under accounting='zigzag': {mode_rows}); cycles equal in {cyc} of {len(ok)}; energy without NoC ours/zigzag "
           f"{min(e_ratios):.3f}-{max(e_ratios):.3f} (median {float(np.median(e_ratios)):.3f})" if ok else "no case ran")
     out = dict(cases=results)
     if args.json:

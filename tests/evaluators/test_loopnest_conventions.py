@@ -22,8 +22,10 @@ from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import conv2d, gemm
 from tests.evaluators.mapping_gen import random_arch, random_layer, random_mapping
 
-CONVENTIONS = ([Conventions()] + [Conventions(**{k: v[1]}) for k, v in CONVENTION_CHOICES.items()]
-               + [ACCOUNTING["timeloop"]])
+CONVENTIONS = ([Conventions()] + [Conventions(**{k: c}) for k, v in CONVENTION_CHOICES.items() for c in v[1:]]
+               + [ACCOUNTING["timeloop"], ACCOUNTING["zigzag"],
+                  Conventions(window_reuse="none", mac_operand_reads="on_change"),
+                  Conventions(first_accumulation="per_word", psum_refill="every_child", multicast="same_index")])
 
 
 def run(layer, arch, m, conv):
@@ -46,11 +48,13 @@ def test_every_convention_matches_the_walk_on_random_cases(seed):
             run(layer, arch, m, conv)
 
 
-def test_timeloop_mode_is_timeloops_rule_for_every_convention():
+def test_named_modes():
     tl = ACCOUNTING["timeloop"]
-    assert (tl.window_reuse, tl.multicast, tl.psum_refill, tl.mac_operand_reads, tl.output_drain) == (
-        "innermost", "same_index", "every_child", "on_change", "parent_update")
+    assert (tl.window_reuse, tl.multicast, tl.psum_refill, tl.mac_operand_reads, tl.output_drain,
+            tl.first_accumulation) == ("innermost", "same_index", "every_child", "on_change", "parent_update",
+                                       "per_instance")
     assert Conventions.of("timeloop") is tl and Conventions.of(None) == Conventions() == ACCOUNTING["coexplore"]
+    assert Conventions.of("zigzag") == Conventions(window_reuse="none", first_accumulation="per_word")
 
 
 BUF = ArchSpec("buf", (MemoryLevel("B", capacity_words=100, read_energy_pj=1.0, write_energy_pj=1.0),
@@ -68,6 +72,21 @@ def test_window_reuse_after_an_irrelevant_inner_loop():
     for conv, fills in ((Conventions(), 6), (Conventions(window_reuse="innermost"), 12)):
         res = run(layer, BUF, m, conv)
         assert res.writes[0][0, 1] == fills and res.reads[0][1, 1] == fills
+
+
+def test_no_window_reuse():
+    """ZigZag's rule on the layer above. P outer, K inner: K's steps change no input index
+    (nothing fetched), each of P's 3 steps refetches the window: 3 + 3 x 3 = 12 (Timeloop's
+    rule: 12, coexplore's: 6). K outer, P inner: all 7 steps change an input index (6 of P,
+    and K's, which wraps P back), so 3 + 7 x 3 = 24; coexplore keeps 2 of 3 words at each of
+    P's 6 steps and nothing at K's (the window jumps back by 3): 3 + 6 x 1 + 3 = 12, as
+    Timeloop's rule (P is the innermost moving loop, K's jump is another translation)."""
+    layer = conv2d("c", K=2, C=1, P=4, Q=1, R=3, S=1)
+    for order, fills in ((["P", "K"], (6, 12, 12)), (["K", "P"], (12, 12, 24))):
+        m = Mapping.create(BUF, temporal=[{"R": 3}, {"P": 4, "K": 2}], order=[[], order])
+        for rule, n in zip(("any_step", "innermost", "none"), fills):
+            res = run(layer, BUF, m, Conventions(window_reuse=rule))
+            assert res.writes[0][0, 1] == n and res.reads[0][1, 1] == n, (order, rule)
 
 
 def test_diagonal_multicast():
@@ -104,6 +123,25 @@ def test_partial_sums_back_into_a_reduction_group():
         assert res.reads[0][1, 2] == 4 and res.writes[0][0, 2] == rf_writes
 
 
+def test_first_accumulation_per_word():
+    """The layer and mapping above: 3 PEs x 4 steps = 12 accumulations into the 2 output
+    words. RF reads of O: per instance, each PE's first accumulation into each word reads
+    nothing (3 x 2 = 6 of them), so the MACs read 6, plus every PE's 4 evictions: 18. Per
+    word, only the first accumulation into each of the 2 words reads nothing: 10 + 12 = 22.
+    The writes do not change."""
+    layer = gemm("g", M=2, N=1, K=6)
+    arch = ArchSpec("r", (
+        MemoryLevel("RF", tensors=frozenset({"O"}), capacity_words=1, instances=3, read_energy_pj=1.0,
+                    write_energy_pj=1.0),
+        MemoryLevel("GLB", capacity_words=64, fanout_y=3, read_energy_pj=5.0, write_energy_pj=5.0),
+        MemoryLevel("DRAM", read_energy_pj=100.0, write_energy_pj=100.0)), mac_energy_pj=1.0)
+    m = Mapping.create(arch, temporal=[{}, {"K": 2, "M": 2}, {}], spatial_y=[{}, {"K": 3}, {}],
+                       order=[[], ["K", "M"], []])
+    for rule, rf_reads in (("per_instance", 18), ("per_word", 22)):
+        res = run(layer, arch, m, Conventions(first_accumulation=rule))
+        assert res.reads[0][0, 2] == rf_reads and res.writes[0][0, 2] == 14 and res.reads[0][1, 2] == 4
+
+
 def test_operand_held_at_the_mac():
     """GEMM M=1, N=4, K=2 on a 2 x 2 array without registers: N=2 on X, K=2 on Y, N=2 in
     time at the buffer. MAC (k, n) multiplies A[0, k], which does not change over the two
@@ -133,21 +171,25 @@ def test_output_drain():
 
 
 def test_options_and_paths_are_checked():
-    with pytest.raises(ValueError, match=r"Conventions.window_reuse must be one of \['any_step', 'innermost'\], "
-                                         r"got 'sometimes'"):
+    with pytest.raises(ValueError, match=r"Conventions.window_reuse must be one of \['any_step', 'innermost', "
+                                         r"'none'\], got 'sometimes'"):
         Conventions(window_reuse="sometimes")
-    with pytest.raises(ValueError, match=r"accounting must be a Conventions or one of \['coexplore', 'timeloop'\], "
-                                         r"got 'zigzag'"):
-        LoopNestCost("zigzag")
+    with pytest.raises(ValueError, match=r"Conventions.first_accumulation must be one of \['per_instance', "
+                                         r"'per_word'\], got 'never'"):
+        Conventions(first_accumulation="never")
+    with pytest.raises(ValueError, match=r"accounting must be a Conventions or one of \['coexplore', 'timeloop', "
+                                         r"'zigzag'\], got 'maestro'"):
+        LoopNestCost("maestro")
     layer = gemm("g", M=2, N=1, K=1)
     m = Mapping.create(BUF, temporal=[{"M": 2}, {}])
     batch = MappingBatch.from_mappings(layer, BUF, [m])
-    with pytest.raises(ValueError, match="default accounting"):
-        evaluate_batch(layer, BUF, batch, kernel=True, accounting="timeloop")
-    tl = LoopNestCost("timeloop")
-    assert not tl.separable_orders and LOOPNEST.separable_orders
-    with pytest.raises(ValueError, match="default conventions only"):
-        tl.lower_bound(layer, BUF, batch, 1)
     from mappers.exact import ExactMapper
-    with pytest.raises(ValueError, match="order-separable"):
-        ExactMapper().map(layer, BUF, tl, "edp")
+    for mode in ("timeloop", "zigzag"):
+        with pytest.raises(ValueError, match="default accounting"):
+            evaluate_batch(layer, BUF, batch, kernel=True, accounting=mode)
+        cost = LoopNestCost(mode)
+        assert not cost.separable_orders and LOOPNEST.separable_orders
+        with pytest.raises(ValueError, match="default conventions only"):
+            cost.lower_bound(layer, BUF, batch, 1)
+        with pytest.raises(ValueError, match="order-separable"):
+            ExactMapper().map(layer, BUF, cost, "edp")
