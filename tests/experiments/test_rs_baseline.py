@@ -28,3 +28,18 @@ def test_figures_and_published_match_silicon_compare():
         assert p["latency_ms"] == pub[(name, "processing latency (ms)")]
         assert p["glb_mb"] == pub[(name, "GLB accesses (MB)")]
         assert p["dram_mb"] == pub[(name, "DRAM accesses (MB)")]
+
+
+def test_transposed_swaps_rows_and_columns_and_keeps_the_counts_of_a_square_layer():
+    from evaluators.loopnest import evaluate
+    from experiments.benchmarks.rs_baseline import transposed
+
+    arch = eyeriss_v1().to_arch()
+    layer = alexnet_layer("CONV3")
+    m = rs_mapping("CONV3", layer, arch)
+    t = transposed(m)
+    assert t.temporal[0] == {"R": 3, "C": 4, "K": 16} and t.spatial_x[1] == {"Q": 13}
+    assert t.spatial_y[1] == {"S": 3, "K": 4} and transposed(t) == m
+    a, b = evaluate(layer, arch, m), evaluate(layer, arch, t)
+    assert float(b.energy_pj[0]) == pytest.approx(float(a.energy_pj[0]), rel=1e-12)
+    assert float(b.latency_cycles[0]) == pytest.approx(float(a.latency_cycles[0]), rel=1e-12)
