@@ -23,6 +23,10 @@ Modules:
   branch and bound), :mod:`mappers.heuristic` (max utilization, then steepest descent),
   :mod:`mappers.sampling` (random), :mod:`mappers.exhaustive` (every mapping of a small
   layer), :mod:`mappers.asktell` (any ask/tell strategy, e.g. constrained BO).
+* :mod:`mappers.constraints` -- :class:`MappingConstraints`, a declarative restriction
+  of the mapping space (Timeloop's mapspace constraints), honoured by the exact and
+  exhaustive mappers; :mod:`mappers.row_stationary` -- Eyeriss's row-stationary dataflow
+  as such a set.
 * HASCO: :mod:`mappers.tensor_ir` (tensor computations, intrinsics, HW/SW partitioning)
   and :mod:`mappers.schedule` (schedule spaces, their searches, :class:`ScheduleMapper`).
 * MeLoPPR: :mod:`mappers.ppr_plan` (graph decompositions and their plans).

@@ -68,6 +68,17 @@ product. So figures that bound every count from below bound the objective from b
   dropped (monotonicity); the survivors of all levels are combined and the best
   combination is exact.
 
+**Constraints** (``ExactMapper(constraints=...)``, :mod:`mappers.constraints`) restrict
+the space the search branches over: spatial assignments, bypass choices and each level's
+temporal factors outside the constraints' bounds are never generated (the innermost
+level's factors, what is left, are checked at the leaves). The bounds are unchanged:
+each bounds every completion of a node in the unconstrained space (the free factors are
+still placed as low as the architecture allows), so a fortiori every constrained one;
+the capacity rules are exact for any split. The heuristic mapper's incumbent is used only
+if it meets the constraints. So the result is the best mapping within them, proven
+(brute force over the enumerated mappings that meet random constraint sets:
+``tests/mappers/test_constraints.py``). Loop orders cannot be constrained.
+
 The result carries the size of the space (mappings over all factorizations, orders and
 bypass choices, counted from the factorizations without enumerating them), the lower bound
 of the root (the best objective no mapping beats, before any branching), the number of
@@ -97,6 +108,7 @@ from mappers.base import (
     check_objective,
     result_of,
 )
+from mappers.constraints import MappingConstraints, ResolvedConstraints
 from mappers.heuristic import HeuristicMapper
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, divisors, keep_array
@@ -130,9 +142,10 @@ class _Problem:
     spatial_x_ok: np.ndarray           # (L, D)
     spatial_y_ok: np.ndarray
     structure: OrderStructure          # what loop orders can change
+    rc: ResolvedConstraints            # the mapping constraints (none: every bound open)
 
 
-def _problem(layer: Layer, arch: ArchSpec, bypass: bool) -> _Problem:
+def _problem(layer: Layer, arch: ArchSpec, bypass: bool, rc: ResolvedConstraints) -> _Problem:
     info = MappingSpaceInfo(layer, arch, "divisors", bypass)
     dims = layer.dim_names
     L, D = arch.n_levels, len(dims)
@@ -145,16 +158,19 @@ def _problem(layer: Layer, arch: ArchSpec, bypass: bool) -> _Problem:
         for kind, li in ss:
             {"t": t_ok, "x": x_ok, "y": y_ok}[kind][li, j] = True
     return _Problem(layer, arch, info, dims, np.array([layer.dims[d] for d in dims], dtype=np.int64),
-                    slots, t_ok, x_ok, y_ok, OrderStructure.of(layer))
+                    slots, t_ok, x_ok, y_ok, OrderStructure.of(layer), rc)
 
 
-def _keep_choices(layer: Layer, arch: ArchSpec, bypass: bool) -> list[np.ndarray]:
+def _keep_choices(layer: Layer, arch: ArchSpec, bypass: bool, rc: ResolvedConstraints) -> list[np.ndarray]:
+    """Every bypass choice that meets the constraints (levels whose kept operands are
+    constrained keep exactly those; without bypass choices, the one choice must)."""
     info = MappingSpaceInfo(layer, arch, "divisors", bypass)
     base = keep_array(info)[0]
     if not bypass or info.dataflow is not None:
-        return [base]
+        return [base] if rc.keep_ok(base[None])[0] else []
+    base = rc.apply_keep(base)
     opts = [(li, t) for li in range(arch.n_levels - 1) for t, op in enumerate(OPERANDS)
-            if op in arch.levels[li].tensors]
+            if op in arch.levels[li].tensors and not rc.keep_fixed[li]]
     out = []
     for bits in itertools.product([True, False], repeat=len(opts)):
         k = base.copy()
@@ -174,13 +190,14 @@ def _vectors(choices: list[list[int]], limit: int | None = None) -> np.ndarray:
 
 
 def _spatial_assignments(p: _Problem) -> tuple[np.ndarray, np.ndarray]:
-    """Every spatial assignment: ``(n, L, D)`` X and Y factors within the fanouts and the
-    dataflow's rules, each dimension's total dividing its size."""
+    """Every spatial assignment: ``(n, L, D)`` X and Y factors within the fanouts, the
+    dataflow's rules and the constraints, each dimension's total dividing its size."""
     D = len(p.dims)
     per_level = []
     for li, lv in enumerate(p.arch.levels):
-        for fan, ok in ((lv.fanout_x, p.spatial_x_ok[li]), (lv.fanout_y, p.spatial_y_ok[li])):
-            choices = [divisors(int(p.sizes[j])) if ok[j] and fan > 1 else [1] for j in range(D)]
+        for kind, fan, ok in ((1, lv.fanout_x, p.spatial_x_ok[li]), (2, lv.fanout_y, p.spatial_y_ok[li])):
+            choices = [p.rc.allowed(kind, li, j, divisors(int(p.sizes[j])) if ok[j] and fan > 1 else [1])
+                       for j in range(D)]
             per_level.append(_vectors(choices, fan))
     # combine level by level, keeping per-dimension products that divide the sizes
     acc = np.ones((1, 0, D), dtype=np.int64)
@@ -206,12 +223,21 @@ def _row_codes(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 
 
 def _space_size(p: _Problem) -> int:
-    """Factorizations of every dimension over its allowed slots (fanouts and capacities
-    not yet applied, loop orders not counted): the tilings this bypass choice spans."""
+    """Factorizations of every dimension over its allowed slots within the constraints'
+    bounds (fanouts and capacities not yet applied, loop orders not counted): the tilings
+    this bypass choice spans."""
     from mappers.exhaustive import factorizations
 
-    return math.prod(len(factorizations(int(p.sizes[j]), len(p.slots[d])))
-                     for j, d in enumerate(p.dims) if d in p.slots)
+    kinds = {"t": 0, "x": 1, "y": 2}
+    total = 1
+    for j, d in enumerate(p.dims):
+        if d not in p.slots:
+            continue
+        lo = np.array([p.rc.lo[kinds[k], li, j] for k, li in p.slots[d]])
+        hi = np.array([p.rc.hi[kinds[k], li, j] for k, li in p.slots[d]])
+        f = np.array(factorizations(int(p.sizes[j]), len(p.slots[d])), dtype=np.int64)
+        total *= int(((f >= lo) & (f <= hi)).all(axis=1).sum())
+    return total
 
 
 # ------------------------------------------------------------------------ the mapper
@@ -284,11 +310,18 @@ class ExactMapper:
             within that factor of the best found are pruned too, so the result is proven
             within it (``lower_bound`` says how close), faster; ``optimal`` only with
             ``gap = 0``.
+        constraints: search only the mappings that meet these
+            (:class:`mappers.constraints.MappingConstraints`); the result is the best of
+            them, ``optimal`` within them. Constraints only remove branching choices
+            (spatial assignments, bypass choices, temporal factors at a level), and every
+            bound is a bound over the unconstrained completions, hence over the
+            constrained ones: the pruning stays sound.
     """
 
     bypass: bool = True
     time_limit_s: float | None = None
     gap: float = 0.0
+    constraints: MappingConstraints | None = None
     _chunk: int = field(default=200_000, repr=False)
 
     def __post_init__(self) -> None:
@@ -296,6 +329,8 @@ class ExactMapper:
             raise ValueError(f"ExactMapper.time_limit_s must be > 0 or None, got {self.time_limit_s!r}")
         if not (isinstance(self.gap, (int, float)) and 0 <= self.gap < math.inf):
             raise ValueError(f"ExactMapper.gap must be a number >= 0, got {self.gap!r}")
+        if self.constraints is not None and not isinstance(self.constraints, MappingConstraints):
+            raise ValueError(f"ExactMapper.constraints must be a MappingConstraints or None, got {self.constraints!r}")
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
             seed: int = 0) -> MappingResult:
@@ -309,26 +344,29 @@ class ExactMapper:
         require_separable(arch, "ExactMapper")
         t0 = time.perf_counter()
         deadline = None if self.time_limit_s is None else t0 + self.time_limit_s
-        search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap)
+        rc = (self.constraints or MappingConstraints()).resolve(layer, arch)
+        search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap, rc)
         search.run()
         if search.best is None:
-            raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}")
+            within = f" within the constraints {self.constraints.name or ''}".rstrip() if self.constraints else ""
+            raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}{within}")
         batch, _ = search.best
         return result_of(layer, arch, cost, batch, 0, evaluated=search.evaluated,
                          seconds=time.perf_counter() - t0, space_size=search.space_size,
                          lower_bound=search.lower_bound, optimal=not search.stopped and self.gap == 0,
                          stopped_early=search.stopped,
                          info={"nodes": search.nodes, "leaves": search.leaves,
-                               "keep_choices": search.n_keep, "gap": self.gap})
+                               "keep_choices": search.n_keep, "gap": self.gap,
+                               "constraints": None if self.constraints is None else self.constraints.name})
 
 
 class _Search:
     """One exact search (see the module docstring); ``run`` fills ``best``."""
 
     def __init__(self, layer: Layer, arch: ArchSpec, cost: Any, objective: str, bypass: bool,
-                 deadline: float | None, chunk: int, gap: float = 0.0) -> None:
+                 deadline: float | None, chunk: int, gap: float, rc: ResolvedConstraints) -> None:
         self.layer, self.arch, self.cost, self.objective = layer, arch, cost, objective
-        self.bypass, self.deadline, self.chunk, self.gap = bypass, deadline, chunk, gap
+        self.bypass, self.deadline, self.chunk, self.gap, self.rc = bypass, deadline, chunk, gap, rc
         self.best: tuple[MappingBatch, float] | None = None
         self.evaluated = 0
         self.nodes = 0
@@ -336,7 +374,7 @@ class _Search:
         self.stopped = False
         self.open_bounds: list[float] = []
         self.root_bounds: list[float] = []
-        self.keeps = _keep_choices(layer, arch, bypass)
+        self.keeps = _keep_choices(layer, arch, bypass, rc)
         self.n_keep = len(self.keeps)
         self.space_size = 0
         self._tile_tables: dict[str, Any] = {}
@@ -363,14 +401,17 @@ class _Search:
     def run(self) -> None:
         try:
             h = HeuristicMapper().map(self.layer, self.arch, self.cost, self.objective)
-            self.best = (h.batch, h.objective(self.objective))
             self.evaluated += h.evaluated
+            # the heuristic knows no constraints: its mapping is an incumbent only if it meets them
+            b = h.batch
+            if (self.rc.factors_ok(b.temporal, b.spatial_x, b.spatial_y) & self.rc.keep_ok(b.keep)).all():
+                self.best = (h.batch, h.objective(self.objective))
         except NoLegalMapping:
             pass
-        p = _problem(self.layer, self.arch, self.bypass)
+        p = _problem(self.layer, self.arch, self.bypass, self.rc)
         self.space_size = _space_size(p) * self.n_keep
         sx, sy = _spatial_assignments(p)
-        if not len(sx):
+        if not len(sx) or not self.keeps:
             return
         L, D = self.arch.n_levels, len(p.dims)
         # the roots: every bypass choice x every spatial assignment, every temporal factor
@@ -450,7 +491,9 @@ class _Search:
         check = lv is not None and lv.capacity_words is not None
         if check:
             sp_below = np.prod((nodes.sx * nodes.sy)[:, :c + 1, :], axis=1)        # (n, D)
-        below = p.temporal_ok[:level].any(axis=0)
+        lo_t, hi_t = p.rc.lo[0], p.rc.hi[0]
+        # a dimension may leave a factor > 1 below only where a slot below may take one
+        below = (p.temporal_ok[:level] & (hi_t[:level] > 1)).any(axis=0)
         parts = []
         # group nodes by what is left, so each distinct remainder is expanded once
         code = _row_codes(nodes.remaining, p.sizes)
@@ -459,12 +502,15 @@ class _Search:
         groups = np.split(np.argsort(inverse, kind="stable"), np.cumsum(np.bincount(inverse))[:-1])
         for k, members in enumerate(groups):
             rem = nodes.remaining[first[k]]
-            choices = [divisors(int(rem[j])) if p.temporal_ok[level, j] else [1] for j in range(D)]
+            choices = [p.rc.allowed(0, level, j, divisors(int(rem[j])) if p.temporal_ok[level, j] else [1])
+                       for j in range(D)]
             vec = _vectors(choices)
             left = rem[None, :] // vec
             # what is left must have a temporal slot below (level 1: the innermost level
-            # takes the rest)
+            # takes the rest, within its constraints)
             ok = ((left == 1) | below[None, :]).all(axis=1)
+            if level == 1:
+                ok &= ((left >= lo_t[0]) & (left <= hi_t[0])).all(axis=1)
             vec, left = vec[ok], left[ok]
             if not len(vec):
                 continue

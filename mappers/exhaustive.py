@@ -4,7 +4,9 @@
 every dimension over its allowed loop slots (:func:`mappers.mapping_space.allowed_slots`),
 every distinct loop order at every level above the innermost (permutations of the loops
 with a factor > 1 only: the order of loops of extent 1 changes nothing), and every bypass
-choice. It refuses, before enumerating, a space larger than ``max_mappings``.
+choice; with ``constraints`` (:class:`mappers.constraints.MappingConstraints`) only the
+mappings that meet them. It refuses, before enumerating, a space larger than
+``max_mappings`` (factorizations counted before the constraints).
 :class:`ExhaustiveMapper` scores them all: the ground truth the other mappers are tested
 against, for layers small enough.
 """
@@ -20,6 +22,7 @@ import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
 from mappers.base import CostFunction, MappingResult, NoLegalMapping, objective_values, result_of
+from mappers.constraints import MappingConstraints
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, keep_array
 from mappers.workloads import Layer
@@ -39,8 +42,12 @@ def factorizations(n: int, k: int) -> list[tuple[int, ...]]:
 
 
 def enumerate_mappings(layer: Layer, arch: ArchSpec, *, bypass: bool = False, orders: bool = True,
-                       max_mappings: int = 2_000_000, chunk: int = 65536) -> Iterator[MappingBatch]:
-    """Every legal exact mapping (see module docstring), in chunks of ``chunk``.
+                       max_mappings: int = 2_000_000, chunk: int = 65536,
+                       constraints: MappingConstraints | None = None) -> Iterator[MappingBatch]:
+    """Every legal exact mapping (see module docstring), in chunks of ``chunk``; with
+    ``constraints``, those that meet them (levels whose kept operands are constrained
+    keep exactly those: with ``bypass``, that fixes those levels' choice; without, the one
+    choice, every operand a level can hold, must meet them or nothing is enumerated).
 
     Raises:
         ValueError: (before enumerating) the factorizations times the bypass choices
@@ -51,14 +58,19 @@ def enumerate_mappings(layer: Layer, arch: ArchSpec, *, bypass: bool = False, or
     dims = layer.dim_names
     D = len(dims)
     slots = allowed_slots(info)
+    rc = (constraints or MappingConstraints()).resolve(layer, arch)
     per_dim = [factorizations(layer.dims[d], len(slots[d])) for d in info.dims]
     n_fact = int(np.prod([len(x) for x in per_dim], dtype=object)) if per_dim else 1
     keep_opts = [(li, t) for li in range(L - 1) for t, op in enumerate(OPERANDS)
-                 if bypass and info.dataflow is None and op in arch.levels[li].tensors]
+                 if bypass and info.dataflow is None and op in arch.levels[li].tensors and not rc.keep_fixed[li]]
+    base_keep = keep_array(info)[0]
+    if bypass and info.dataflow is None:
+        base_keep = rc.apply_keep(base_keep)          # every subset is a choice: fix the constrained levels
+    elif not rc.keep_ok(base_keep[None])[0]:
+        return                                        # the one bypass choice breaks the constraints
     if n_fact * (2 ** len(keep_opts)) > max_mappings:
         raise ValueError(f"enumerate_mappings: {n_fact} factorizations x {2 ** len(keep_opts)} bypass "
                          f"choices exceed max_mappings={max_mappings}; use a smaller layer or another mapper")
-    base_keep = keep_array(info)[0]
     rows: dict[str, list] = {k: [] for k in ("T", "SX", "SY", "O", "K")}
     fan_x = np.array([lv.fanout_x for lv in arch.levels])
     fan_y = np.array([lv.fanout_y for lv in arch.levels])
@@ -79,6 +91,8 @@ def enumerate_mappings(layer: Layer, arch: ArchSpec, *, bypass: bool = False, or
             for (kind, li), fct in zip(slots[d], facs):
                 {"t": T, "x": SX, "y": SY}[kind][li, j] *= fct
         if (SX.prod(axis=1) > fan_x).any() or (SY.prod(axis=1) > fan_y).any():
+            continue
+        if not rc.factors_ok(T[None], SX[None], SY[None])[0]:
             continue
         level_orders = []
         for li in range(L):
@@ -104,16 +118,19 @@ def enumerate_mappings(layer: Layer, arch: ArchSpec, *, bypass: bool = False, or
 
 @dataclass(frozen=True)
 class ExhaustiveMapper:
-    """The best of every legal exact mapping (:func:`enumerate_mappings`)."""
+    """The best of every legal exact mapping (:func:`enumerate_mappings`), within
+    ``constraints`` if given."""
 
     bypass: bool = False
     max_mappings: int = 2_000_000
+    constraints: MappingConstraints | None = None
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
             seed: int = 0) -> MappingResult:
         t0 = time.perf_counter()
         best_i, best_s, best_batch, total = -1, np.inf, None, 0
-        for batch in enumerate_mappings(layer, arch, bypass=self.bypass, max_mappings=self.max_mappings):
+        for batch in enumerate_mappings(layer, arch, bypass=self.bypass, max_mappings=self.max_mappings,
+                                        constraints=self.constraints):
             s = objective_values(cost(layer, arch, batch), objective)
             total += len(batch)
             i = int(np.argmin(s))

@@ -1,0 +1,82 @@
+"""Eyeriss's row-stationary (RS) dataflow as a :class:`~mappers.constraints.MappingConstraints`.
+
+Sources: Chen, Emer, Sze, "Eyeriss: A Spatial Architecture for Energy-Efficient Dataflow
+for Convolutional Neural Networks", ISCA 2016, Sec. IV (the RS dataflow); Chen, Krishna,
+Emer, Sze, "Eyeriss: An Energy-Efficient Reconfigurable Accelerator for Deep
+Convolutional Neural Networks", IEEE JSSC 52(1), 2017, Sec. IV and Table III (the
+mapping parameters m, n, e, p, q, r, t). What they state, and how each statement becomes
+a constraint on the ``RF -> GLB -> DRAM`` hierarchy of an Eyeriss-like
+:class:`~accelerators.spatial.SpatialArray` (loop dimensions of
+:func:`mappers.workloads.conv2d`: ``R x S`` filter, ``P x Q`` output rows x columns):
+
+* *A PE runs a 1-D row convolution*: one filter row (``S`` weights) stays in the filter
+  scratchpad while a row of inputs slides through the ifmap scratchpad and a row of
+  partial sums accumulates in the psum scratchpad. So ``S`` is wholly a temporal loop of
+  the RF (``temporal_factors S = S``), and the output row is swept one column at a time
+  by the GLB's loops over ``Q``, wholly there (``GLB temporal_factors Q = Q``: the
+  "sliding window" the PE sees; JSSC 2017 Table III's rows are always whole, ``E``
+  columns).
+* *Each PE's scratchpads hold the filter rows of p filters x q channels, the input rows of
+  q channels and the psums of p filters* (JSSC 2017 Sec. IV-A): the RF's only other
+  temporal loops are over filters ``K`` (p) and channels ``C`` (q): ``RF temporal in {S,
+  C, K}``, and the RF keeps all three operands.
+* *A PE set is R x e PEs: filter rows go down the array's vertical axis, output rows
+  across*: ``R`` is wholly spatial on Y (``spatial_y_factors R = R``), output rows ``P``
+  (e) go on X. *Sets are replicated* over r channels and t filters "to fill the array",
+  laid out wherever they fit (Table III's CONV1 puts t = 2 across, CONV4/5 put r = t = 2
+  down), and a set wider than the array is folded (CONV2's 5 x 27 set): so ``Y in {R, C,
+  K, P}`` and ``X in {P, C, K}``. Batch ``N``, groups ``G``, ``Q`` and ``S`` are never
+  spatial.
+* *The global buffer holds ifmaps and psums; filters go from DRAM straight to the PEs*
+  (JSSC 2017 Sec. IV; see :mod:`experiments.benchmarks.silicon_compare`): the GLB keeps
+  ``I`` and ``O`` only.
+
+What we had to choose: the papers do not restrict the order or placement of the loops
+above the PE array beyond the above (Table III's ``m`` filters and ``n`` images in the
+GLB are per-layer *parameters*), so the GLB's other temporal loops and every DRAM loop
+are free: the exact mapper picks ``m``, ``n``, ``p``, ``q``, ``e``, ``r``, ``t`` and the
+loop orders. Sets taller than the array (``R > pe_y``), which Eyeriss would split into
+several passes, are refused. The order of the RF's loops changes no count, so it is not
+constrained.
+"""
+
+from __future__ import annotations
+
+from accelerators.arch import ArchSpec
+from mappers.constraints import LevelConstraints, MappingConstraints
+from mappers.workloads import Layer
+
+__all__ = ["RS_CONV_DIMS", "row_stationary"]
+
+RS_CONV_DIMS = frozenset({"K", "C", "P", "Q", "R", "S"})
+"""The dimensions a layer needs for the RS set (a convolution; ``N`` and ``G`` optional)."""
+
+
+def row_stationary(layer: Layer, arch: ArchSpec) -> MappingConstraints:
+    """The RS constraint set of ``layer`` on the Eyeriss-like ``arch`` (``RF -> GLB ->
+    DRAM``, the PE array the GLB's fanout; see the module docstring).
+
+    Raises:
+        ValueError: ``layer`` is not a convolution, ``arch`` is not ``RF -> GLB -> DRAM``
+            with a PE array at the GLB (or is a systolic array, whose dataflow is fixed), or the filter height ``R`` exceeds the array's
+            rows.
+    """
+    missing = sorted(RS_CONV_DIMS - set(layer.dims))
+    if missing:
+        raise ValueError(f"row_stationary: layer {layer.name!r} lacks convolution dimensions {missing} "
+                         f"(it has {list(layer.dims)})")
+    names = [lv.name for lv in arch.levels]
+    if arch.n_levels != 3 or arch.dataflow is not None or arch.levels[0].fanout_x * arch.levels[0].fanout_y != 1 \
+            or arch.levels[1].fanout_x * arch.levels[1].fanout_y == 1:
+        raise ValueError(f"row_stationary: architecture {arch.name!r} (levels {names}, dataflow {arch.dataflow!r}) "
+                         "is not RF -> GLB -> DRAM with the PE array below the GLB and no fixed dataflow")
+    rf, glb = names[0], names[1]
+    R, S, Q = layer.dims["R"], layer.dims["S"], layer.dims["Q"]
+    if R > arch.levels[1].fanout_y:
+        raise ValueError(f"row_stationary: filter height R={R} of {layer.name!r} exceeds the {arch.levels[1].fanout_y} "
+                         f"PE rows of {arch.name!r} (a PE set is R rows tall)")
+    return MappingConstraints((
+        LevelConstraints(rf, temporal={"S", "C", "K"}, temporal_factors={"S": S}, keep={"W", "I", "O"}),
+        LevelConstraints(glb, spatial_y={"R", "C", "K", "P"}, spatial_y_factors={"R": R},
+                         spatial_x={"P", "C", "K"}, temporal_factors={"Q": Q}, keep={"I", "O"}),
+    ), name="row-stationary")
