@@ -439,6 +439,83 @@ def table_resources(entries: int, n_pes: int = 16) -> dict[str, Any]:
             "bram_pct": e.utilization()["bram_pct"], "fits_kc705": bool(e.fits_device())}
 
 
+def _grid_row(g: Graph, truths: dict[int, Any], c: int | None, ns: int, k: int) -> dict[str, float]:
+    """Mean precisions (PPR.py variant and ``#(T^∩T)/k``), table entries and refused
+    insertions of MeLoPPR with ``ns`` next-stage nodes and capacity ``c`` over the sources."""
+    acc: dict[str, list[float]] = {"prec_pprpy": [], "prec_k": [], "entries": [], "refused": []}
+    for s, truth in truths.items():
+        est = meloppr(g, s, l1=3, l2=3, k=k, next_stage=ns, c=c)
+        acc["prec_pprpy"].append(precision_at_k_pprpy(est, truth, k))
+        acc["prec_k"].append(precision_at_k(est.top(k), truth.top(k), k))
+        acc["entries"].append(est.stats.extra["table_entries"])
+        acc["refused"].append(est.stats.extra["refused"])
+    return {m: float(np.mean(v)) for m, v in acc.items()} | {"entries_max": int(max(acc["entries"]))}
+
+
+def _measure_points(g: Graph, srcs: list[int], engines: dict[str, PPRFpgaEngine], points: Any, *, k: int, key: str,
+                    nx_graph: Any, nx_sources: int | None, nx_max_ns: int, memory: bool) -> None:
+    """Fill each point (``{"c": capacity label, "ns": count}``; ``ns`` None: skipped) with
+    what :func:`measure_graph`, :func:`fpga_figures` and :func:`table_resources` give there:
+    one :func:`measure_graph` call per capacity, with its own back-to-back baselines."""
+    points = [p for p in points if p["ns"] is not None]
+    measured: dict[Any, dict[str, Any]] = {}
+    for lab in dict.fromkeys(p["c"] for p in points):
+        picked = sorted({p["ns"] for p in points if p["c"] == lab})
+        c = None if lab == "unbounded" else int(lab)
+        meas = measure_graph(g, srcs, picked, k=k, c=c, memory=memory, nx_graph=nx_graph, nx_sources=nx_sources,
+                             nx_ns=[ns for ns in picked if ns <= nx_max_ns])
+        cpu = summarize_cpu(meas, picked)
+        fp = fpga_figures(engines, meas, picked, table_capacity=None if c is None else c * k)
+        measured[lab] = {"cpu": cpu, "fpga": fp, "networkx_ns": [ns for ns in picked if ns <= nx_max_ns],
+                         "entries_max": {ns: int(max(meas["rows"][ns]["entries"])) for ns in picked}}
+    for p in points:
+        m = measured[p["c"]]
+        ns = p["ns"]
+        cpu_d, fp_d = m["cpu"]["per_ns"][ns], m["fpga"]["per_ns"][ns]
+        entries = int(p["c"]) * k if p["c"] != "unbounded" else m["entries_max"][ns]
+        p.update(prec=cpu_d[key], prec_k=cpu_d["prec_k"], capacity=None if p["c"] == "unbounded" else entries,
+                 cpu=cpu_d, fpga=fp_d, table=table_resources(entries), table_kib=2 * 4 * entries / 1024,
+                 baseline={x: m["cpu"][x] for x in ("baseline_lat_ms", "baseline_mem_kib", "baseline_nx_lat_ms",
+                                                    "baseline_nx_mem_kib", "nx_sources")},
+                 networkx=ns in m["networkx_ns"])
+
+
+def unbounded_operating_points(g: Graph, sources: Sequence[int], engines: dict[str, PPRFpgaEngine],
+                               ops: dict[str, Any], *, targets: Sequence[float] = TARGETS, k: int = K,
+                               nx_graph: Any = None, nx_sources: int | None = None,
+                               nx_max_ns: int = SYNTHETIC_NX_MAX_NS, memory: bool = True) -> dict[str, Any]:
+    """The second rule beside :func:`synthetic_operating_points`' smallest table: an
+    unbounded table and the smallest next-stage count reaching each target (the fewest
+    stage-2 balls, whatever BRAM the table then needs). Reads the unbounded row of
+    ``ops["search"]`` and sweeps the counts it lacks; a point ``ops`` measured already is
+    reused, the others are measured as there."""
+    t0 = time.perf_counter()
+    key, ns_values = ops["metric"], sorted(int(x) for x in ops["ns_values"])
+    srcs = [int(x) for x in sources]
+    row = {int(ns): d for ns, d in ops["search"].get("unbounded", {}).items()}
+    if any(all(d[key] < t for d in row.values()) for t in targets):
+        truths = {s: local_ppr(g, s) for s in srcs}
+        for ns in ns_values:
+            if ns in row:
+                continue
+            row[ns] = _grid_row(g, truths, None, ns, k)
+            if row[ns][key] >= max(targets):
+                break
+    row = dict(sorted(row.items()))
+    points: dict[float, dict[str, Any]] = {}
+    for t in sorted(targets):
+        hit = next((ns for ns in row if row[ns][key] >= t), None)
+        if hit is None:
+            best = max(row, key=lambda ns: row[ns][key])
+            points[t] = {"c": None, "ns": None, "best_prec": row[best][key], "best_at": ["unbounded", best]}
+            continue
+        done = next((p for p in ops["points"].values() if p.get("c") == "unbounded" and p.get("ns") == hit), None)
+        points[t] = dict(done, reused=True) if done is not None else {"c": "unbounded", "ns": hit}
+    _measure_points(g, srcs, engines, [p for p in points.values() if not p.get("reused")], k=k, key=key,
+                    nx_graph=nx_graph, nx_sources=nx_sources, nx_max_ns=nx_max_ns, memory=memory)
+    return {"search": row, "points": points, "seconds": time.perf_counter() - t0}
+
+
 def synthetic_operating_points(g: Graph, sources: Sequence[int], engines: dict[str, PPRFpgaEngine], *,
                                ns_values: Sequence[int] = SYNTHETIC_LADDER,
                                capacities: Sequence[int | None] = TABLE_LADDER,
@@ -477,14 +554,7 @@ def synthetic_operating_points(g: Graph, sources: Sequence[int], engines: dict[s
         lab = _capacity_label(c)
         grid[lab] = {}
         for ns in sorted(ns_values):
-            acc: dict[str, list[float]] = {"prec_pprpy": [], "prec_k": [], "entries": [], "refused": []}
-            for s, truth in truths.items():
-                est = meloppr(g, s, l1=3, l2=3, k=k, next_stage=ns, c=c)
-                acc["prec_pprpy"].append(precision_at_k_pprpy(est, truth, k))
-                acc["prec_k"].append(precision_at_k(est.top(k), truth.top(k), k))
-                acc["entries"].append(est.stats.extra["table_entries"])
-                acc["refused"].append(est.stats.extra["refused"])
-            row = {m: float(np.mean(v)) for m, v in acc.items()} | {"entries_max": int(max(acc["entries"]))}
+            row = _grid_row(g, truths, c, ns, k)
             grid[lab][int(ns)] = row
             if row[key] >= open_t[-1]:
                 break
@@ -496,28 +566,8 @@ def synthetic_operating_points(g: Graph, sources: Sequence[int], engines: dict[s
     for t in open_t:
         best = max(((lab, ns) for lab in grid for ns in grid[lab]), key=lambda x: grid[x[0]][x[1]][key])
         points[t] = {"c": None, "ns": None, "best_prec": grid[best[0]][best[1]][key], "best_at": list(best)}
-    measured: dict[Any, dict[str, Any]] = {}
-    for lab in dict.fromkeys(p["c"] for p in points.values() if p["ns"] is not None):
-        picked = sorted({p["ns"] for p in points.values() if p["c"] == lab})
-        c = None if lab == "unbounded" else int(lab)
-        meas = measure_graph(g, srcs, picked, k=k, c=c, memory=memory, nx_graph=nx_graph, nx_sources=nx_sources,
-                             nx_ns=[ns for ns in picked if ns <= nx_max_ns])
-        cpu = summarize_cpu(meas, picked)
-        fp = fpga_figures(engines, meas, picked, table_capacity=None if c is None else c * k)
-        measured[lab] = {"cpu": cpu, "fpga": fp, "networkx_ns": [ns for ns in picked if ns <= nx_max_ns],
-                         "entries_max": {ns: int(max(meas["rows"][ns]["entries"])) for ns in picked}}
-    for p in points.values():
-        if p["ns"] is None:
-            continue
-        m = measured[p["c"]]
-        ns = p["ns"]
-        cpu_d, fp_d = m["cpu"]["per_ns"][ns], m["fpga"]["per_ns"][ns]
-        entries = int(p["c"]) * k if p["c"] != "unbounded" else m["entries_max"][ns]
-        p.update(prec=cpu_d[key], prec_k=cpu_d["prec_k"], capacity=None if p["c"] == "unbounded" else entries,
-                 cpu=cpu_d, fpga=fp_d, table=table_resources(entries), table_kib=2 * 4 * entries / 1024,
-                 baseline={x: m["cpu"][x] for x in ("baseline_lat_ms", "baseline_mem_kib", "baseline_nx_lat_ms",
-                                                    "baseline_nx_mem_kib", "nx_sources")},
-                 networkx=ns in m["networkx_ns"])
+    _measure_points(g, srcs, engines, points.values(), k=k, key=key, nx_graph=nx_graph, nx_sources=nx_sources,
+                    nx_max_ns=nx_max_ns, memory=memory)
     other = "prec_k" if key != "prec_k" else "prec_pprpy"
     other_points = {}
     for t in sorted(targets):
@@ -654,8 +704,14 @@ def _operating_point_rows(sop: dict[str, Any]) -> list[tuple[str, str, str, str,
         base_note = (f"SYNTHETIC stand-in, not the SNAP graph; run {ops.get('date', sop.get('date', '?'))}; "
                      f"{ops['sources']} sources, NetworkX on {ops['nx_sources']} up to {SYNTHETIC_NX_MAX_NS} nodes")
         ptab = PAPER_TABLE_II.get(ops["key"])
-        for t, p in ops["points"].items():
-            where = f"~{t:.0%} operating point, table capacity as a parameter"
+        ladder = "/".join(str(c) for c in ops["capacities"])
+        rules = [(t, p, f"~{t:.0%} operating point, smallest table (c = {ladder})",
+                  f"rule: smallest c of {ladder} reaching the target, then the smallest count")
+                 for t, p in ops["points"].items()]
+        rules += [(t, p, f"~{t:.0%} operating point, unbounded table",
+                   "rule: unbounded table, the smallest count reaching the target")
+                  for t, p in ops.get("unbounded", {}).get("points", {}).items()]
+        for t, p, where, rule in rules:
             if p["ns"] is None:
                 rows.append((f"{where}: capacity and next-stage nodes (PPR.py variant)", label,
                              "c = 10 (2,000 entries)", f"not reached (best {p['best_prec']:.3f} at c, ns = "
@@ -667,8 +723,7 @@ def _operating_point_rows(sop: dict[str, Any]) -> list[tuple[str, str, str, str,
                          "c = 10 (2,000 entries); " + _paper_at_target(ops["key"], t),
                          f"c = {p['c']} ({tb['entries']:,} entries{'' if p['capacity'] else ', most any query filled'}), "
                          f"{p['ns']} node(s): precision {p['prec']:.3f} (#(T^∩T)/k {p['prec_k']:.3f})",
-                         base_note + "; rule: smallest c of " + "/".join(str(c) for c in ops["capacities"])
-                         + " reaching the target, then the smallest count", cmd))
+                         base_note + "; " + rule, cmd))
             rows.append((f"{where}: CPU speedup vs single-stage", label, _paper_at_target(ops["key"], t),
                          f"NetworkX {_x(cpu.get('speedup_nx'))}; scipy {cpu['speedup']:.2f}x "
                          f"({cpu['lat_ms']:.0f} vs {p['baseline']['baseline_lat_ms']:.0f} ms)", base_note + nx_note, cmd))
@@ -1015,29 +1070,43 @@ def run_graph(name: str, key: str, g: Graph, *, synthetic: bool, scale: float, n
 def _operating_points_for(name: str, key: str, g: Graph | None, *, scale: float, n_src: int, ns_values: Sequence[int],
                           rng_seed: int, networkx: bool, nx_sources: int, engines: dict[str, PPRFpgaEngine],
                           hosts: dict[str, Any], out: Path, fresh: bool) -> dict[str, Any]:
-    """:func:`synthetic_operating_points` of one synthetic stand-in, kept under
-    ``OUT/graphs/NAME-operating-points.json`` (same sources as :func:`run_graph`)."""
+    """:func:`synthetic_operating_points` of one synthetic stand-in, and beside them
+    (``"unbounded"``) :func:`unbounded_operating_points`, kept under
+    ``OUT/graphs/NAME-operating-points.json`` and ``NAME-operating-points-unbounded.json``
+    (same sources as :func:`run_graph`)."""
     signature = {"graph": name, "sources": n_src, "ns": list(ns_values), "k": K,
                  "capacities": [_capacity_label(c) for c in TABLE_LADDER], "targets": list(TARGETS),
                  "rng_seed": rng_seed, "scale": scale, "networkx": networkx, "nx_sources": nx_sources,
                  "hosts": hosts, "version": OPS_CACHE_VERSION}
     cache = out / "graphs" / f"{name.replace('/', '_')}-operating-points.json"
+    cache_unb = out / "graphs" / f"{name.replace('/', '_')}-operating-points-unbounded.json"
+    sig_unb = dict(signature, part="unbounded")
     ops = None if fresh else _cached(cache, signature)
+    unb = None if fresh else _cached(cache_unb, sig_unb)
     if ops is not None:
         print(f"{name}: operating points kept from {cache}")
-        return ops
-    if g is None:
-        t = time.perf_counter()
-        g = load_graph(f"synthetic-{key}@{scale}", seed=rng_seed)
-        print(f"{name}: generated |V|={g.n:,} |E|={g.m:,} in {time.perf_counter() - t:.0f} s", flush=True)
-    sources = np.random.default_rng(rng_seed).choice(g.n, size=min(n_src, g.n), replace=False)
-    nx_graph = to_networkx(g) if networkx else None
-    ops = synthetic_operating_points(g, sources, engines, ns_values=ns_values, nx_graph=nx_graph,
-                                     nx_sources=nx_sources)
-    ops.update(key=key, n=g.n, m=g.m, scale=scale,
-               date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"))
-    _store(cache, signature, ops)
-    return _restore_keys(json.loads(json.dumps(jsonable(ops))))
+    if ops is None or unb is None:
+        if g is None:
+            t = time.perf_counter()
+            g = load_graph(f"synthetic-{key}@{scale}", seed=rng_seed)
+            print(f"{name}: generated |V|={g.n:,} |E|={g.m:,} in {time.perf_counter() - t:.0f} s", flush=True)
+        sources = np.random.default_rng(rng_seed).choice(g.n, size=min(n_src, g.n), replace=False)
+        nx_graph = to_networkx(g) if networkx else None
+        today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+        if ops is None:
+            ops = synthetic_operating_points(g, sources, engines, ns_values=ns_values, nx_graph=nx_graph,
+                                             nx_sources=nx_sources)
+            ops.update(key=key, n=g.n, m=g.m, scale=scale, date=today)
+            _store(cache, signature, ops)
+            ops = _restore_keys(json.loads(json.dumps(jsonable(ops))))
+        unb = unbounded_operating_points(g, sources, engines, ops, nx_graph=nx_graph, nx_sources=nx_sources)
+        unb["date"] = today
+        _store(cache_unb, sig_unb, unb)
+        unb = _restore_keys(json.loads(json.dumps(jsonable(unb))))
+    else:
+        print(f"{name}: unbounded-table operating points kept from {cache_unb}")
+    ops["unbounded"] = unb
+    return ops
 
 
 def _print_operating_points(name: str, ops: dict[str, Any]) -> None:
@@ -1045,12 +1114,14 @@ def _print_operating_points(name: str, ops: dict[str, Any]) -> None:
           f"{ops['seconds']:.0f} s:", flush=True)
     for lab, row in ops["search"].items():
         print(f"  table c={lab}: " + ", ".join(f"ns {ns} {d[ops['metric']]:.3f}" for ns, d in row.items()), flush=True)
-    for t, p in ops["points"].items():
+    pts = [("smallest table", t, p) for t, p in ops["points"].items()]
+    pts += [("unbounded table", t, p) for t, p in ops.get("unbounded", {}).get("points", {}).items()]
+    for rule, t, p in pts:
         if p["ns"] is None:
-            print(f"  ~{t:.0%}: not reached (best {p['best_prec']:.3f} at {p['best_at']})")
+            print(f"  ~{t:.0%} ({rule}): not reached (best {p['best_prec']:.3f} at {p['best_at']})")
             continue
         cpu, f, tb = p["cpu"], p["fpga"], p["table"]
-        print(f"  ~{t:.0%}: c={p['c']} ({tb['entries']:,} entries), ns={p['ns']}: prec {p['prec']:.3f} "
+        print(f"  ~{t:.0%} ({rule}): c={p['c']} ({tb['entries']:,} entries), ns={p['ns']}: prec {p['prec']:.3f} "
               f"(#∩/k {p['prec_k']:.3f}) | CPU NetworkX {_x(cpu.get('speedup_nx'))} scipy {cpu['speedup']:.2f}x, "
               f"mem NetworkX {_x(cpu.get('mem_reduction_nx'))} scipy {_x(cpu.get('mem_reduction'))} | FPGA e2e "
               f"vs NetworkX {_x(f.get('speedup_vs_nx'), '.1f')} vs scipy {f['speedup_vs_scipy']:.1f}x | table "

@@ -216,6 +216,24 @@ def test_synthetic_operating_points_rule_and_table_size(g):
     assert list(ops["search"]["unbounded"]) == [ns for ns in counts if ns <= expected[0.78][1]]
     assert list(ops["search"][1]) == list(counts)
     assert set(ops["points_prec_k"]) == set(targets)
+    # the second rule: an unbounded table, the fewest next-stage nodes; a point measured
+    # already is reused, the others are measured
+    unb = rep.unbounded_operating_points(g, sources, _engines(), ops, targets=targets, k=k)
+    for t in targets:
+        p = unb["points"][t]
+        assert (p["c"], p["ns"]) == ("unbounded", min(ns for ns in counts if brute[None][ns] >= t))
+        assert p["prec"] == pytest.approx(brute[None][p["ns"]]) and p["capacity"] is None
+        assert p.get("reused", False) == (ops["points"][t]["c"] == "unbounded" and ops["points"][t]["ns"] == p["ns"])
+        assert p["cpu"]["speedup"] > 0 and p["table"]["entries"] > 0
+    assert any(p.get("reused") for p in unb["points"].values())
+    assert any(not p.get("reused") for p in unb["points"].values())
+    # where the ladder never got to the unbounded table, its counts are swept here
+    small = rep.synthetic_operating_points(g, sources, _engines(), ns_values=counts, capacities=(2,),
+                                           targets=(0.7,), k=k, memory=False)
+    assert "unbounded" not in small["search"]
+    again = rep.unbounded_operating_points(g, sources, _engines(), small, targets=(0.7,), k=k, memory=False)
+    assert again["points"][0.7]["ns"] == min(ns for ns in counts if brute[None][ns] >= 0.7)
+    assert list(again["search"]) == [ns for ns in counts if ns <= again["points"][0.7]["ns"]]
     # an unreachable target is reported as such, with the best precision seen
     none = rep.synthetic_operating_points(g, sources[:2], _engines(), ns_values=(1, 2), capacities=(1,),
                                           targets=(1.01,), k=k, memory=False)
