@@ -701,17 +701,20 @@ def _operating_point_rows(sop: dict[str, Any]) -> list[tuple[str, str, str, str,
     cmd = sop["command"]
     for name, ops in sop["graphs"].items():
         label = f"{name} (SYNTHETIC, |V| {ops['n']:,}, |E| {ops['m']:,})"
-        base_note = (f"SYNTHETIC stand-in, not the SNAP graph; run {ops.get('date', sop.get('date', '?'))}; "
-                     f"{ops['sources']} sources, NetworkX on {ops['nx_sources']} up to {SYNTHETIC_NX_MAX_NS} nodes")
+        notes = {part.get("date", sop.get("date", "?")): (
+            f"SYNTHETIC stand-in, not the SNAP graph; run {part.get('date', sop.get('date', '?'))}; "
+            f"{ops['sources']} sources, NetworkX on {ops['nx_sources']} up to {SYNTHETIC_NX_MAX_NS} nodes")
+            for part in (ops, ops.get("unbounded", {}))}
         ptab = PAPER_TABLE_II.get(ops["key"])
         ladder = "/".join(str(c) for c in ops["capacities"])
         rules = [(t, p, f"~{t:.0%} operating point, smallest table (c = {ladder})",
-                  f"rule: smallest c of {ladder} reaching the target, then the smallest count")
+                  f"rule: smallest c of {ladder} reaching the target, then the smallest count", ops)
                  for t, p in ops["points"].items()]
         rules += [(t, p, f"~{t:.0%} operating point, unbounded table",
-                   "rule: unbounded table, the smallest count reaching the target")
+                   "rule: unbounded table, the smallest count reaching the target", ops["unbounded"])
                   for t, p in ops.get("unbounded", {}).get("points", {}).items()]
-        for t, p, where, rule in rules:
+        for t, p, where, rule, part in rules:
+            base_note = notes[part.get("date", sop.get("date", "?"))]
             if p["ns"] is None:
                 rows.append((f"{where}: capacity and next-stage nodes (PPR.py variant)", label,
                              "c = 10 (2,000 entries)", f"not reached (best {p['best_prec']:.3f} at c, ns = "
@@ -747,6 +750,7 @@ def _operating_point_rows(sop: dict[str, Any]) -> list[tuple[str, str, str, str,
                          f"{f['fpga_kib']:.0f} KiB, reduction vs NetworkX {_x(f.get('mem_reduction_nx'), '.1f')}, "
                          f"vs scipy {_x(f.get('mem_reduction'), '.1f')}",
                          base_note + "; BRAM from the engine's table layout (accelerators/ppr_fpga.py)", cmd))
+        base_note = notes[ops.get("date", sop.get("date", "?"))]
         for t, p in ops.get("points_prec_k", {}).items():
             ours = (f"c = {p['c']}, {p['ns']} node(s): precision {p['prec']:.3f}" if p["ns"] is not None
                     else "not reached in the searched grid")
