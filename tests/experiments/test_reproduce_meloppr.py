@@ -156,6 +156,10 @@ def test_quick_reproduction_end_to_end(tmp_path):
     assert set(data["fig6"]) == set(rep.FIG6_RULES)
     syn = [k for k, v in data["graphs"].items() if v["synthetic"]]
     assert len(syn) == 3 and all(k.startswith("synthetic-") for k in syn)
+    # the full run finds the stand-ins' operating points too, under both rules
+    sop = data["synthetic_operating_points"]["graphs"]
+    assert set(sop) == set(syn) and all(set(o["points"]) == set(o["unbounded"]["points"]) == {"0.8", "0.9"}
+                                        for o in sop.values())
     cd = data["codesign"]
     assert cd["front_size"] >= 1 and np.isfinite(cd["paper_point_metrics"]["precision"])
     assert (out / "codesign_front_vs_paper.png").exists()
