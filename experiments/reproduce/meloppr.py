@@ -30,6 +30,12 @@ are read off the figures):
    com-amazon / com-dblp / com-youtube (full size by default), clearly labelled: the
    SNAP graphs are not available offline. Precision over a ladder of next-stage counts,
    then speed and memory at 1 and 13 nodes and at the ~80 % / ~90 % operating points.
+   As the paper's ``c * k`` table caps their precision below both targets,
+   :func:`synthetic_operating_points` also finds the operating points with the table's
+   capacity as a stated parameter (:data:`TABLE_LADDER`: c = 10, 40, 160, unbounded)
+   and measures speed, memory and the engine's BRAM there
+   (``--operating-points-only [--merge-into DIR]`` runs only these, and adds them to a
+   finished run's results and table).
 7. **Co-design** -- a multi-objective BO study over FPGA x plan
    (``experiments/configs/meloppr.yaml``'s space, precision / latency / BRAM) on cora,
    its Pareto front against the paper's chosen point.
@@ -42,6 +48,7 @@ and plots to ``runs/reproduce/meloppr/``; each finished graph is kept under
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import logging
 import math
@@ -116,6 +123,11 @@ PAPER_POINT = {"n_pes": 16, "bram_words_per_table": 8192, "int_bits": 32, "clock
                "pe_assignment": "split"}
 K, C, ALPHA = 200, 10, 0.95
 TARGETS = (0.8, 0.9)
+#: Global-table capacities, as ``c`` in ``c * k``, tried for the synthetic operating points
+#: (:func:`synthetic_operating_points`): the paper's 10, then steps of 4 while the table
+#: still fits the KC705 beside the paper's 16 PEs (160: 32,000 entries; 640 does not fit),
+#: then unbounded (``None``), which no KC705 design holds at these graphs' sizes.
+TABLE_LADDER: tuple[int | None, ...] = (10, 40, 160, None)
 #: Next-stage counts tried on the synthetic graphs (their precision rises slowly).
 SYNTHETIC_LADDER = (1, 2, 4, 8, 13, 32, 64, 128)
 #: The NetworkX code runs on the synthetic graphs only up to this many next-stage nodes:
@@ -131,6 +143,8 @@ LARGE_GRAPH_NX_SOURCES = 5
 LARGE_GRAPH_FIG6_SOURCES = 10
 #: Bumped when what a graph's cached result holds changes.
 CACHE_VERSION = 2
+#: Likewise for the cached synthetic operating points.
+OPS_CACHE_VERSION = 1
 FIG6_RULE_NOTES = {
     "residual": "fraction of the non-zero-residual stage-1 nodes (the candidates Sec. IV-D ranks)",
     "ball": "fraction of the stage-1 ball G_3(s)",
@@ -157,7 +171,7 @@ def _prec_min(top: np.ndarray, truth_top: np.ndarray, k: int) -> float:
 
 def _new_row() -> dict[str, list]:
     return {"lat_ms": [], "mem_kib": [], "prec_k": [], "prec_pprpy": [], "prec_min": [], "subs": [],
-            "fpga_bytes": [], "used": [], "nx_lat_ms": [], "nx_mem_kib": []}
+            "fpga_bytes": [], "used": [], "entries": [], "nx_lat_ms": [], "nx_mem_kib": []}
 
 
 def measure_graph(g: Graph, sources: Sequence[int], ns_values: Sequence[int], k: int = K, c: int = C,
@@ -220,6 +234,7 @@ def measure_graph(g: Graph, sources: Sequence[int], ns_values: Sequence[int], k:
             r["subs"].append(subs)
             r["fpga_bytes"].append(max(float(subgraph_fpga_bytes(x.n_nodes, x.nnz, 32)) for x in subs))
             r["used"].append(est.stats.extra["next_stage_used"])
+            r["entries"].append(est.stats.extra["table_entries"])
     return {"base": base, "rows": rows, "nx_sources": n_nx if nx_graph is not None else 0}
 
 
@@ -354,10 +369,12 @@ def at_targets(cpu: dict[str, Any], key: str = "prec_pprpy", targets: Sequence[f
 
 
 def fpga_figures(engines: dict[str, PPRFpgaEngine], meas: dict[str, Any],
-                 ns_values: Sequence[int]) -> dict[str, Any]:
+                 ns_values: Sequence[int], table_capacity: int | None = C * K) -> dict[str, Any]:
     """Modelled FPGA latency and on-chip memory per next-stage count, against both
     measured CPU baselines. ``engines`` maps a host kind (``native``, ``numpy``) to the
-    engine costed with that host; ``native`` gives the headline end-to-end figures."""
+    engine costed with that host; ``native`` gives the headline end-to-end figures.
+    At the end of a query the global table's ``table_capacity`` entries go back to the
+    host; ``None`` (an unbounded table) sends back the entries each query filled."""
     base = meas["base"]
     n_nx = meas.get("nx_sources", 0)
     b_lat = float(np.mean(base["lat_ms"]))
@@ -373,7 +390,9 @@ def fpga_figures(engines: dict[str, PPRFpgaEngine], meas: dict[str, Any],
     }
     for ns in ns_values:
         r = meas["rows"][ns]
-        lat = {kind: [e.query_latency(subs, "split", result_entries=C * K) for subs in r["subs"]]
+        back = ([table_capacity] * len(r["subs"]) if table_capacity is not None
+                else [int(n) for n in r["entries"]])
+        lat = {kind: [e.query_latency(subs, "split", result_entries=n) for subs, n in zip(r["subs"], back)]
                for kind, e in engines.items()}
         ms = np.array([x.latency_ms for x in lat["native"]])
         busy = np.array([x.fpga_busy_ms for x in lat["native"]])
@@ -402,6 +421,163 @@ def fpga_figures(engines: dict[str, PPRFpgaEngine], meas: dict[str, Any],
             d["mem_reduction_nx"] = float(b_nx_mem.mean() / fb[:n_nx].mean())
         out["per_ns"][ns] = d
     return out
+
+
+def _capacity_label(c: int | None) -> int | str:
+    return "unbounded" if c is None else int(c)
+
+
+def table_resources(entries: int, n_pes: int = 16) -> dict[str, Any]:
+    """BRAM of the paper's engine (P = ``n_pes``, 8192-word 32-bit PE tables) with a global
+    table of ``entries`` id/score pairs, from :meth:`PPRFpgaEngine.resources_of`: the
+    table's own BRAM36, the design's total and share of the KC705, and whether it fits."""
+    e = PPRFpgaEngine(n_pes=n_pes, score_table_entries=max(1, int(entries)))
+    total = e.resources()["bram36"]
+    pes_only = float(PPRFpgaEngine.resources_of({"n_pes": n_pes, "bram_words_per_table": 8192,
+                                                 "score_table_entries": 0})["bram36"])
+    return {"entries": int(entries), "table_bram36": total - pes_only, "bram36": total,
+            "bram_pct": e.utilization()["bram_pct"], "fits_kc705": bool(e.fits_device())}
+
+
+def _grid_row(g: Graph, truths: dict[int, Any], c: int | None, ns: int, k: int) -> dict[str, float]:
+    """Mean precisions (PPR.py variant and ``#(T^∩T)/k``), table entries and refused
+    insertions of MeLoPPR with ``ns`` next-stage nodes and capacity ``c`` over the sources."""
+    acc: dict[str, list[float]] = {"prec_pprpy": [], "prec_k": [], "entries": [], "refused": []}
+    for s, truth in truths.items():
+        est = meloppr(g, s, l1=3, l2=3, k=k, next_stage=ns, c=c)
+        acc["prec_pprpy"].append(precision_at_k_pprpy(est, truth, k))
+        acc["prec_k"].append(precision_at_k(est.top(k), truth.top(k), k))
+        acc["entries"].append(est.stats.extra["table_entries"])
+        acc["refused"].append(est.stats.extra["refused"])
+    return {m: float(np.mean(v)) for m, v in acc.items()} | {"entries_max": int(max(acc["entries"]))}
+
+
+def _measure_points(g: Graph, srcs: list[int], engines: dict[str, PPRFpgaEngine], points: Any, *, k: int, key: str,
+                    nx_graph: Any, nx_sources: int | None, nx_max_ns: int, memory: bool) -> None:
+    """Fill each point (``{"c": capacity label, "ns": count}``; ``ns`` None: skipped) with
+    what :func:`measure_graph`, :func:`fpga_figures` and :func:`table_resources` give there:
+    one :func:`measure_graph` call per capacity, with its own back-to-back baselines."""
+    points = [p for p in points if p["ns"] is not None]
+    measured: dict[Any, dict[str, Any]] = {}
+    for lab in dict.fromkeys(p["c"] for p in points):
+        picked = sorted({p["ns"] for p in points if p["c"] == lab})
+        c = None if lab == "unbounded" else int(lab)
+        meas = measure_graph(g, srcs, picked, k=k, c=c, memory=memory, nx_graph=nx_graph, nx_sources=nx_sources,
+                             nx_ns=[ns for ns in picked if ns <= nx_max_ns])
+        cpu = summarize_cpu(meas, picked)
+        fp = fpga_figures(engines, meas, picked, table_capacity=None if c is None else c * k)
+        measured[lab] = {"cpu": cpu, "fpga": fp, "networkx_ns": [ns for ns in picked if ns <= nx_max_ns],
+                         "entries_max": {ns: int(max(meas["rows"][ns]["entries"])) for ns in picked}}
+    for p in points:
+        m = measured[p["c"]]
+        ns = p["ns"]
+        cpu_d, fp_d = m["cpu"]["per_ns"][ns], m["fpga"]["per_ns"][ns]
+        entries = int(p["c"]) * k if p["c"] != "unbounded" else m["entries_max"][ns]
+        p.update(prec=cpu_d[key], prec_k=cpu_d["prec_k"], capacity=None if p["c"] == "unbounded" else entries,
+                 cpu=cpu_d, fpga=fp_d, table=table_resources(entries), table_kib=2 * 4 * entries / 1024,
+                 baseline={x: m["cpu"][x] for x in ("baseline_lat_ms", "baseline_mem_kib", "baseline_nx_lat_ms",
+                                                    "baseline_nx_mem_kib", "nx_sources")},
+                 networkx=ns in m["networkx_ns"])
+
+
+def unbounded_operating_points(g: Graph, sources: Sequence[int], engines: dict[str, PPRFpgaEngine],
+                               ops: dict[str, Any], *, targets: Sequence[float] = TARGETS, k: int = K,
+                               nx_graph: Any = None, nx_sources: int | None = None,
+                               nx_max_ns: int = SYNTHETIC_NX_MAX_NS, memory: bool = True) -> dict[str, Any]:
+    """The second rule beside :func:`synthetic_operating_points`' smallest table: an
+    unbounded table and the smallest next-stage count reaching each target (the fewest
+    stage-2 balls, whatever BRAM the table then needs). Reads the unbounded row of
+    ``ops["search"]`` and sweeps the counts it lacks; a point ``ops`` measured already is
+    reused, the others are measured as there."""
+    t0 = time.perf_counter()
+    key, ns_values = ops["metric"], sorted(int(x) for x in ops["ns_values"])
+    srcs = [int(x) for x in sources]
+    row = {int(ns): d for ns, d in ops["search"].get("unbounded", {}).items()}
+    if any(all(d[key] < t for d in row.values()) for t in targets):
+        truths = {s: local_ppr(g, s) for s in srcs}
+        for ns in ns_values:
+            if ns in row:
+                continue
+            row[ns] = _grid_row(g, truths, None, ns, k)
+            if row[ns][key] >= max(targets):
+                break
+    row = dict(sorted(row.items()))
+    points: dict[float, dict[str, Any]] = {}
+    for t in sorted(targets):
+        hit = next((ns for ns in row if row[ns][key] >= t), None)
+        if hit is None:
+            best = max(row, key=lambda ns: row[ns][key])
+            points[t] = {"c": None, "ns": None, "best_prec": row[best][key], "best_at": ["unbounded", best]}
+            continue
+        done = next((p for p in ops["points"].values() if p.get("c") == "unbounded" and p.get("ns") == hit), None)
+        points[t] = dict(done, reused=True) if done is not None else {"c": "unbounded", "ns": hit}
+    _measure_points(g, srcs, engines, [p for p in points.values() if not p.get("reused")], k=k, key=key,
+                    nx_graph=nx_graph, nx_sources=nx_sources, nx_max_ns=nx_max_ns, memory=memory)
+    return {"search": row, "points": points, "seconds": time.perf_counter() - t0}
+
+
+def synthetic_operating_points(g: Graph, sources: Sequence[int], engines: dict[str, PPRFpgaEngine], *,
+                               ns_values: Sequence[int] = SYNTHETIC_LADDER,
+                               capacities: Sequence[int | None] = TABLE_LADDER,
+                               targets: Sequence[float] = TARGETS, k: int = K, key: str = "prec_pprpy",
+                               nx_graph: Any = None, nx_sources: int | None = None,
+                               nx_max_ns: int = SYNTHETIC_NX_MAX_NS, memory: bool = True) -> dict[str, Any]:
+    """The ~80 % / ~90 % operating points of a graph whose precision plateaus under the
+    paper's ``c * k`` table, with the table's capacity as a stated parameter.
+
+    **Rule** (fixed before any measurement): for each target, the first capacity ``c`` of
+    ``capacities`` (global table of ``c * k`` entries; ``None`` = unbounded) at which
+    some next-stage count of ``ns_values`` reaches the target (mean ``key`` precision over
+    the sources), and at that capacity the smallest such count -- :func:`at_targets`'
+    rule. Capacities are searched in order, counts in ascending order; a capacity's sweep
+    stops at the first count whose precision reaches every target still open.
+
+    At each operating point everything :func:`measure_graph` measures (both CPU baselines,
+    tracemalloc memory, NetworkX on the first ``nx_sources`` sources where the count is at
+    most ``nx_max_ns``), the FPGA model (:func:`fpga_figures`, the table's entries sent
+    back at the end) and the engine's BRAM with that table (:func:`table_resources`; an
+    unbounded table is sized to the most entries any of the queries filled). One
+    :func:`measure_graph` call per capacity used, so each has its own back-to-back
+    baselines. The paper's formula ``#(T^∩T)/k`` is reported at the same points, and its
+    own operating points are read off the searched grid (``None`` where the search
+    stopped before reaching them).
+    """
+    t0 = time.perf_counter()
+    srcs = [int(x) for x in sources]
+    truths = {s: local_ppr(g, s) for s in srcs}
+    grid: dict[Any, dict[int, dict[str, float]]] = {}
+    points: dict[float, dict[str, Any]] = {}
+    open_t = sorted(targets)
+    for c in capacities:
+        if not open_t:
+            break
+        lab = _capacity_label(c)
+        grid[lab] = {}
+        for ns in sorted(ns_values):
+            row = _grid_row(g, truths, c, ns, k)
+            grid[lab][int(ns)] = row
+            if row[key] >= open_t[-1]:
+                break
+        for t in list(open_t):
+            hit = next((ns for ns in sorted(grid[lab]) if grid[lab][ns][key] >= t), None)
+            if hit is not None:
+                points[t] = {"c": lab, "ns": hit}
+                open_t.remove(t)
+    for t in open_t:
+        best = max(((lab, ns) for lab in grid for ns in grid[lab]), key=lambda x: grid[x[0]][x[1]][key])
+        points[t] = {"c": None, "ns": None, "best_prec": grid[best[0]][best[1]][key], "best_at": list(best)}
+    _measure_points(g, srcs, engines, points.values(), k=k, key=key, nx_graph=nx_graph, nx_sources=nx_sources,
+                    nx_max_ns=nx_max_ns, memory=memory)
+    other = "prec_k" if key != "prec_k" else "prec_pprpy"
+    other_points = {}
+    for t in sorted(targets):
+        hit = next(((lab, ns) for lab in grid for ns in sorted(grid[lab]) if grid[lab][ns][other] >= t), None)
+        other_points[t] = ({"c": hit[0], "ns": hit[1], "prec": grid[hit[0]][hit[1]][other]} if hit
+                           else {"c": None, "ns": None})
+    return {"metric": key, "capacities": [_capacity_label(c) for c in capacities], "ns_values": list(ns_values),
+            "sources": len(srcs), "nx_sources": 0 if nx_graph is None else min(nx_sources or len(srcs), len(srcs)),
+            "search": grid, "points": points, f"points_{other}": other_points,
+            "seconds": time.perf_counter() - t0}
 
 
 def fig5(g: Graph, P_values: Sequence[int] = (1, 2, 4, 8, 16)) -> dict[str, Any]:
@@ -505,11 +681,89 @@ def _x(v: Any, spec: str = ".2f") -> str:
     return _f(v, spec, "x")
 
 
+def _paper_at_target(key: str, t: float) -> str:
+    """The paper's figures nearest an operating point of ~``t`` precision (Fig. 7)."""
+    fig7 = PAPER_FIG7.get(key, {})
+    paper = "–"
+    if t == 0.9 and fig7.get("prec", {}).get(13) is not None:
+        paper = (f"CPU {fig7['cpu'][13]:.2f}x, FPGA {_x(fig7.get('fpga', {}).get(13), '.1f')} "
+                 f"at 13 nodes (precision {fig7['prec'][13]:.2f})")
+    if key == "dblp":
+        paper = ("CPU 15.43x, FPGA 707.9x at 1-2 nodes (precision ~0.8)" if t == 0.8 else
+                 "CPU 2.58x, FPGA 70.7x at 13 nodes (precision 0.91)")
+    return paper
+
+
+def _operating_point_rows(sop: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """Rows of the synthetic operating points (:func:`synthetic_operating_points`), each
+    with the command and date of the run that measured them."""
+    rows = []
+    cmd = sop["command"]
+    for name, ops in sop["graphs"].items():
+        label = f"{name} (SYNTHETIC, |V| {ops['n']:,}, |E| {ops['m']:,})"
+        notes = {part.get("date", sop.get("date", "?")): (
+            f"SYNTHETIC stand-in, not the SNAP graph; run {part.get('date', sop.get('date', '?'))}; "
+            f"{ops['sources']} sources, NetworkX on {ops['nx_sources']} up to {SYNTHETIC_NX_MAX_NS} nodes")
+            for part in (ops, ops.get("unbounded", {}))}
+        ptab = PAPER_TABLE_II.get(ops["key"])
+        ladder = "/".join(str(c) for c in ops["capacities"])
+        rules = [(t, p, f"~{t:.0%} operating point, smallest table (c = {ladder})",
+                  f"rule: smallest c of {ladder} reaching the target, then the smallest count", ops)
+                 for t, p in ops["points"].items()]
+        rules += [(t, p, f"~{t:.0%} operating point, unbounded table",
+                   "rule: unbounded table, the smallest count reaching the target", ops["unbounded"])
+                  for t, p in ops.get("unbounded", {}).get("points", {}).items()]
+        for t, p, where, rule, part in rules:
+            base_note = notes[part.get("date", sop.get("date", "?"))]
+            if p["ns"] is None:
+                rows.append((f"{where}: capacity and next-stage nodes (PPR.py variant)", label,
+                             "c = 10 (2,000 entries)", f"not reached (best {p['best_prec']:.3f} at c, ns = "
+                             f"{p['best_at'][0]}, {p['best_at'][1]})", base_note, cmd))
+                continue
+            cpu, f, tb = p["cpu"], p["fpga"], p["table"]
+            nx_note = "" if p["networkx"] else f"; NetworkX MeLoPPR not run above {SYNTHETIC_NX_MAX_NS} nodes"
+            rows.append((f"{where}: capacity and next-stage nodes (PPR.py variant)", label,
+                         "c = 10 (2,000 entries); " + _paper_at_target(ops["key"], t),
+                         f"c = {p['c']} ({tb['entries']:,} entries{'' if p['capacity'] else ', most any query filled'}), "
+                         f"{p['ns']} node(s): precision {p['prec']:.3f} (#(T^∩T)/k {p['prec_k']:.3f})",
+                         base_note + "; " + rule, cmd))
+            rows.append((f"{where}: CPU speedup vs single-stage", label, _paper_at_target(ops["key"], t),
+                         f"NetworkX {_x(cpu.get('speedup_nx'))}; scipy {cpu['speedup']:.2f}x "
+                         f"({cpu['lat_ms']:.0f} vs {p['baseline']['baseline_lat_ms']:.0f} ms)", base_note + nx_note, cmd))
+            rows.append((f"{where}: CPU memory reduction (tracemalloc)", label, _x(ptab and ptab[0]),
+                         f"NetworkX {_x(cpu.get('mem_reduction_nx'))}; scipy {_x(cpu.get('mem_reduction'))} "
+                         f"({_f(cpu.get('mem_kib'), '.0f')} vs {p['baseline']['baseline_mem_kib']:.0f} KiB)",
+                         base_note + nx_note, cmd))
+            rows.append((f"{where}: FPGA speedup vs CPU baseline (model, P=16)", label,
+                         _paper_at_target(ops["key"], t),
+                         f"vs NetworkX: {_x(f.get('speedup_vs_nx'), '.1f')} end to end, "
+                         f"{_x(f.get('fpga_only_vs_nx'), '.1f')} FPGA only; vs scipy: {f['speedup_vs_scipy']:.1f}x "
+                         f"end to end ({f['latency_ms']:.2f} ms, host {f['cpu_ms']:.2f} ms), "
+                         f"{f['fpga_only_vs_scipy']:.1f}x FPGA only",
+                         "; ".join(x for x in (base_note, "native-code host; the table's entries sent back",
+                                               _fits_note(f["fits_fraction"])) if x), cmd))
+            rows.append((f"{where}: FPGA on-chip memory", label,
+                         f"{_x(ptab and ptab[1], '.1f')} reduction; 2,000-entry table (4 BRAM36, 324 at P=16)",
+                         f"global table {tb['entries']:,} entries = {tb['table_bram36']:g} BRAM36 "
+                         f"({p['table_kib']:.0f} KiB); design {tb['bram36']:g} BRAM36 = {tb['bram_pct']:.0f}% of the "
+                         f"KC705: {'fits' if tb['fits_kc705'] else 'does NOT fit'}; largest sub-graph "
+                         f"{f['fpga_kib']:.0f} KiB, reduction vs NetworkX {_x(f.get('mem_reduction_nx'), '.1f')}, "
+                         f"vs scipy {_x(f.get('mem_reduction'), '.1f')}",
+                         base_note + "; BRAM from the engine's table layout (accelerators/ppr_fpga.py)", cmd))
+        base_note = notes[ops.get("date", sop.get("date", "?"))]
+        for t, p in ops.get("points_prec_k", {}).items():
+            ours = (f"c = {p['c']}, {p['ns']} node(s): precision {p['prec']:.3f}" if p["ns"] is not None
+                    else "not reached in the searched grid")
+            rows.append((f"~{t:.0%} operating point, paper's formula #(T^∩T)/k", label, "–", ours,
+                         base_note + "; read off the same search (speed and memory not measured separately)", cmd))
+    return rows
+
+
 def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
-    rows: list[tuple[str, str, str, str, str]] = []
+    rows: list[tuple[str, str, str, str, str, str]] = []
 
     def add(q: str, graph: str, paper: str, ours: str, note: str = "") -> None:
-        rows.append((q, graph, paper, ours, note))
+        rows.append((q, graph, paper, ours, note, cmd))
 
     for name, ex in res.get("exactness", {}).items():
         add("Eq. 8 exactness: max abs error, all next-stage nodes, no table bound", name,
@@ -566,13 +820,7 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
                 ours = (f"{d['ns']} node(s) (precision {d['prec']:.3f}): CPU NetworkX {_x(d.get('speedup_nx'))}, "
                         f"scipy {d['speedup']:.2f}x; FPGA end to end vs NetworkX "
                         f"{_x(d.get('fpga_speedup_vs_nx'), '.1f')}, vs scipy {_x(d.get('fpga_speedup_vs_scipy'), '.1f')}")
-            paper = "–"
-            if t == 0.9 and fig7.get("prec", {}).get(13) is not None:
-                paper = (f"CPU {fig7['cpu'][13]:.2f}x, FPGA {_x(fig7.get('fpga', {}).get(13), '.1f')} "
-                         f"at 13 nodes (precision {fig7['prec'][13]:.2f})")
-            if gr["key"] == "dblp":
-                paper = ("CPU 15.43x, FPGA 707.9x at 1-2 nodes (precision ~0.8)" if t == 0.8 else
-                         "CPU 2.58x, FPGA 70.7x at 13 nodes (precision 0.91)")
+            paper = _paper_at_target(gr["key"], t)
             add(f"operating point: ~{t:.0%} precision (PPR.py variant)", label, paper, ours, pnote)
         fp = gr.get("fpga")
         if fp:
@@ -647,10 +895,12 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
             (f"e.g. {cd['dominating_points'][0]}" if cd["dominating_points"] else
              f"front at >= paper precision: min latency {_f(cd['front_min_latency_at_paper_precision'], '.3f')} ms, "
              f"min BRAM36 {_f(cd['front_min_bram36_at_paper_precision'], 'g')}"))
+    if res.get("synthetic_operating_points"):
+        rows.extend(_operating_point_rows(res["synthetic_operating_points"]))
     lines = ["| quantity | graph | paper | ours | command | note |", "|---|---|---|---|---|---|"]
     for cells in rows:
-        q, g, p, o, n = (c.replace("|", "\\|") for c in cells)
-        lines.append(f"| {q} | {g} | {p} | {o} | `{cmd}` | {n} |")
+        q, g, p, o, n, c = (x.replace("|", "\\|") for x in cells)
+        lines.append(f"| {q} | {g} | {p} | {o} | `{c}` | {n} |")
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -821,6 +1071,68 @@ def run_graph(name: str, key: str, g: Graph, *, synthetic: bool, scale: float, n
     return gr
 
 
+def _operating_points_for(name: str, key: str, g: Graph | None, *, scale: float, n_src: int, ns_values: Sequence[int],
+                          rng_seed: int, networkx: bool, nx_sources: int, engines: dict[str, PPRFpgaEngine],
+                          hosts: dict[str, Any], out: Path, fresh: bool) -> dict[str, Any]:
+    """:func:`synthetic_operating_points` of one synthetic stand-in, and beside them
+    (``"unbounded"``) :func:`unbounded_operating_points`, kept under
+    ``OUT/graphs/NAME-operating-points.json`` and ``NAME-operating-points-unbounded.json``
+    (same sources as :func:`run_graph`)."""
+    signature = {"graph": name, "sources": n_src, "ns": list(ns_values), "k": K,
+                 "capacities": [_capacity_label(c) for c in TABLE_LADDER], "targets": list(TARGETS),
+                 "rng_seed": rng_seed, "scale": scale, "networkx": networkx, "nx_sources": nx_sources,
+                 "hosts": hosts, "version": OPS_CACHE_VERSION}
+    cache = out / "graphs" / f"{name.replace('/', '_')}-operating-points.json"
+    cache_unb = out / "graphs" / f"{name.replace('/', '_')}-operating-points-unbounded.json"
+    sig_unb = dict(signature, part="unbounded")
+    ops = None if fresh else _cached(cache, signature)
+    unb = None if fresh else _cached(cache_unb, sig_unb)
+    if ops is not None:
+        print(f"{name}: operating points kept from {cache}")
+    if ops is None or unb is None:
+        if g is None:
+            t = time.perf_counter()
+            g = load_graph(f"synthetic-{key}@{scale}", seed=rng_seed)
+            print(f"{name}: generated |V|={g.n:,} |E|={g.m:,} in {time.perf_counter() - t:.0f} s", flush=True)
+        sources = np.random.default_rng(rng_seed).choice(g.n, size=min(n_src, g.n), replace=False)
+        nx_graph = to_networkx(g) if networkx else None
+        today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+        if ops is None:
+            ops = synthetic_operating_points(g, sources, engines, ns_values=ns_values, nx_graph=nx_graph,
+                                             nx_sources=nx_sources)
+            ops.update(key=key, n=g.n, m=g.m, scale=scale, date=today)
+            _store(cache, signature, ops)
+            ops = _restore_keys(json.loads(json.dumps(jsonable(ops))))
+        unb = unbounded_operating_points(g, sources, engines, ops, nx_graph=nx_graph, nx_sources=nx_sources)
+        unb["date"] = today
+        _store(cache_unb, sig_unb, unb)
+        unb = _restore_keys(json.loads(json.dumps(jsonable(unb))))
+    else:
+        print(f"{name}: unbounded-table operating points kept from {cache_unb}")
+    ops["unbounded"] = unb
+    return ops
+
+
+def _print_operating_points(name: str, ops: dict[str, Any]) -> None:
+    print(f"{name} (SYNTHETIC) operating points, {ops['sources']} sources ({ops['nx_sources']} with NetworkX), "
+          f"{ops['seconds']:.0f} s:", flush=True)
+    for lab, row in ops["search"].items():
+        print(f"  table c={lab}: " + ", ".join(f"ns {ns} {d[ops['metric']]:.3f}" for ns, d in row.items()), flush=True)
+    pts = [("smallest table", t, p) for t, p in ops["points"].items()]
+    pts += [("unbounded table", t, p) for t, p in ops.get("unbounded", {}).get("points", {}).items()]
+    for rule, t, p in pts:
+        if p["ns"] is None:
+            print(f"  ~{t:.0%} ({rule}): not reached (best {p['best_prec']:.3f} at {p['best_at']})")
+            continue
+        cpu, f, tb = p["cpu"], p["fpga"], p["table"]
+        print(f"  ~{t:.0%} ({rule}): c={p['c']} ({tb['entries']:,} entries), ns={p['ns']}: prec {p['prec']:.3f} "
+              f"(#∩/k {p['prec_k']:.3f}) | CPU NetworkX {_x(cpu.get('speedup_nx'))} scipy {cpu['speedup']:.2f}x, "
+              f"mem NetworkX {_x(cpu.get('mem_reduction_nx'))} scipy {_x(cpu.get('mem_reduction'))} | FPGA e2e "
+              f"vs NetworkX {_x(f.get('speedup_vs_nx'), '.1f')} vs scipy {f['speedup_vs_scipy']:.1f}x | table "
+              f"{tb['table_bram36']:g} BRAM36, design {tb['bram36']:g} ({tb['bram_pct']:.0f}% of KC705, "
+              f"fits {tb['fits_kc705']})", flush=True)
+
+
 def _print_graph(name: str, gr: dict[str, Any]) -> None:
     cpu = gr["cpu"]
     print(f"{name}{' (SYNTHETIC)' if gr['synthetic'] else ''}: |V|={gr['n']:,} |E|={gr['m']:,}, {gr['sources']} "
@@ -836,6 +1148,57 @@ def _print_graph(name: str, gr: dict[str, Any]) -> None:
               f"(NetworkX host {_x(f.get('speedup_vs_nx_networkx_host'), '.1f')}) "
               f"vs scipy {f['speedup_vs_scipy']:.1f}x (numpy host {_x(f.get('speedup_vs_scipy_numpy_host'))}), "
               f"FPGA only vs scipy {f['fpga_only_vs_scipy']:.1f}x", flush=True)
+
+
+def _main_operating_points(args: argparse.Namespace, scale: float, n_src: int, nx_src: int, ns_values: list[int],
+                           networkx: bool, run_cmd: str) -> dict[str, Any]:
+    """``--operating-points-only``: the synthetic stand-ins' operating points, written to
+    OUT (and, with ``--merge-into DIR``, added to DIR's results and table)."""
+    cmd = "coexplore reproduce meloppr --operating-points-only" + (" --quick" if args.quick else "")
+    if args.synthetic_graphs != list(SYNTHETIC_LIKE):
+        cmd += " --synthetic-graphs " + " ".join(args.synthetic_graphs)
+    for flag in ("synthetic_scale", "synthetic_seeds", "synthetic_nx_seeds"):
+        if getattr(args, flag) is not None:
+            cmd += f" --{flag.replace('_', '-')} {getattr(args, flag):g}"
+    if not networkx:
+        cmd += " --no-networkx"
+    merged: dict[str, Any] | None = None
+    if args.merge_into is not None:
+        cmd += f" --merge-into {args.merge_into}"
+        merged = _restore_keys(json.loads((args.merge_into / "results.json").read_text()))
+        hosts = {k: HostModel(**v) for k, v in merged["host_models"].items()}
+    else:
+        hosts = _host_models(args.out, args.quick, args.rng_seed, args.fresh)
+    host_dicts = {k: v.__dict__ for k, v in hosts.items()}
+    engines = {kind: PPRFpgaEngine(host=h) for kind, h in hosts.items()}
+    t_all = time.perf_counter()
+    ops_all: dict[str, Any] = {
+        "command": cmd, "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
+        "settings": {"synthetic_scale": scale, "sources": n_src, "networkx_sources": nx_src, "ns_values": ns_values,
+                     "capacities": [_capacity_label(c) for c in TABLE_LADDER], "k": K, "targets": list(TARGETS),
+                     "networkx_max_ns": SYNTHETIC_NX_MAX_NS, "rng_seed": args.rng_seed,
+                     "python": platform.python_version(), "machine": platform.machine(), "numpy": np.__version__},
+        "host_models": host_dicts, "graphs": {}}
+    for key in args.synthetic_graphs:
+        name = f"synthetic-{key}" + ("" if scale == 1 else f"-x{scale:g}")
+        ops = _operating_points_for(name, key, None, scale=scale, n_src=n_src, ns_values=ns_values,
+                                    rng_seed=args.rng_seed, networkx=networkx, nx_sources=nx_src, engines=engines,
+                                    hosts=host_dicts, out=args.out, fresh=args.fresh)
+        ops_all["graphs"][name] = ops
+        _print_operating_points(name, ops)
+    ops_all["seconds"] = time.perf_counter() - t_all
+    (args.out / "operating_points.json").write_text(json.dumps(jsonable(ops_all), indent=1))
+    if merged is not None:
+        merged["synthetic_operating_points"] = ops_all
+        (args.merge_into / "results.json").write_text(json.dumps(jsonable(merged), indent=1))
+        quick = bool(merged.get("settings", {}).get("quick"))
+        write_table(merged, args.merge_into / "table.md", "coexplore reproduce meloppr" + (" --quick" if quick else ""))
+        print(f"merged into {args.merge_into / 'results.json'} and {args.merge_into / 'table.md'}")
+        return merged
+    res = {"synthetic_operating_points": ops_all}
+    write_table(res, args.out / "table.md", run_cmd)
+    print(f"results: {args.out / 'operating_points.json'}, table: {args.out / 'table.md'}")
+    return res
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -863,6 +1226,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--synthetic-graphs", nargs="+", default=list(SYNTHETIC_LIKE), choices=list(SYNTHETIC_LIKE),
                     help="which synthetic stand-ins to run (default all)")
     ap.add_argument("--no-networkx", action="store_true", help="skip the NetworkX-style CPU code")
+    ap.add_argument("--operating-points-only", action="store_true",
+                    help="only the synthetic stand-ins' ~80 %% / ~90 %% operating points with the global table's "
+                         "capacity as a parameter (see synthetic_operating_points)")
+    ap.add_argument("--merge-into", type=Path, default=None,
+                    help="with --operating-points-only: add them to DIR/results.json under "
+                         "'synthetic_operating_points' (costed with its host models) and rewrite DIR/table.md; "
+                         "nothing else there changes")
     ap.add_argument("--codesign-trials", type=int, default=None, help="MOBO trials (default 30; 0 skips)")
     ap.add_argument("--codesign-graph", default="cora")
     ap.add_argument("--workers", type=int, default=2)
@@ -877,6 +1247,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ap.error(f"--{flag.replace('_', '-')} must be >= {0 if flag == 'codesign_trials' else 1}, got {v}")
     if args.synthetic_scale is not None and not 0 < args.synthetic_scale <= 1:
         ap.error(f"--synthetic-scale must be in (0, 1], got {args.synthetic_scale}")
+    if args.merge_into is not None and not args.operating_points_only:
+        ap.error("--merge-into needs --operating-points-only")
+    if args.merge_into is not None and not (args.merge_into / "results.json").exists():
+        ap.error(f"--merge-into: no {args.merge_into / 'results.json'}")
     q = args.quick
     seeds = args.seeds or (10 if q else 100)
     ns_values = [1, 3, 5, 13] if q else list(range(1, 15))
@@ -888,6 +1262,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     networkx = not args.no_networkx
     cmd = "coexplore reproduce meloppr" + (" --quick" if q else "")
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.operating_points_only:
+        return _main_operating_points(args, syn_scale, syn_seeds, syn_nx, syn_ns, networkx, cmd)
     t_all = time.perf_counter()
     res: dict[str, Any] = {
         "settings": {"quick": q, "seeds": seeds, "ns_values": ns_values, "synthetic_ns_values": syn_ns, "k": K,
@@ -941,6 +1317,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             src = np.random.default_rng(args.rng_seed).choice(g.n, size=min(n_src, g.n), replace=False)
             gr["table_bound"] = table_bound_check(g, src, [ns for ns in (13, max(ns_here)) if ns in ns_here])
             _store(cache, signature, gr)
+        if syn:
+            ops = _operating_points_for(name, key, g, scale=scale, n_src=n_src, ns_values=ns_here,
+                                        rng_seed=args.rng_seed, networkx=networkx, nx_sources=syn_nx,
+                                        engines=engines, hosts=res["host_models"], out=args.out, fresh=args.fresh)
+            res.setdefault("synthetic_operating_points", {"command": cmd, "graphs": {}})["graphs"][name] = ops
+            _print_operating_points(name, ops)
         del g
         res["graphs"][name] = gr
         if "exactness" in gr:

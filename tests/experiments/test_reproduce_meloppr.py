@@ -156,9 +156,142 @@ def test_quick_reproduction_end_to_end(tmp_path):
     assert set(data["fig6"]) == set(rep.FIG6_RULES)
     syn = [k for k, v in data["graphs"].items() if v["synthetic"]]
     assert len(syn) == 3 and all(k.startswith("synthetic-") for k in syn)
+    # the full run finds the stand-ins' operating points too, under both rules
+    sop = data["synthetic_operating_points"]["graphs"]
+    assert set(sop) == set(syn) and all(set(o["points"]) == set(o["unbounded"]["points"]) == {"0.8", "0.9"}
+                                        for o in sop.values())
     cd = data["codesign"]
     assert cd["front_size"] >= 1 and np.isfinite(cd["paper_point_metrics"]["precision"])
     assert (out / "codesign_front_vs_paper.png").exists()
     # a second run keeps the finished graphs instead of measuring them again
     again = rep.main(["--quick", "--out", str(out), "--no-synthetic", "--codesign-trials", "0"])
     assert again["graphs"]["cora"] == res["graphs"]["cora"]
+
+
+def test_table_ladder_steps_fit_the_kc705_up_to_160():
+    """TABLE_LADDER's bounded steps: the paper's 2,000-entry table is 4 BRAM36 (324 with
+    16 PEs); c = 160 still fits the KC705 beside 16 PEs, the next step of 4 (640) does not."""
+    assert rep.TABLE_LADDER[0] == rep.C and rep.TABLE_LADDER[-1] is None
+    paper = rep.table_resources(rep.C * rep.K)
+    assert (paper["table_bram36"], paper["bram36"], paper["fits_kc705"]) == (4, 324, True)
+    bounded = [c for c in rep.TABLE_LADDER if c is not None]
+    assert all(rep.table_resources(c * rep.K)["fits_kc705"] for c in bounded)
+    assert not rep.table_resources(4 * bounded[-1] * rep.K)["fits_kc705"]
+    assert rep.table_resources(32000)["table_bram36"] > rep.table_resources(8000)["table_bram36"]
+
+
+def test_synthetic_operating_points_rule_and_table_size(g):
+    """The operating point is the first capacity of the ladder at which some count
+    reaches the target, then the smallest such count; the table size it reports is
+    c * k, or for an unbounded table the most entries any query filled."""
+    from evaluators.ppr import local_ppr, meloppr, precision_at_k_pprpy
+    from evaluators.ppr.networkx_cpu import to_networkx
+
+    sources, k, ladder, counts, targets = [0, 5, 17, 42], 20, (1, 2, None), (1, 2, 4, 8, 16), (0.7, 0.78)
+    truths = {s: local_ppr(g, s) for s in sources}
+
+    def mean_prec(c, ns):
+        return float(np.mean([precision_at_k_pprpy(meloppr(g, s, k=k, next_stage=ns, c=c), truths[s], k)
+                              for s in sources]))
+
+    brute = {c: {ns: mean_prec(c, ns) for ns in counts} for c in ladder}
+    expected = {}
+    for t in targets:
+        c = next(c for c in ladder if max(brute[c].values()) >= t)
+        expected[t] = ("unbounded" if c is None else c, min(ns for ns in counts if brute[c][ns] >= t))
+    assert len({c for c, _ in expected.values()}) == 2  # the two targets need different tables here
+
+    ops = rep.synthetic_operating_points(g, sources, _engines(), ns_values=counts, capacities=ladder,
+                                         targets=targets, k=k, nx_graph=to_networkx(g), nx_sources=2, nx_max_ns=2)
+    for t in targets:
+        p = ops["points"][t]
+        assert (p["c"], p["ns"]) == expected[t]
+        assert p["prec"] >= t and p["prec"] == pytest.approx(brute[None if p["c"] == "unbounded" else p["c"]][p["ns"]])
+        assert p["cpu"]["speedup"] > 0 and p["fpga"]["speedup_vs_scipy"] > 0 and p["cpu"]["mem_reduction"] > 0
+        assert p["networkx"] == (p["ns"] <= 2) and ("speedup_nx" in p["cpu"]) == p["networkx"]
+        assert p["fpga"]["speedup_vs_nx"] > 0  # the NetworkX baseline is measured whatever the count
+        if p["c"] == "unbounded":
+            filled = max(meloppr(g, s, k=k, next_stage=p["ns"], c=None).stats.extra["table_entries"] for s in sources)
+            assert p["capacity"] is None and p["table"]["entries"] == filled
+        else:
+            assert p["capacity"] == p["table"]["entries"] == p["c"] * k
+        assert p["table"] == rep.table_resources(p["table"]["entries"])
+    # a capacity's sweep stops at the first count that reaches every target still open
+    assert list(ops["search"]["unbounded"]) == [ns for ns in counts if ns <= expected[0.78][1]]
+    assert list(ops["search"][1]) == list(counts)
+    assert set(ops["points_prec_k"]) == set(targets)
+    # the second rule: an unbounded table, the fewest next-stage nodes; a point measured
+    # already is reused, the others are measured
+    unb = rep.unbounded_operating_points(g, sources, _engines(), ops, targets=targets, k=k)
+    for t in targets:
+        p = unb["points"][t]
+        assert (p["c"], p["ns"]) == ("unbounded", min(ns for ns in counts if brute[None][ns] >= t))
+        assert p["prec"] == pytest.approx(brute[None][p["ns"]]) and p["capacity"] is None
+        assert p.get("reused", False) == (ops["points"][t]["c"] == "unbounded" and ops["points"][t]["ns"] == p["ns"])
+        assert p["cpu"]["speedup"] > 0 and p["table"]["entries"] > 0
+    assert any(p.get("reused") for p in unb["points"].values())
+    assert any(not p.get("reused") for p in unb["points"].values())
+    # where the ladder never got to the unbounded table, its counts are swept here
+    small = rep.synthetic_operating_points(g, sources, _engines(), ns_values=counts, capacities=(2,),
+                                           targets=(0.7,), k=k, memory=False)
+    assert "unbounded" not in small["search"]
+    again = rep.unbounded_operating_points(g, sources, _engines(), small, targets=(0.7,), k=k, memory=False)
+    assert again["points"][0.7]["ns"] == min(ns for ns in counts if brute[None][ns] >= 0.7)
+    assert list(again["search"]) == [ns for ns in counts if ns <= again["points"][0.7]["ns"]]
+    # an unreachable target is reported as such, with the best precision seen
+    none = rep.synthetic_operating_points(g, sources[:2], _engines(), ns_values=(1, 2), capacities=(1,),
+                                          targets=(1.01,), k=k, memory=False)
+    assert none["points"][1.01]["ns"] is None and none["points"][1.01]["best_at"][0] == 1
+
+
+def test_operating_point_rows_carry_their_own_command(g, tmp_path):
+    from evaluators.ppr.networkx_cpu import to_networkx
+
+    meas = rep.measure_graph(g, [0, 1], [1, 13], k=20, nx_graph=to_networkx(g))
+    cpu = rep.summarize_cpu(meas, [1, 13])
+    res = {"graphs": {"cora": {"key": "cora", "synthetic": False, "scale": 1.0, "n": g.n, "m": g.m, "sources": 2,
+                               "cpu": cpu, "targets": rep.at_targets(cpu), "fpga": rep.fpga_figures(
+                                   _engines(), meas, [1, 13])}}}
+    before = tmp_path / "before.md"
+    rep.write_table(res, before, "coexplore reproduce meloppr")
+    ops = rep.synthetic_operating_points(g, [0, 5], _engines(), ns_values=(1, 4), capacities=(1, None),
+                                         targets=(0.5,), k=20)
+    ops.update(key="dblp", n=g.n, m=g.m, scale=1.0, date="2026-01-01")
+    res["synthetic_operating_points"] = {"command": "coexplore reproduce meloppr --operating-points-only",
+                                         "date": "2026-01-01", "graphs": {"synthetic-dblp": ops}}
+    after = tmp_path / "after.md"
+    rep.write_table(res, after, "coexplore reproduce meloppr")
+    old, new = before.read_text().splitlines(), after.read_text().splitlines()
+    assert new[: len(old)] == old  # merging the operating points changes no earlier row
+    added = new[len(old):]
+    assert len(added) >= 5
+    for line in added:
+        assert "`coexplore reproduce meloppr --operating-points-only`" in line and "SYNTHETIC" in line, line
+        assert line.replace("\\|", "").count("|") == 7, line
+    assert any("BRAM36" in line and "KC705" in line for line in added)
+
+
+def test_operating_points_only_merges_into_a_finished_run(tmp_path):
+    """--operating-points-only --merge-into DIR adds one key to DIR/results.json, costed
+    with DIR's host models, and leaves every other figure there as it was."""
+    from accelerators.ppr_fpga import HostModel
+
+    done = tmp_path / "done"
+    done.mkdir()
+    host = HostModel(cpu_us_per_subgraph=7.0, cpu_ns_per_entry=9.0).__dict__
+    before = {"settings": {"quick": False}, "exactness": {"cora": 1e-16}, "host_models": {"native": host},
+              "graphs": {}}
+    (done / "results.json").write_text(json.dumps(before, indent=1))
+    with pytest.raises(SystemExit):
+        rep.main(["--merge-into", str(done), "--out", str(tmp_path / "x")])  # needs --operating-points-only
+    rep.main(["--operating-points-only", "--synthetic-graphs", "dblp", "--synthetic-scale", "0.003",
+              "--synthetic-seeds", "2", "--no-networkx", "--merge-into", str(done), "--out", str(tmp_path / "o")])
+    after = json.loads((done / "results.json").read_text())
+    sop = after.pop("synthetic_operating_points")
+    assert after == before
+    assert sop["host_models"] == {"native": host} and sop["command"].endswith(f"--merge-into {done}")
+    assert list(sop["graphs"]) == ["synthetic-dblp-x0.003"]
+    table = (done / "table.md").read_text()
+    assert "synthetic-dblp-x0.003 (SYNTHETIC" in table and f"--merge-into {done}`" in table
+    # the finished run's rows keep its own command
+    assert "| cora | exact (Eq. 8) | 1.0e-16 | `coexplore reproduce meloppr` |" in table
