@@ -24,10 +24,11 @@ evaluated mappings:
 It prints, per layer and search, the share of proposals that were infeasible (all, and
 after BO's initial design) and the best EDP found over the exact optimum
 (:class:`mappers.exact.ExactMapper`), median over seeds, and the share over all layers
-and seeds; ``--out`` writes the figures as JSON and text.
+and seeds; ``--out`` writes the figures as JSON (the committed run:
+``docs/benchmarks/inner_feasibility.json``, its console output beside it as ``.txt``).
 
 Run: ``python -m experiments.benchmarks.inner_feasibility [--seeds 3] [--budget 50]
-[--layers dqn:conv1 ...] [--out DIR]`` (about 20 min on one core with the defaults).
+[--layers dqn:conv1 ...] [--out DIR]`` (about 100 min on one core with the defaults: BO's GP fits dominate, about 2-4 min a run).
 """
 
 from __future__ import annotations
