@@ -33,7 +33,7 @@ from mappers.base import (
     objective_values,
     result_of,
 )
-from mappers.mapping_space import batch_from_columns, mapping_space
+from mappers.mapping_space import CAPACITY_MODES, batch_from_columns, mapping_space
 from mappers.workloads import Layer
 
 __all__ = ["AskTellMapper"]
@@ -47,6 +47,10 @@ class AskTellMapper:
         search: a strategy's name in :data:`mappers.registry.SEARCHES`.
         budget: mappings evaluated.
         options: the strategy's options (e.g. ``{"n_init": 20}`` for constrained BO).
+        capacity: ``"known"`` (buffer capacities are constraints of the space: no
+            overflowing mapping is proposed) or ``"unknown"`` (they are not: an overflowing
+            mapping is evaluated, found invalid and told as INFEASIBLE, Shi et al.'s output
+            constraints; see :func:`mappers.mapping_space.mapping_space`).
         factory: the strategy factory; by default looked up by ``search`` when the mapper
             is built (so an unknown name fails at once, and the mapper carries its
             strategy to worker processes).
@@ -55,11 +59,14 @@ class AskTellMapper:
     search: str
     budget: int = 200
     options: Mapping[str, Any] = field(default_factory=dict)
+    capacity: str = "known"
     factory: Callable[..., Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 1:
             raise ValueError(f"AskTellMapper.budget must be a positive integer, got {self.budget!r}")
+        if self.capacity not in CAPACITY_MODES:
+            raise ValueError(f"AskTellMapper.capacity must be one of {CAPACITY_MODES}, got {self.capacity!r}")
         if self.factory is None:
             from mappers.registry import search_factory  # the registry lists this mapper
 
@@ -69,11 +76,11 @@ class AskTellMapper:
             seed: int = 0) -> MappingResult:
         t0 = time.perf_counter()
         metric = OBJECTIVES[check_objective(objective)]
-        space = mapping_space(layer, arch)
+        space = mapping_space(layer, arch, capacity=self.capacity)
         opt = self.factory(space, (Objective(metric, "min"),), seed, **dict(self.options))
         best: tuple[float, Any] | None = None
         history: list[float] = []
-        infeasible = 0
+        infeasible: list[int] = []
         for number in range(self.budget):
             pts = opt.ask(1)
             if not pts:
@@ -81,7 +88,7 @@ class AskTellMapper:
             batch = batch_from_columns(layer, arch, space.columns(pts))
             val = float(objective_values(cost(layer, arch, batch), objective)[0])
             if not np.isfinite(val):
-                infeasible += 1
+                infeasible.append(number)
                 opt.tell([Trial(number, pts[0], TrialStatus.INFEASIBLE, reason="invalid mapping")])
             else:
                 opt.tell([Trial(number, pts[0], TrialStatus.COMPLETE, {metric: val})])
@@ -93,4 +100,5 @@ class AskTellMapper:
                                  f"{arch.name!r} in {len(history)} tries")
         return result_of(layer, arch, cost, best[1], 0, evaluated=len(history),
                          seconds=time.perf_counter() - t0, history=tuple(history),
-                         info={"search": self.search, "infeasible": infeasible})
+                         info={"search": self.search, "infeasible": len(infeasible),
+                               "infeasible_trials": tuple(infeasible)})

@@ -27,6 +27,15 @@ speed): factors of each dimension fit it; spatial factors fit each fanout; every
 fits its level's capacity (per partition, or summed for a shared buffer); and for
 systolic arrays the dataflow's rules (below).
 
+Capacity as an unknown constraint (``capacity="unknown"``): the capacity checks are left
+out of the space, so a mapping whose tiles overflow a buffer is proposed and evaluated,
+and the cost model reports it invalid. Shi et al. 2020 (arXiv 2010.02075) take
+constraints known a priori as input constraints and the others as output constraints
+learned from failed evaluations; this mode makes a mapping's validity such an output
+constraint, so that the inner search's feasibility model has something to learn
+(``experiments/benchmarks/inner_feasibility.py`` measures it). The default, ``"known"``,
+rejects overflowing mappings before they are evaluated.
+
 Systolic dataflows (``arch.dataflow``), in SCALE-Sim's convention, by the
 operand relevance of each dimension: *output-only* dims (``N, P, Q``; GEMM ``M``),
 *weight-output* dims (``K``; GEMM ``N``) and *reduction* dims (``C, R, S``; GEMM ``K``).
@@ -56,6 +65,7 @@ from mappers.mapping import MappingBatch
 from mappers.workloads import Layer
 
 __all__ = [
+    "CAPACITY_MODES",
     "DATAFLOW_RULES",
     "FACTOR_MODES",
     "MappingSpaceInfo",
@@ -72,6 +82,7 @@ __all__ = [
 ]
 
 FACTOR_MODES = ("divisors", "padded")
+CAPACITY_MODES = ("known", "unknown")
 
 DATAFLOW_RULES: dict[str, tuple[str, str, str, str]] = {
     "OS": ("output_only", "weight_output", "reduction", "O"),
@@ -136,8 +147,11 @@ def _prod(cols: MappingT[str, np.ndarray], names: Sequence[str], n: int) -> np.n
 
 
 def mapping_space(layer: Layer, arch: ArchSpec, *, factors: str = "divisors",
-                  bypass: bool = False) -> DesignSpace:
-    """The legal mappings of ``layer`` on ``arch`` (see module docstring)."""
+                  bypass: bool = False, capacity: str = "known") -> DesignSpace:
+    """The legal mappings of ``layer`` on ``arch`` (see module docstring); with
+    ``capacity="unknown"`` buffer capacities are not among the space's constraints."""
+    if capacity not in CAPACITY_MODES:
+        raise ValueError(f"mapping_space: capacity must be one of {CAPACITY_MODES}, got {capacity!r}")
     info = MappingSpaceInfo(layer, arch, factors, bypass)
     L = arch.n_levels
     params: list[Any] = []
@@ -176,7 +190,8 @@ def mapping_space(layer: Layer, arch: ArchSpec, *, factors: str = "divisors",
                                        lambda p, names=names, lim=lim: _prod(p, names, len(p[names[0]])) <= lim))
     if info.dataflow is not None:
         cons.extend(_dataflow_constraints(layer, arch, info))
-    cons.extend(_capacity_constraints(layer, arch, info))
+    if capacity == "known":
+        cons.extend(_capacity_constraints(layer, arch, info))
     return DesignSpace(*params, constraints=cons, name=f"mappings({layer.name} on {arch.name})",
                        proposal=lambda n, rng: propose(info, n, rng))
 

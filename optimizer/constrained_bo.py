@@ -23,8 +23,10 @@ candidates per proposal, 2,000), ``n_local`` / ``local_steps`` (hill climbs from
 candidates, 5 x 5), ``mc_samples`` (QMC samples of the acquisition, 128), ``max_train``,
 ``impute_infeasible`` (INFEASIBLE/FAILED points also enter the objective GP at the worst
 observed value, True: without it EI keeps probing failures near the boundary -- measured
-on ``tests/optimizer/test_bo.py``'s disk problem: 77 % vs 15 % infeasible proposals),
-``torch_threads`` (1; BO's matrices are small).
+on ``tests/optimizer/test_bo.py``'s disk problem), ``feasibility_model`` (True; False
+drops the classifier, ``P(feasible) = 1``: the ablation that
+``experiments/benchmarks/inner_feasibility.py`` measures), ``torch_threads`` (1; BO's
+matrices are small).
 """
 
 from __future__ import annotations

@@ -58,7 +58,8 @@ class BODriver(Optimizer):
     def __init__(self, space: Any, objectives: Any = None, seed: int = 0, *, n_init: int = 10,
                  pool_size: int = 2000, n_local: int = 5, local_steps: int = 5,
                  mc_samples: int = 128, max_train: int = 1000, log_objective: str | bool = "auto",
-                 n_incumbents: int = 3, impute_infeasible: bool = True, torch_threads: int = 1) -> None:
+                 n_incumbents: int = 3, impute_infeasible: bool = True, feasibility_model: bool = True,
+                 torch_threads: int = 1) -> None:
         super().__init__(space, objectives, seed)
         for name, v, lo in (("n_init", n_init, 1), ("pool_size", pool_size, 1), ("n_local", n_local, 0),
                             ("local_steps", local_steps, 0), ("mc_samples", mc_samples, 1),
@@ -73,6 +74,10 @@ class BODriver(Optimizer):
         self.local_steps, self.mc_samples, self.max_train = local_steps, mc_samples, max_train
         self.log_objective, self.n_incumbents = log_objective, n_incumbents
         self.impute_infeasible = bool(impute_infeasible)
+        if not isinstance(feasibility_model, bool):
+            raise ValueError(f"{type(self).__name__}: feasibility_model must be True or False, "
+                             f"got {feasibility_model!r}")
+        self.feasibility_model = feasibility_model
         self.torch_threads = int(torch_threads)
         self._init: list[Point] | None = None
         self.timings: list[dict[str, float]] = []
@@ -113,7 +118,10 @@ class BODriver(Optimizer):
 
     def _fit(self, history: list[Trial], number: int) -> dict[str, Any]:
         data = training_data(self.space, history, self.objectives, self.log_objective)
-        feas = FeasibilityModel(data.X_all, data.feasible, seed=_seed(self.seed, number, 3))
+        # without the feasibility model (an ablation) P(feasible) is 1 everywhere: the
+        # acquisition alone chooses, and failures reach it only through imputation
+        feas = FeasibilityModel(data.X_all, data.feasible if self.feasibility_model else np.ones(len(data.feasible), bool),
+                                seed=_seed(self.seed, number, 3))
         models = self._fit_models(data, number)
         return {"data": data, "feas": feas, "models": models}
 

@@ -192,3 +192,23 @@ def test_qlognehvi_never_compiles_code(monkeypatch):
     models = [SingleTaskGP(X, X[:, i:i + 1]) for i in range(2)]
     log_nehvi(models, [], [0.0, 0.0], X, None, mc_samples=8, seed=0)
     assert calls == []
+
+
+def test_without_the_feasibility_model_bo_keeps_proposing_failures():
+    """The ablation switch: ``feasibility_model=False`` drops the classifier (P(feasible)
+    is 1), so on the disk problem without imputation BO proposes infeasible points far
+    more often than the default does."""
+    space, f = _disk_problem()
+    n_init, budget = 8, 30
+    shares = {}
+    for name, opts in (("default", {}), ("ablated", {"feasibility_model": False, "impute_infeasible": False})):
+        per_seed = []
+        for seed in range(3):
+            opt = ConstrainedBO(space, parse_objectives({"f": "min"}), seed=seed, n_init=n_init,
+                                pool_size=500, **opts)
+            trials = run(opt, f, budget)
+            per_seed.append(np.mean([t.status is TrialStatus.INFEASIBLE for t in trials[n_init:]]))
+        shares[name] = float(np.mean(per_seed))
+    assert shares["ablated"] > 2 * shares["default"], shares
+    with pytest.raises(ValueError, match="feasibility_model must be True or False, got 'no'"):
+        ConstrainedBO(space, parse_objectives({"f": "min"}), feasibility_model="no")
