@@ -24,7 +24,14 @@ the innermost level changes no count).
 
 A constraint set only *removes* mappings, so every mapper that honours it
 (:class:`mappers.exact.ExactMapper`, :func:`mappers.exhaustive.enumerate_mappings`)
-searches a subset of its usual space. :meth:`MappingConstraints.resolve` checks a set
+searches a subset of its usual space.
+
+A dataflow that depends on the layer and the architecture (row-stationary fixes ``S`` to
+the filter width of *this* layer) is a **rule**: a function ``(layer, arch) ->
+MappingConstraints``. Rules are registered by name in :data:`RULES` (entry-point group
+``coexplore.constraint_rules``; ``row-stationary`` built in), so a mapper spec can say
+``{"name": "exact", "constraints": "row-stationary"}``; :func:`constraints_for` turns a
+set, a rule or a rule's name into the set for one layer. :meth:`MappingConstraints.resolve` checks a set
 against a layer and an architecture (unknown level, dimension or operand, operands the
 level cannot hold, fixed factors where the fanout or the dimension has no room: a
 ``ValueError`` naming the parameter and value) and turns it into the arrays
@@ -33,7 +40,7 @@ level cannot hold, fixed factors where the fanout or the dimension has no room: 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Mapping as MappingT
 from dataclasses import dataclass
 from typing import Any
@@ -41,10 +48,12 @@ from typing import Any
 import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
+from design_space.registry import Registry
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import Layer
 
-__all__ = ["KINDS", "LevelConstraints", "MappingConstraints", "ResolvedConstraints", "satisfies"]
+__all__ = ["KINDS", "RULES", "ConstraintSpec", "LevelConstraints", "MappingConstraints", "ResolvedConstraints",
+           "check_constraint_spec", "constraints_for", "satisfies"]
 
 KINDS = ("temporal", "spatial_x", "spatial_y")
 """The loop kinds a level's constraints restrict, in the order of the resolved arrays."""
@@ -278,3 +287,42 @@ def satisfies(constraints: MappingConstraints, mappings: Mapping | MappingBatch 
     rc = constraints.resolve(layer, arch)
     return rc.factors_ok(batch.temporal, batch.spatial_x, batch.spatial_y) & rc.keep_ok(batch.keep)
 
+
+
+ConstraintRule = Callable[[Layer, ArchSpec], MappingConstraints]
+
+RULES: Registry[ConstraintRule] = Registry("constraint rule", "coexplore.constraint_rules", {
+    "row-stationary": "mappers.row_stationary:row_stationary",
+})
+"""Constraint rules by name: ``(layer, arch) -> MappingConstraints``."""
+
+ConstraintSpec = MappingConstraints | str | Callable[[Layer, ArchSpec], MappingConstraints] | None
+"""What a mapper's ``constraints`` option may be: a set, a registered rule's name, a rule,
+or ``None`` (no constraints)."""
+
+
+def check_constraint_spec(owner: str, spec: Any) -> None:
+    """Raise ``ValueError`` naming ``owner`` if ``spec`` is not a :data:`ConstraintSpec`
+    (an unknown rule name lists the registered ones)."""
+    if spec is None or isinstance(spec, MappingConstraints) or (callable(spec) and not isinstance(spec, str)):
+        return
+    if isinstance(spec, str):
+        if spec not in RULES:
+            raise ValueError(f"{owner}.constraints: unknown constraint rule {spec!r} (registered: {RULES.names()})")
+        return
+    raise ValueError(f"{owner}.constraints must be a MappingConstraints, a constraint rule's name, a rule "
+                     f"(layer, arch) -> MappingConstraints, or None; got {spec!r}")
+
+
+def constraints_for(spec: Any, layer: Layer, arch: ArchSpec) -> MappingConstraints:
+    """The constraint set ``spec`` (a :data:`ConstraintSpec`) gives ``layer`` on ``arch``;
+    ``None`` gives the empty set."""
+    if spec is None:
+        return MappingConstraints()
+    if isinstance(spec, MappingConstraints):
+        return spec
+    rule = RULES.get(spec) if isinstance(spec, str) else spec
+    out = rule(layer, arch)
+    if not isinstance(out, MappingConstraints):
+        raise ValueError(f"constraint rule {spec!r} returned {out!r} for layer {layer.name!r}, not a MappingConstraints")
+    return out

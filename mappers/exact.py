@@ -108,7 +108,12 @@ from mappers.base import (
     check_objective,
     result_of,
 )
-from mappers.constraints import MappingConstraints, ResolvedConstraints
+from mappers.constraints import (
+    ConstraintSpec,
+    ResolvedConstraints,
+    check_constraint_spec,
+    constraints_for,
+)
 from mappers.heuristic import HeuristicMapper
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, divisors, keep_array
@@ -311,8 +316,10 @@ class ExactMapper:
             within it (``lower_bound`` says how close), faster; ``optimal`` only with
             ``gap = 0``.
         constraints: search only the mappings that meet these
-            (:class:`mappers.constraints.MappingConstraints`); the result is the best of
-            them, ``optimal`` within them. Constraints only remove branching choices
+            (:class:`mappers.constraints.MappingConstraints`, or a rule's name such as
+            ``"row-stationary"`` or a rule ``(layer, arch) -> MappingConstraints``,
+            :data:`mappers.constraints.RULES`); the result is the best of them,
+            ``optimal`` within them. Constraints only remove branching choices
             (spatial assignments, bypass choices, temporal factors at a level), and every
             bound is a bound over the unconstrained completions, hence over the
             constrained ones: the pruning stays sound.
@@ -321,7 +328,7 @@ class ExactMapper:
     bypass: bool = True
     time_limit_s: float | None = None
     gap: float = 0.0
-    constraints: MappingConstraints | None = None
+    constraints: ConstraintSpec = None
     _chunk: int = field(default=200_000, repr=False)
 
     def __post_init__(self) -> None:
@@ -329,8 +336,7 @@ class ExactMapper:
             raise ValueError(f"ExactMapper.time_limit_s must be > 0 or None, got {self.time_limit_s!r}")
         if not (isinstance(self.gap, (int, float)) and 0 <= self.gap < math.inf):
             raise ValueError(f"ExactMapper.gap must be a number >= 0, got {self.gap!r}")
-        if self.constraints is not None and not isinstance(self.constraints, MappingConstraints):
-            raise ValueError(f"ExactMapper.constraints must be a MappingConstraints or None, got {self.constraints!r}")
+        check_constraint_spec("ExactMapper", self.constraints)
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
             seed: int = 0) -> MappingResult:
@@ -344,11 +350,12 @@ class ExactMapper:
         require_separable(arch, "ExactMapper")
         t0 = time.perf_counter()
         deadline = None if self.time_limit_s is None else t0 + self.time_limit_s
-        rc = (self.constraints or MappingConstraints()).resolve(layer, arch)
+        cons = constraints_for(self.constraints, layer, arch)
+        rc = cons.resolve(layer, arch)
         search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap, rc)
         search.run()
         if search.best is None:
-            within = f" within the constraints {self.constraints.name or ''}".rstrip() if self.constraints else ""
+            within = f" within the constraints {cons.name or ''}".rstrip() if cons.levels else ""
             raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}{within}")
         batch, _ = search.best
         return result_of(layer, arch, cost, batch, 0, evaluated=search.evaluated,
@@ -357,7 +364,7 @@ class ExactMapper:
                          stopped_early=search.stopped,
                          info={"nodes": search.nodes, "leaves": search.leaves,
                                "keep_choices": search.n_keep, "gap": self.gap,
-                               "constraints": None if self.constraints is None else self.constraints.name})
+                               "constraints": cons.name if cons.levels else None})
 
 
 class _Search:

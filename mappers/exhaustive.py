@@ -22,7 +22,7 @@ import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
 from mappers.base import CostFunction, MappingResult, NoLegalMapping, objective_values, result_of
-from mappers.constraints import MappingConstraints
+from mappers.constraints import ConstraintSpec, check_constraint_spec, constraints_for
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, keep_array
 from mappers.workloads import Layer
@@ -43,7 +43,7 @@ def factorizations(n: int, k: int) -> list[tuple[int, ...]]:
 
 def enumerate_mappings(layer: Layer, arch: ArchSpec, *, bypass: bool = False, orders: bool = True,
                        max_mappings: int = 2_000_000, chunk: int = 65536,
-                       constraints: MappingConstraints | None = None) -> Iterator[MappingBatch]:
+                       constraints: ConstraintSpec = None) -> Iterator[MappingBatch]:
     """Every legal exact mapping (see module docstring), in chunks of ``chunk``; with
     ``constraints``, those that meet them (levels whose kept operands are constrained
     keep exactly those: with ``bypass``, that fixes those levels' choice; without, the one
@@ -58,7 +58,7 @@ def enumerate_mappings(layer: Layer, arch: ArchSpec, *, bypass: bool = False, or
     dims = layer.dim_names
     D = len(dims)
     slots = allowed_slots(info)
-    rc = (constraints or MappingConstraints()).resolve(layer, arch)
+    rc = constraints_for(constraints, layer, arch).resolve(layer, arch)
     per_dim = [factorizations(layer.dims[d], len(slots[d])) for d in info.dims]
     n_fact = int(np.prod([len(x) for x in per_dim], dtype=object)) if per_dim else 1
     keep_opts = [(li, t) for li in range(L - 1) for t, op in enumerate(OPERANDS)
@@ -123,7 +123,10 @@ class ExhaustiveMapper:
 
     bypass: bool = False
     max_mappings: int = 2_000_000
-    constraints: MappingConstraints | None = None
+    constraints: ConstraintSpec = None
+
+    def __post_init__(self) -> None:
+        check_constraint_spec("ExhaustiveMapper", self.constraints)
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
             seed: int = 0) -> MappingResult:

@@ -31,6 +31,17 @@ a constraint on the ``RF -> GLB -> DRAM`` hierarchy of an Eyeriss-like
   (JSSC 2017 Sec. IV; see :mod:`experiments.benchmarks.silicon_compare`): the GLB keeps
   ``I`` and ``O`` only.
 
+*Fully connected layers run as convolutions whose filter is as large as the input*
+(JSSC 2017 Sec. IV-B): output rows and columns are 1 and each PE's row is the flattened
+input, so a GEMM ``O[m, n] = sum_k I[m, k] W[k, n]`` (:func:`mappers.workloads.gemm`) is
+the convolution with ``C = K_gemm`` input channels, ``K = N_gemm`` filters, batch ``N =
+M_gemm`` and ``R = S = P = Q = 1``. The rules above then say: the RF's temporal loops
+are over ``K`` and ``N`` only, both may be spatial on either axis (the channel and filter
+replication of the sets), ``M`` (the batch, and a batched matmul's ``B``) never is, and
+the GLB keeps ``I`` and ``O``. Attention's batched matmuls (``Q K^T``, weights x ``V``)
+get the same rule with the second activation in the filter's place: Eyeriss has no rule
+of its own for them.
+
 What we had to choose: the papers do not restrict the order or placement of the loops
 above the PE array beyond the above (Table III's ``m`` filters and ``n`` images in the
 GLB are per-layer *parameters*), so the GLB's other temporal loops and every DRAM loop
@@ -51,26 +62,35 @@ __all__ = ["RS_CONV_DIMS", "row_stationary"]
 RS_CONV_DIMS = frozenset({"K", "C", "P", "Q", "R", "S"})
 """The dimensions a layer needs for the RS set (a convolution; ``N`` and ``G`` optional)."""
 
+RS_GEMM_DIMS = frozenset({"M", "N", "K"})
+"""The dimensions of a GEMM (``B`` optional), mapped as a fully connected layer."""
+
 
 def row_stationary(layer: Layer, arch: ArchSpec) -> MappingConstraints:
     """The RS constraint set of ``layer`` on the Eyeriss-like ``arch`` (``RF -> GLB ->
     DRAM``, the PE array the GLB's fanout; see the module docstring).
 
     Raises:
-        ValueError: ``layer`` is not a convolution, ``arch`` is not ``RF -> GLB -> DRAM``
+        ValueError: ``layer`` is neither a convolution nor a GEMM, ``arch`` is not ``RF -> GLB -> DRAM``
             with a PE array at the GLB (or is a systolic array, whose dataflow is fixed), or the filter height ``R`` exceeds the array's
             rows.
     """
+    is_gemm = layer.kind in ("gemm", "bmm") and RS_GEMM_DIMS <= set(layer.dims)
     missing = sorted(RS_CONV_DIMS - set(layer.dims))
-    if missing:
+    if missing and not is_gemm:
         raise ValueError(f"row_stationary: layer {layer.name!r} lacks convolution dimensions {missing} "
-                         f"(it has {list(layer.dims)})")
+                         f"(it has {list(layer.dims)}) and is not a GEMM")
     names = [lv.name for lv in arch.levels]
     if arch.n_levels != 3 or arch.dataflow is not None or arch.levels[0].fanout_x * arch.levels[0].fanout_y != 1 \
             or arch.levels[1].fanout_x * arch.levels[1].fanout_y == 1:
         raise ValueError(f"row_stationary: architecture {arch.name!r} (levels {names}, dataflow {arch.dataflow!r}) "
                          "is not RF -> GLB -> DRAM with the PE array below the GLB and no fixed dataflow")
     rf, glb = names[0], names[1]
+    if is_gemm:                     # a fully connected layer: C -> K, K -> N, N -> M, R = S = P = Q = 1
+        return MappingConstraints((
+            LevelConstraints(rf, temporal={"K", "N"}, keep={"W", "I", "O"}),
+            LevelConstraints(glb, spatial_y={"K", "N"}, spatial_x={"K", "N"}, keep={"I", "O"}),
+        ), name="row-stationary")
     R, S, Q = layer.dims["R"], layer.dims["S"], layer.dims["Q"]
     if R > arch.levels[1].fanout_y:
         raise ValueError(f"row_stationary: filter height R={R} of {layer.name!r} exceeds the {arch.levels[1].fanout_y} "

@@ -347,12 +347,13 @@ def get(name: str, **kw: Any) -> list[Layer]:
 
 def resolve(workload: Sequence[Layer] | str) -> list[Layer]:
     """A list of layers as given, or a network name of :data:`NETWORKS` with an optional
-    layer selection: ``"resnet50"``, ``"resnet50[0:5]"`` (its first five unique layers),
-    ``"dqn[2]"`` (one layer).
+    batch size and layer selection: ``"resnet50"``, ``"resnet50[0:5]"`` (its first five
+    unique layers), ``"dqn[2]"`` (one layer), ``"dqn@32"`` (built with ``batch=32``),
+    ``"dqn@32[0:3]"``.
 
     Raises:
-        ValueError: an unknown network, a malformed selection or one that selects no
-            layer, or a list that is empty or holds something other than layers.
+        ValueError: an unknown network, a batch that is not a positive integer, a
+            malformed selection or one that selects no layer, or a list that is empty or holds something other than layers.
     """
     if not isinstance(workload, str):
         layers = list(workload)
@@ -360,8 +361,14 @@ def resolve(workload: Sequence[Layer] | str) -> list[Layer]:
             raise ValueError("workload must be a non-empty list of Layer objects or a zoo name")
         return layers
     name, _, sel = workload.partition("[")
+    name, at, batch = name.strip().partition("@")
+    kw: dict[str, Any] = {}
+    if at:
+        if not batch.strip().isdigit() or int(batch) < 1:
+            raise ValueError(f"workload {workload!r}: batch {batch!r} after '@' must be a positive integer")
+        kw["batch"] = int(batch)
     try:
-        layers = get(name.strip())
+        layers = get(name.strip(), **kw)
     except KeyError as e:
         raise ValueError(f"workload {workload!r}: {e.args[0]}") from None
     if sel:

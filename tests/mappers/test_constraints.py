@@ -83,7 +83,7 @@ def test_bad_values_are_refused_at_construction():
         LevelConstraints("RF", temporal_factors={"S": 0})
     with pytest.raises(ValueError, match="given twice"):
         MappingConstraints((LevelConstraints("RF"), LevelConstraints(0))).resolve(LAYER, ARCH)
-    with pytest.raises(ValueError, match="MappingConstraints or None"):
+    with pytest.raises(ValueError, match=r"ExactMapper.constraints must be a MappingConstraints, a constraint rule.s name"):
         ExactMapper(constraints={"RF": {}})
 
 

@@ -17,7 +17,7 @@ from evaluators.loopnest import LOOPNEST, evaluate, evaluate_batch
 from experiments.benchmarks.silicon_compare import EYERISS_TABLE_III, alexnet_layer, rs_mapping
 from mappers.constraints import satisfies
 from mappers.exact import ExactMapper
-from mappers.exhaustive import enumerate_mappings
+from mappers.exhaustive import ExhaustiveMapper, enumerate_mappings
 from mappers.row_stationary import row_stationary
 from mappers.workloads import conv2d, gemm
 
@@ -104,9 +104,59 @@ def test_the_row_stationary_optimum_is_no_worse_than_table_iii_on_conv3():
     assert r.objective("edp") <= table * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("M,N,K", [(2, 3, 4), (1, 6, 4), (4, 2, 6)])
+def test_a_gemm_is_mapped_as_the_fully_connected_convolution(M, N, K):
+    """JSSC 2017's FC rule: the GEMM's RS optimum equals that of the convolution with C = K,
+    K = N, batch M and a 1 x 1 everything (the same computation, the same counts), for
+    every objective, and equals brute force over the GEMM's RS mappings."""
+    g = gemm("g", M=M, N=N, K=K)
+    c = conv2d("c", N=M, C=K, K=N, P=1, Q=1, R=1, S=1)
+    cg, cc = row_stationary(g, SMALL), row_stationary(c, SMALL)
+    for obj in ("edp", "energy", "latency"):
+        rg = ExactMapper(constraints=cg).map(g, SMALL, LOOPNEST, obj)
+        rc = ExactMapper(constraints=cc).map(c, SMALL, LOOPNEST, obj)
+        assert rg.optimal and rc.optimal
+        assert rg.objective(obj) == pytest.approx(rc.objective(obj), rel=1e-12), obj
+    brute = math.inf
+    for batch in enumerate_mappings(g, SMALL, bypass=True, max_mappings=2_000_000, constraints=cg):
+        r = evaluate_batch(g, SMALL, batch)
+        ok = np.asarray(r.valid)
+        if ok.any():
+            brute = min(brute, float(np.asarray(r.edp)[ok].min()))
+    assert ExactMapper(constraints=cg).map(g, SMALL, LOOPNEST, "edp").objective("edp") == pytest.approx(brute, rel=1e-9)
+
+
+def test_the_gemm_set_keeps_the_batch_off_the_array_and_the_weights_out_of_the_glb():
+    g = gemm("g", M=4, N=4, K=6)
+    c = row_stationary(g, SMALL)
+    r = ExactMapper(constraints=c).map(g, SMALL, LOOPNEST, "edp")
+    m = r.mapping
+    assert all(m.spatial_x[li].get("M", 1) == 1 and m.spatial_y[li].get("M", 1) == 1 for li in range(3))
+    assert "W" in m.bypass[1]
+    assert set(m.temporal[0]) <= {"K", "N"}
+    # the unconstrained optimum loops over the batch in the RF here: the set changes the answer
+    free = ExactMapper().map(g, SMALL, LOOPNEST, "edp")
+    assert not satisfies(c, free.batch, g, SMALL).any()
+    assert free.objective("edp") < r.objective("edp") * (1 - 1e-9)
+
+
+def test_a_rule_by_name_equals_the_set_it_gives():
+    layer = conv2d("c", N=1, K=2, C=2, P=3, Q=2, R=2, S=2)
+    by_set = ExactMapper(constraints=row_stationary(layer, SMALL)).map(layer, SMALL, LOOPNEST, "edp")
+    by_name = ExactMapper(constraints="row-stationary").map(layer, SMALL, LOOPNEST, "edp")
+    assert by_name.objective("edp") == by_set.objective("edp")
+    assert by_name.info["constraints"] == "row-stationary"
+    with pytest.raises(ValueError, match=r"ExactMapper.constraints: unknown constraint rule 'row-stationery'"):
+        ExactMapper(constraints="row-stationery")
+    with pytest.raises(ValueError, match=r"ExhaustiveMapper.constraints must be"):
+        ExhaustiveMapper(constraints=3)
+    from mappers.registry import make_mapper
+    assert make_mapper({"name": "exact", "constraints": "row-stationary"}).constraints == "row-stationary"
+
+
 def test_layers_and_arrays_it_does_not_describe_are_refused():
-    with pytest.raises(ValueError, match=r"lacks convolution dimensions \['C', 'P', 'Q', 'R', 'S'\]"):
-        row_stationary(gemm("g", M=4, N=4, K=4), EYERISS)
+    with pytest.raises(ValueError, match=r"lacks convolution dimensions \['C', 'P', 'Q', 'R', 'S'\] .* not a GEMM"):
+        row_stationary(dataclasses.replace(gemm("g", M=4, N=4, K=4), kind="elementwise"), EYERISS)
     with pytest.raises(ValueError, match=r"filter height R=3 of 'tall' exceeds the 2 PE rows"):
         row_stationary(conv2d("tall", K=2, C=2, P=2, Q=2, R=3, S=3), SMALL)
     from accelerators import SystolicArray

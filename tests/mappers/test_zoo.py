@@ -181,3 +181,14 @@ def test_merge_repeats():
     x = conv2d_from_input("x", C=2, H=8, W=8, K=2, R=3, padding=1)
     y = conv2d_from_input("y", C=2, H=10, W=10, K=2, R=3, padding=0)
     assert x.dims == y.dims and len(zoo.merge_repeats([x, y])) == 2
+
+
+def test_resolve_takes_a_batch_after_at():
+    b32 = zoo.resolve("dqn@32")
+    assert [layer.dims for layer in b32] == [layer.dims for layer in zoo.dqn(batch=32)]
+    assert total_macs(b32) == 32 * total_macs(zoo.dqn())
+    assert [layer.name for layer in zoo.resolve("dqn@32[3:]")] == ["fc1", "fc2"]
+    assert zoo.resolve("mlp_dlrm@1")[0].dims["M"] == 1
+    for bad in ("dqn@0", "dqn@x", "dqn@"):
+        with pytest.raises(ValueError, match=r"batch .* after '@' must be a positive integer"):
+            zoo.resolve(bad)
