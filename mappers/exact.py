@@ -311,6 +311,9 @@ class ExactMapper:
         bypass: also search which on-chip levels keep which operands.
         time_limit_s: stop after this many seconds with the best mapping so far, its
             bound and ``stopped_early`` (``None``: run to the end).
+        max_nodes: stop the same way after expanding this many search nodes: an effort
+            limit that, unlike a time limit, gives the same result on any machine and
+            under any load (``None``: no limit).
         gap: accept a mapping within ``1 + gap`` of the optimum: nodes whose bound is
             within that factor of the best found are pruned too, so the result is proven
             within it (``lower_bound`` says how close), faster; ``optimal`` only with
@@ -327,6 +330,7 @@ class ExactMapper:
 
     bypass: bool = True
     time_limit_s: float | None = None
+    max_nodes: int | None = None
     gap: float = 0.0
     constraints: ConstraintSpec = None
     _chunk: int = field(default=200_000, repr=False)
@@ -336,6 +340,9 @@ class ExactMapper:
             raise ValueError(f"ExactMapper.time_limit_s must be > 0 or None, got {self.time_limit_s!r}")
         if not (isinstance(self.gap, (int, float)) and 0 <= self.gap < math.inf):
             raise ValueError(f"ExactMapper.gap must be a number >= 0, got {self.gap!r}")
+        if self.max_nodes is not None and (isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, int)
+                                           or self.max_nodes < 1):
+            raise ValueError(f"ExactMapper.max_nodes must be a positive integer or None, got {self.max_nodes!r}")
         check_constraint_spec("ExactMapper", self.constraints)
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
@@ -352,7 +359,8 @@ class ExactMapper:
         deadline = None if self.time_limit_s is None else t0 + self.time_limit_s
         cons = constraints_for(self.constraints, layer, arch)
         rc = cons.resolve(layer, arch)
-        search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap, rc)
+        search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap, rc,
+                         self.max_nodes)
         search.run()
         if search.best is None:
             within = f" within the constraints {cons.name or ''}".rstrip() if cons.levels else ""
@@ -371,9 +379,11 @@ class _Search:
     """One exact search (see the module docstring); ``run`` fills ``best``."""
 
     def __init__(self, layer: Layer, arch: ArchSpec, cost: Any, objective: str, bypass: bool,
-                 deadline: float | None, chunk: int, gap: float, rc: ResolvedConstraints) -> None:
+                 deadline: float | None, chunk: int, gap: float, rc: ResolvedConstraints,
+                 max_nodes: int | None = None) -> None:
         self.layer, self.arch, self.cost, self.objective = layer, arch, cost, objective
         self.bypass, self.deadline, self.chunk, self.gap, self.rc = bypass, deadline, chunk, gap, rc
+        self.max_nodes = max_nodes
         self.best: tuple[MappingBatch, float] | None = None
         self.evaluated = 0
         self.nodes = 0
@@ -437,7 +447,8 @@ class _Search:
         self._descend(p, nodes, lb, L - 1)
 
     def _timed_out(self) -> bool:
-        if self.deadline is not None and time.perf_counter() > self.deadline:
+        if (self.deadline is not None and time.perf_counter() > self.deadline) or \
+                (self.max_nodes is not None and self.nodes >= self.max_nodes):
             self.stopped = True
         return self.stopped
 

@@ -162,6 +162,29 @@ def test_a_gap_gives_a_mapping_within_it_and_a_true_bound(case):
     assert r.objective("edp") <= r.lower_bound * 1.3 * (1 + 1e-6)
 
 
+def test_a_node_limit_stops_early_with_a_true_bound_and_the_same_result_every_time():
+    """An effort limit: a stopped search's bound is still below the true optimum and its
+    mapping is legal; the same limit gives the same mapping (unlike a time limit); a
+    limit the search never reaches gives the optimum."""
+    from accelerators import eyeriss_v1
+    from mappers import zoo
+
+    layer, arch = zoo.resolve("dqn[2]")[0], eyeriss_v1().to_arch()
+    full = ExactMapper().map(layer, arch, LOOPNEST, "edp")
+    assert full.optimal and full.info["nodes"] > 10
+    a = ExactMapper(max_nodes=5).map(layer, arch, LOOPNEST, "edp")
+    b = ExactMapper(max_nodes=5).map(layer, arch, LOOPNEST, "edp")
+    assert a.stopped_early and not a.optimal
+    assert a.mapping == b.mapping and a.lower_bound == b.lower_bound
+    assert a.mapping.violations(layer, arch) == []
+    assert a.lower_bound <= full.objective("edp") * (1 + 1e-9) <= a.objective("edp") * (1 + 1e-9)
+    c = ExactMapper(max_nodes=full.info["nodes"] + 1).map(layer, arch, LOOPNEST, "edp")
+    assert c.optimal and c.objective("edp") == pytest.approx(full.objective("edp"), rel=1e-12)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_nodes"):
+            ExactMapper(max_nodes=bad)
+
+
 def test_bad_gap_is_refused():
     for bad in (-0.1, float("nan"), "5%"):
         with pytest.raises(ValueError, match="gap"):
