@@ -34,6 +34,7 @@ latency), ``power_mw`` (average: energy / latency), ``area_mm2``, ``utilization`
      "layers": [{"name": ..., "repeat": 1, "macs": ..., "energy_pj": ..., "latency_cycles": ...,
                  "utilization": ..., "evaluated": ..., "map_seconds": ...,
                  "optimal": ...,  # True: the mapper proved the mapping optimal
+                 "objective_lower_bound": ...,  # of the mapping objective, where the mapper knows one
                  "energy_by_level_pj": {"MAC": ..., "RF": ..., "GLB": ..., "DRAM": ...}}, ...]}
 
 with each layer's figures for one instance (multiply by ``repeat`` for the network;
@@ -139,7 +140,8 @@ def breakdown(arch: ArchSpec, units: Sequence[Any], results: Sequence[MappingRes
         row: dict[str, Any] = {"name": u.name, "repeat": int(u.repeat), "macs": int(u.macs),
                                "energy_pj": r.energy_pj, "latency_cycles": r.latency_cycles,
                                "utilization": r.utilization, "evaluated": r.evaluated,
-                               "map_seconds": r.seconds, "optimal": r.optimal}
+                               "map_seconds": r.seconds, "optimal": r.optimal, "edp": r.edp,
+                               "objective_lower_bound": r.lower_bound}
         if r.batch is not None:
             c = cost(u, arch, r.batch)
             level = getattr(c, "level_energy_pj", None)
