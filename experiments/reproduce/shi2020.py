@@ -357,7 +357,7 @@ def decomposition(workload: str, spec: str, args: Any, storage: str, cache: dict
     for mode in modes:
         res["bound"][mode] = bound(spec, EYERISS_PES if mode == "iso" else FREE_MAX_PES, tech)
         res["both"][mode] = {}
-        for opt in optimizers or tuple(args.optimizers):
+        for opt in () if args.steps_only else (optimizers or tuple(args.optimizers)):
             runs = []
             for seed in range(seeds):
                 r = run_study(workload, spec, opt, seed, mode, budget_of(workload, args),
@@ -432,6 +432,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--inner-bo-budget", type=int, default=None, help="mappings per layer and hardware point")
     ap.add_argument("--ablation-workloads", nargs="*", default=None)
     ap.add_argument("--skip", nargs="*", default=[], choices=["rs-check", "decomposition", "inner-bo", "table-ablation"])
+    ap.add_argument("--steps-only", action="store_true",
+                    help="only the deterministic steps (the RS check, baseline, software only, bounds), no searches")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/shi2020"))
     args = ap.parse_args(argv)
@@ -452,7 +454,7 @@ def main(argv: list[str] | None = None) -> dict:
     cache = _steps_cache(cache_path)
     t0 = time.perf_counter()
     results: dict[str, Any] = {
-        "settings": {"quick": q, "seeds": args.seeds, "budgets": {w: budget_of(w, args) for w in workloads},
+        "settings": {"quick": q, "steps_only": args.steps_only, "seeds": args.seeds, "budgets": {w: budget_of(w, args) for w in workloads},
                      "optimizers": args.optimizers,
                      "modes": list(modes), "gap": args.gap, "tech": TECH, "ablation_tech": ABLATION_TECH,
                      "inner_bo": {"workload": args.inner_bo_workload, "seeds": args.inner_bo_seeds,
@@ -474,16 +476,17 @@ def main(argv: list[str] | None = None) -> dict:
     if "decomposition" not in args.skip:
         for wl, (spec, _) in workloads.items():
             results["workloads"][wl] = decomposition(wl, spec, args, storage, cache, cache_path, modes=modes)
-            plot(results["workloads"][wl], args.out / f"convergence_{wl}.png",
-                 f"{wl}: median and range over {args.seeds} seeds")
+            if not args.steps_only:
+                plot(results["workloads"][wl], args.out / f"convergence_{wl}.png",
+                     f"{wl}: median and range over {args.seeds} seeds")
             save(False)
-    if "table-ablation" not in args.skip:
+    if "table-ablation" not in args.skip and not args.steps_only:
         for wl in abl:
             results["ablation_table"][wl] = decomposition(wl, workloads[wl][0], args, storage, cache, cache_path,
                                                           tech=ABLATION_TECH, modes=("iso",),
                                                           seeds=min(args.seeds, 3), optimizers=("constrained-bo",))
             save(False)
-    if "inner-bo" not in args.skip:
+    if "inner-bo" not in args.skip and not args.steps_only:
         results["inner_bo"] = inner_bo_ablation(args, storage, cache, cache_path)
     save(True)
     print(f"results: {args.out / 'results.json'}, table: {args.out / 'table.md'}")
@@ -536,7 +539,7 @@ HEADER = ["| workload | batch | step | resources | EDP vs baseline | energy vs b
 def write_table(results: dict, path: Path, args: Any) -> None:
     """table.md: the decomposition per workload (changes vs the baseline, negative =
     better), the energy-table ablation and the inner-BO ablation."""
-    cmd = "coexplore reproduce shi2020" + (" --quick" if args.quick else "")
+    cmd = "coexplore reproduce shi2020" + (" --quick" if args.quick else "") + (" --steps-only" if args.steps_only else "")
     batches = results["settings"]["batches"]
     lines = ([] if results.get("complete", True) else
              ["**Incomplete run**: the workloads below are those finished so far.", ""])

@@ -66,6 +66,19 @@ def test_summaries_count_evaluations_to_beat_and_changes():
     assert s["latency_ms"]["changes"] == pytest.approx([0.0, -0.05])
 
 
+def test_steps_only_gives_baseline_software_only_and_bounds_without_searching(tmp_path):
+    res = shi2020.main(["--steps-only", "--skip", "rs-check", "--workloads", "dqn[2:4]", "--mode", "both",
+                        "--out", str(tmp_path)])
+    d = res["workloads"]["dqn[2:4]"]
+    assert d["both"] == {"iso": {}, "free": {}}
+    assert d["software_only"]["edp_uj_ms"] <= d["baseline"]["edp_uj_ms"] * (1 + 1e-9)
+    assert d["bound"]["free"]["edp_uj_ms"] <= d["bound"]["iso"]["edp_uj_ms"] <= d["software_only"]["edp_uj_ms"]
+    table = (tmp_path / "table.md").read_text()
+    assert "compulsory-traffic bound (168 PEs)" in table and "compulsory-traffic bound (1024 PEs)" in table
+    assert "co-designed" not in table and "`coexplore reproduce shi2020 --steps-only`" in table
+    assert not list(tmp_path.glob("convergence_*.png"))
+
+
 @pytest.mark.slow
 def test_quick_reproduction_decomposes_the_gain_in_order(tmp_path):
     res = shi2020.main(["--quick", "--workloads", "dqn", "--seeds", "1", "--budget", "6", "--workers", "1",
