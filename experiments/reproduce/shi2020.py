@@ -555,8 +555,10 @@ def write_table(results: dict, path: Path, args: Any) -> None:
     lines = ([] if results.get("complete", True) else
              ["**Incomplete run**: the workloads below are those finished so far.", ""])
     budgets = ", ".join(f"{w} {b}" for w, b in results["settings"]["budgets"].items())
-    lines += [f"Energy table: {results['settings']['tech']}; {results['settings']['seeds']} seeds; hardware "
-              f"evaluations per run: {budgets}; changes against the baseline, negative = better.", "", *HEADER]
+    searched = ("the deterministic steps only, no hardware search" if results["settings"].get("steps_only") else
+                f"{results['settings']['seeds']} seeds; hardware evaluations per run: {budgets}")
+    lines += [f"Energy table: {results['settings']['tech']}; {searched}; changes against the baseline, "
+              "negative = better.", "", *HEADER]
     for wl, res in results["workloads"].items():
         lines += decomposition_rows(wl, res, batches.get(wl, ""), cmd)
     if results.get("ablation_table"):
