@@ -50,6 +50,8 @@ from experiments.benchmarks.zigzag_crossval import (
     OPS,
     SCRIPT,
     ZIGZAG_PYTHON,
+    _r,
+    count_rows,
     run_zigzag,
     unique_convs,
     zigzag_workload,
@@ -335,11 +337,6 @@ def select_layers(quick: bool) -> list[Layer]:
     return r[1:3] + m[1:2] if quick else r[:5] + m[:3]
 
 
-def _r(a: float, b: float) -> str:
-    if a == b:
-        return "="
-    return f"{a / b:.3f}" if b else "inf"
-
 
 def run(names: tuple[str, ...], layers: list[Layer], python: Path = ZIGZAG_PYTHON,
         log: Any = print) -> list[dict[str, Any]]:
@@ -366,15 +363,8 @@ def run(names: tuple[str, ...], layers: list[Layer], python: Path = ZIGZAG_PYTHO
         c.update(accelerator=name, mapping_repr=repr(m))
         out.append(c)
         log(f"\n{name} {layer.name} {layer.dims}")
-        log(f"  {'memory':10} {'op':2} {'reads ours':>12} {'ratio':>6} {'zz-mode':>12} {'zigzag':>12} {'ratio':>6}"
-            f" {'writes ours':>12} {'ratio':>6} {'zz-mode':>12} {'zigzag':>12} {'ratio':>6}")
-        for r in c["rows"]:
-            cells = []
-            for k in ("reads", "writes"):
-                z = r[f"zigzag_{k}"]
-                cells.append(f"{r[f'ours_{k}']:12.0f} {_r(r[f'ours_{k}'], z):>6} {r[f'mode_{k}']:12.0f} {z:12.0f} "
-                             f"{_r(r[f'mode_{k}'], z):>6}")
-            log(f"  {r['memory']:10} {r['operand']:2} {' '.join(cells)}")
+        for line in count_rows(c["rows"], "memory", 10):
+            log(line)
         log(f"  energy pJ: ours {c['ours_energy_pj']:.6g} (zigzag mode {c['mode_energy_pj']:.6g}), zigzag "
             f"{c['zigzag_energy_pj']:.6g} (ratio {_r(c['ours_energy_pj'], c['zigzag_energy_pj'])}, zigzag mode "
             f"{_r(c['mode_energy_pj'], c['zigzag_energy_pj'])}); zigzag's counts at our per-word energies "

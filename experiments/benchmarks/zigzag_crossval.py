@@ -221,6 +221,22 @@ def _r(a: float, b: float) -> str:
     return f"{a / b:.3f}" if b else "inf"
 
 
+def count_rows(rows: list[dict[str, Any]], where: str, width: int) -> list[str]:
+    """The per-(memory, operand) lines of a comparison: reads and writes, ours and under
+    ``accounting="zigzag"`` against ZigZag's, with ratios; ``where`` is the row's key of
+    the memory (``"level"`` or ``"memory"``), ``width`` its column width."""
+    lines = [f"  {where:{width}} {'op':2} {'reads ours':>12} {'ratio':>6} {'zz-mode':>12} {'zigzag':>12} {'ratio':>6}"
+             f" {'writes ours':>12} {'ratio':>6} {'zz-mode':>12} {'zigzag':>12} {'ratio':>6}"]
+    for r in rows:
+        cells = []
+        for k in ("reads", "writes"):
+            z = r[f"zigzag_{k}"]
+            cells.append(f"{r[f'ours_{k}']:12.0f} {_r(r[f'ours_{k}'], z):>6} {r[f'mode_{k}']:12.0f} {z:12.0f} "
+                         f"{_r(r[f'mode_{k}'], z):>6}")
+        lines.append(f"  {r[where]:{width}} {r['operand']:2} {' '.join(cells)}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="3 layers x 2 mappings")
@@ -245,15 +261,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         c["mapping_repr"] = repr(m)
         results.append(c)
         print(f"\n{layer.name} {layer.dims} [{how}]")
-        print(f"  {'level':5} {'op':2} {'reads ours':>12} {'ratio':>6} {'zz-mode':>12} {'zigzag':>12} {'ratio':>6}"
-              f" {'writes ours':>12} {'ratio':>6} {'zz-mode':>12} {'zigzag':>12} {'ratio':>6}")
-        for r in c["rows"]:
-            cells = []
-            for k in ("reads", "writes"):
-                z = r[f"zigzag_{k}"]
-                cells.append(f"{r[f'ours_{k}']:12.0f} {_r(r[f'ours_{k}'], z):>6} {r[f'mode_{k}']:12.0f} {z:12.0f} "
-                             f"{_r(r[f'mode_{k}'], z):>6}")
-            print(f"  {r['level']:5} {r['operand']:2} {' '.join(cells)}")
+        print("\n".join(count_rows(c["rows"], "level", 5)))
         print(f"  energy pJ: ours {c['ours_energy_pj']:.6g} (without NoC {c['ours_energy_without_noc_pj']:.6g}), "
               f"zigzag {c['zigzag_energy_pj']:.6g}, ratio {_r(c['ours_energy_without_noc_pj'], c['zigzag_energy_pj'])}; "
               f"cycles: ours {c['ours_cycles']:.0f}, zigzag {c['zigzag_cycles']:.0f} "
