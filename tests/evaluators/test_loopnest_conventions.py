@@ -103,13 +103,9 @@ def test_diagonal_multicast():
         assert run(layer, arch, m, conv).reads[0][1, 1] == reads
 
 
-def test_partial_sums_back_into_a_reduction_group():
-    """GEMM M=2, N=1, K=6: K=3 unrolled over 3 PEs whose RFs hold one output word; at the
-    GLB, K=2 (outer) and M=2 (inner). Each RF's output tile moves 4 times (4 fills), 2 of
-    them to a word that already holds a partial sum: 2 refills per reduction group (one
-    group: the 3 PEs reduce into the same word). GLB reads of O: those 2 refills plus its 2
-    output words drained to DRAM, 4 either way. RF writes of O: the MACs' 4 iterations x 3
-    updates = 12, plus the refills: 2 into one child (14), or 6 into every child (18)."""
+def _reduction_group_case():
+    """GEMM M=2, N=1, K=6 on 3 PEs whose RFs hold one output word: K=3 unrolled over them,
+    K=2 (outer) and M=2 (inner) at the GLB."""
     layer = gemm("g", M=2, N=1, K=6)
     arch = ArchSpec("r", (
         MemoryLevel("RF", tensors=frozenset({"O"}), capacity_words=1, instances=3, read_energy_pj=1.0,
@@ -118,6 +114,17 @@ def test_partial_sums_back_into_a_reduction_group():
         MemoryLevel("DRAM", read_energy_pj=100.0, write_energy_pj=100.0)), mac_energy_pj=1.0)
     m = Mapping.create(arch, temporal=[{}, {"K": 2, "M": 2}, {}], spatial_y=[{}, {"K": 3}, {}],
                        order=[[], ["K", "M"], []])
+    return layer, arch, m
+
+
+def test_partial_sums_back_into_a_reduction_group():
+    """GEMM M=2, N=1, K=6: K=3 unrolled over 3 PEs whose RFs hold one output word; at the
+    GLB, K=2 (outer) and M=2 (inner). Each RF's output tile moves 4 times (4 fills), 2 of
+    them to a word that already holds a partial sum: 2 refills per reduction group (one
+    group: the 3 PEs reduce into the same word). GLB reads of O: those 2 refills plus its 2
+    output words drained to DRAM, 4 either way. RF writes of O: the MACs' 4 iterations x 3
+    updates = 12, plus the refills: 2 into one child (14), or 6 into every child (18)."""
+    layer, arch, m = _reduction_group_case()
     for conv, rf_writes in ((Conventions(), 14), (Conventions(psum_refill="every_child"), 18)):
         res = run(layer, arch, m, conv)
         assert res.reads[0][1, 2] == 4 and res.writes[0][0, 2] == rf_writes
@@ -129,14 +136,7 @@ def test_first_accumulation_per_word():
     nothing (3 x 2 = 6 of them), so the MACs read 6, plus every PE's 4 evictions: 18. Per
     word, only the first accumulation into each of the 2 words reads nothing: 10 + 12 = 22.
     The writes do not change."""
-    layer = gemm("g", M=2, N=1, K=6)
-    arch = ArchSpec("r", (
-        MemoryLevel("RF", tensors=frozenset({"O"}), capacity_words=1, instances=3, read_energy_pj=1.0,
-                    write_energy_pj=1.0),
-        MemoryLevel("GLB", capacity_words=64, fanout_y=3, read_energy_pj=5.0, write_energy_pj=5.0),
-        MemoryLevel("DRAM", read_energy_pj=100.0, write_energy_pj=100.0)), mac_energy_pj=1.0)
-    m = Mapping.create(arch, temporal=[{}, {"K": 2, "M": 2}, {}], spatial_y=[{}, {"K": 3}, {}],
-                       order=[[], ["K", "M"], []])
+    layer, arch, m = _reduction_group_case()
     for rule, rf_reads in (("per_instance", 18), ("per_word", 22)):
         res = run(layer, arch, m, Conventions(first_accumulation=rule))
         assert res.reads[0][0, 2] == rf_reads and res.writes[0][0, 2] == 14 and res.reads[0][1, 2] == 4
