@@ -50,8 +50,8 @@ from experiments.benchmarks.zigzag_crossval import (
     OPS,
     SCRIPT,
     ZIGZAG_PYTHON,
-    _r,
     count_rows,
+    ratio_text,
     run_zigzag,
     unique_convs,
     zigzag_workload,
@@ -366,10 +366,10 @@ def run(names: tuple[str, ...], layers: list[Layer], python: Path = ZIGZAG_PYTHO
         for line in count_rows(c["rows"], "memory", 10):
             log(line)
         log(f"  energy pJ: ours {c['ours_energy_pj']:.6g} (zigzag mode {c['mode_energy_pj']:.6g}), zigzag "
-            f"{c['zigzag_energy_pj']:.6g} (ratio {_r(c['ours_energy_pj'], c['zigzag_energy_pj'])}, zigzag mode "
-            f"{_r(c['mode_energy_pj'], c['zigzag_energy_pj'])}); zigzag's counts at our per-word energies "
+            f"{c['zigzag_energy_pj']:.6g} (ratio {ratio_text(c['ours_energy_pj'], c['zigzag_energy_pj'])}, zigzag mode "
+            f"{ratio_text(c['mode_energy_pj'], c['zigzag_energy_pj'])}); zigzag's counts at our per-word energies "
             f"{c['zigzag_counts_at_our_energies_pj']:.6g} (ours / that "
-            f"{_r(c['ours_energy_pj'], c['zigzag_counts_at_our_energies_pj'])})")
+            f"{ratio_text(c['ours_energy_pj'], c['zigzag_counts_at_our_energies_pj'])})")
         log(f"  cycles: ours {c['ours_cycles']:.0f}, zigzag {c['zigzag_cycles']:.0f}; with bandwidth: ours "
             f"{c['ours_latency']:.0f}, zigzag latency_total2 {c['zigzag_latency_total2']:.0f}")
     return out

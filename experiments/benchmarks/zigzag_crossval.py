@@ -215,7 +215,8 @@ def compare(layer: Layer, arch: Any, mapping: Mapping, zz: dict[str, Any]) -> di
                 zigzag_latency_total2=zz["latency_total2"])
 
 
-def _r(a: float, b: float) -> str:
+def ratio_text(a: float, b: float) -> str:
+    """``a / b`` to three decimals, ``=`` when equal, ``inf`` when ``b`` is 0."""
     if a == b:
         return "="
     return f"{a / b:.3f}" if b else "inf"
@@ -231,8 +232,8 @@ def count_rows(rows: list[dict[str, Any]], where: str, width: int) -> list[str]:
         cells = []
         for k in ("reads", "writes"):
             z = r[f"zigzag_{k}"]
-            cells.append(f"{r[f'ours_{k}']:12.0f} {_r(r[f'ours_{k}'], z):>6} {r[f'mode_{k}']:12.0f} {z:12.0f} "
-                         f"{_r(r[f'mode_{k}'], z):>6}")
+            cells.append(f"{r[f'ours_{k}']:12.0f} {ratio_text(r[f'ours_{k}'], z):>6} {r[f'mode_{k}']:12.0f} {z:12.0f} "
+                         f"{ratio_text(r[f'mode_{k}'], z):>6}")
         lines.append(f"  {r[where]:{width}} {r['operand']:2} {' '.join(cells)}")
     return lines
 
@@ -263,7 +264,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"\n{layer.name} {layer.dims} [{how}]")
         print("\n".join(count_rows(c["rows"], "level", 5)))
         print(f"  energy pJ: ours {c['ours_energy_pj']:.6g} (without NoC {c['ours_energy_without_noc_pj']:.6g}), "
-              f"zigzag {c['zigzag_energy_pj']:.6g}, ratio {_r(c['ours_energy_without_noc_pj'], c['zigzag_energy_pj'])}; "
+              f"zigzag {c['zigzag_energy_pj']:.6g}, ratio {ratio_text(c['ours_energy_without_noc_pj'], c['zigzag_energy_pj'])}; "
               f"cycles: ours {c['ours_cycles']:.0f}, zigzag {c['zigzag_cycles']:.0f} "
               f"(with stalls {c['zigzag_latency_total2']:.0f})")
     ok = [r for r in results if "error" not in r]
