@@ -1,0 +1,141 @@
+"""How much search the co-design's inner mapper needs: EDP, ranking and time of random
+hardware points of the Shi 2020 reproduction mapped at several effort limits.
+
+The outer search of :mod:`experiments.reproduce.shi2020` (step 3) maps every layer of every
+hardware point it proposes with the exact mapper (:class:`mappers.exact.ExactMapper`) under
+an effort limit. What the outer search needs from the inner one is the EDP of each point
+close to its optimum and, above all, points ranked as their optima rank them; what it pays
+is time per point. For ``--designs`` points drawn at random (``--seed``) from the
+reproduction's hardware space (``--mode``: iso or free resources) and one workload, the
+script maps every point with each setting:
+
+* ``nodes=N``: at most N search nodes per layer (deterministic; the last one is the
+  reference, the reproduction's former default of 3 million);
+* ``gap=g``: nodes pruned once their bound is within ``1 + g`` of the incumbent (so each
+  layer's mapping is proven within ``1 + g`` of its optimum when the search finishes),
+  still at most the reference's nodes;
+* ``heuristic``: the greedy mapper (:class:`mappers.heuristic.HeuristicMapper`), no search.
+
+It prints per setting: the network EDP over the reference's (median and largest over the
+points), the share of layer mappings proven (optimal, or within the gap), the Spearman rank
+correlation of the points' EDPs with the reference's, whether the best point is the
+reference's best, and the CPU seconds per point. Each point runs in its own process
+(``--workers``); the seconds are the process's CPU time, so they hold when other work shares
+the machine.
+
+Run: ``python -m experiments.benchmarks.shi2020_inner_effort [--workload dqn] [--designs 12]
+[--mode iso] [--out FILE.json]``; the committed run is docs/benchmarks/shi2020_inner_effort.txt.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+from scipy.stats import spearmanr  # noqa: E402
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "heuristic": {"name": "heuristic"},
+    "nodes=100k": {"name": "exact", "max_nodes": 100_000},
+    "nodes=300k": {"name": "exact", "max_nodes": 300_000},
+    "nodes=1M": {"name": "exact", "max_nodes": 1_000_000},
+    "gap=0.02": {"name": "exact", "gap": 0.02, "max_nodes": 3_000_000},
+    "gap=0.05": {"name": "exact", "gap": 0.05, "max_nodes": 3_000_000},
+    "nodes=3M": {"name": "exact", "max_nodes": 3_000_000},
+}
+REFERENCE = "nodes=3M"
+
+
+def map_point(spec: str, point: dict[str, Any], settings: list[str]) -> dict[str, Any]:
+    """The network EDP, proven share and CPU seconds of ``point`` under each setting."""
+    from evaluators.nested import NestedEvaluator
+    from experiments.reproduce.shi2020 import fixed
+
+    out = {}
+    for name in settings:
+        t = time.process_time()
+        ev = NestedEvaluator("spatial", spec, SETTINGS[name], fixed=fixed())(point)
+        sec = time.process_time() - t
+        if ev.status.value != "ok":
+            out[name] = {"edp_uj_ms": None, "reason": ev.reason, "cpu_s": sec}
+            continue
+        layers = ev.info["breakdown"]["layers"]
+        proven = sum(bool(r.get("optimal")) or (r.get("mapping_info", {}).get("gap", 0) > 0
+                                                and r.get("mapping_info", {}).get("nodes", 0)
+                                                < SETTINGS[name].get("max_nodes", 0))
+                     for r in layers)
+        out[name] = {"edp_uj_ms": ev.metrics["edp_uj_ms"], "proven": proven, "layers": len(layers), "cpu_s": sec}
+    return out
+
+
+def summarize(points: list[dict[str, Any]], rows: list[dict[str, Any]], settings: list[str]) -> dict[str, Any]:
+    """Per setting: EDP over the reference's, proven share, rank correlation, best point kept."""
+    ok = [i for i, r in enumerate(rows) if r[REFERENCE]["edp_uj_ms"] is not None]
+    ref = np.array([rows[i][REFERENCE]["edp_uj_ms"] for i in ok])
+    summary = {}
+    for name in settings:
+        vals = np.array([rows[i][name]["edp_uj_ms"] or np.inf for i in ok])
+        ratio = vals / ref
+        summary[name] = {
+            "median_ratio": float(np.median(ratio)), "max_ratio": float(ratio.max()),
+            "min_ratio": float(ratio.min()),
+            "proven_share": sum(rows[i][name].get("proven", 0) for i in ok)
+            / max(1, sum(rows[i][name].get("layers", 0) for i in ok)),
+            "spearman": float(spearmanr(vals, ref).statistic) if len(ok) > 2 else None,
+            "same_best": bool(np.argmin(vals) == np.argmin(ref)),
+            "best_point_ref_ratio": float(ref[np.argmin(vals)] / ref.min()),
+            "cpu_s_per_point": float(np.mean([rows[i][name]["cpu_s"] for i in ok])),
+        }
+    return {"points": points, "rows": rows, "summary": summary}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    from experiments.reproduce.shi2020 import WORKLOADS, hardware_space
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workload", default="dqn", choices=sorted(WORKLOADS))
+    ap.add_argument("--designs", type=int, default=12)
+    ap.add_argument("--mode", default="iso", choices=("iso", "free"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    ap.add_argument("--out", default=None, help="write the figures as JSON here")
+    args = ap.parse_args(argv)
+    settings = list(dict.fromkeys([*args.settings, REFERENCE]))
+    spec = WORKLOADS[args.workload][0]
+    points = hardware_space(args.mode).sample(args.designs, seed=args.seed)
+    points = [{k: (v.item() if hasattr(v, "item") else v) for k, v in p.items()} for p in points]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(args.workers) as pool:
+        rows = list(pool.map(map_point, [spec] * len(points), points, [settings] * len(points)))
+    res = summarize(points, rows, settings)
+    res.update(workload=args.workload, spec=spec, mode=args.mode, seed=args.seed,
+               wall_s=time.perf_counter() - t0, reference=REFERENCE)
+    print(f"{args.workload} ({spec}), {len(points)} random {args.mode} designs (seed {args.seed}); "
+          f"reference {REFERENCE}; wall {res['wall_s']:.0f} s with {args.workers} workers, "
+          f"load {os.getloadavg()[0]:.1f}")
+    print(f"{'setting':<11} {'EDP/ref med':>11} {'min':>6} {'max':>6} {'proven':>7} {'spearman':>8} "
+          f"{'best kept':>9} {'best/ref best':>13} {'CPU s/pt':>8}")
+    for name in settings:
+        s = res["summary"][name]
+        sp = "--" if s["spearman"] is None else f"{s['spearman']:.3f}"
+        print(f"{name:<11} {s['median_ratio']:>11.4f} {s['min_ratio']:>6.3f} {s['max_ratio']:>6.3f} "
+              f"{s['proven_share']:>7.0%} {sp:>8} {s['same_best']!s:>9} {s['best_point_ref_ratio']:>13.4f} "
+              f"{s['cpu_s_per_point']:>8.1f}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(res, f, indent=1, default=float)
+    return res
+
+
+if __name__ == "__main__":
+    main()
