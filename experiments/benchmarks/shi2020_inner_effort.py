@@ -16,7 +16,13 @@ script maps every point with each setting:
   still at most the reference's nodes;
 * ``heuristic``: the greedy mapper (:class:`mappers.heuristic.HeuristicMapper`), no search.
 
-It prints per setting: the network EDP over the reference's (median and largest over the
+With ``--eyeriss-layers`` it instead maps each unique layer of the workload on Eyeriss v1
+(the reproduction's baseline hardware) at each node limit of :data:`LAYER_LIMITS` and
+without a limit, and prints each limit's EDP over the proven optimum, whether it was
+proven, and its CPU seconds: where a limit stops a proof, how far from the optimum the
+search still is.
+
+Otherwise it prints per setting: the network EDP over the reference's (median and largest over the
 points), the share of layer mappings proven (optimal, or within the gap), the Spearman rank
 correlation of the points' EDPs with the reference's, whether the best point is the
 reference's best, and the CPU seconds per point. Each point runs in its own process
@@ -24,7 +30,10 @@ reference's best, and the CPU seconds per point. Each point runs in its own proc
 the machine.
 
 Run: ``python -m experiments.benchmarks.shi2020_inner_effort [--workload dqn] [--designs 12]
-[--mode iso] [--out FILE.json]``; the committed run is docs/benchmarks/shi2020_inner_effort.txt.
+[--mode iso] [--eyeriss-layers] [--out FILE.json]``; the committed runs are
+docs/benchmarks/shi2020_inner_effort.txt (DQN, 12 designs, 14 min) and
+docs/benchmarks/shi2020_inner_effort_resnet50_layers.txt (``--workload resnet50
+--eyeriss-layers``, 6 min).
 """
 
 from __future__ import annotations
@@ -53,6 +62,31 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "nodes=3M": {"name": "exact", "max_nodes": 3_000_000},
 }
 REFERENCE = "nodes=3M"
+LAYER_LIMITS = (100_000, 300_000, 1_000_000, 3_000_000)
+
+
+def eyeriss_layers(spec: str) -> list[dict[str, Any]]:
+    """Each unique layer of ``spec`` on Eyeriss v1 mapped at each of :data:`LAYER_LIMITS`
+    and without a limit: EDP over the unlimited search's, proven or not, CPU seconds."""
+    from accelerators.spatial import SpatialArray
+    from evaluators.loopnest import LOOPNEST
+    from experiments.reproduce.shi2020 import EYERISS_POINT, fixed
+    from mappers import zoo
+    from mappers.exact import ExactMapper
+
+    arch = SpatialArray(**EYERISS_POINT, **fixed()).to_arch()
+    rows = []
+    for layer in zoo.resolve(spec):  # the unique layers (identical ones are one, with a repeat count)
+        runs = {}
+        for n in (*LAYER_LIMITS, None):
+            t = time.process_time()
+            r = ExactMapper(max_nodes=n).map(layer, arch, LOOPNEST, "edp")
+            runs[n or "none"] = {"edp": r.edp, "optimal": r.optimal, "cpu_s": time.process_time() - t}
+        rows.append({"layer": layer.name, **{str(k): v for k, v in runs.items()}})
+        ratios = " ".join(f"{runs[n]['edp'] / runs['none']['edp']:>9.4f}{'*' if runs[n]['optimal'] else ' '}"
+                          for n in LAYER_LIMITS)
+        print(f"{layer.name:<22} {ratios} {runs['none']['cpu_s']:>8.1f} {runs['none']['optimal']!s:>7}", flush=True)
+    return rows
 
 
 def map_point(spec: str, point: dict[str, Any], settings: list[str]) -> dict[str, Any]:
@@ -109,9 +143,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
+    ap.add_argument("--eyeriss-layers", action="store_true",
+                    help="per layer on Eyeriss v1: each node limit against the unlimited (proven) search")
     args = ap.parse_args(argv)
-    settings = list(dict.fromkeys([*args.settings, REFERENCE]))
     spec = WORKLOADS[args.workload][0]
+    if args.eyeriss_layers:
+        print(f"{args.workload} ({spec}) on Eyeriss v1: EDP at each node limit / without a limit "
+              "(* = proven optimal within the limit); CPU s and proven without a limit")
+        print(f"{'layer':<22} " + " ".join(f"{f'{n:,}':>10}" for n in LAYER_LIMITS) + f" {'CPU s':>8} {'proven':>7}")
+        layers = eyeriss_layers(spec)
+        for n in LAYER_LIMITS:
+            r = [x[str(n)]["edp"] / x["none"]["edp"] for x in layers]
+            print(f"{n:>10,} nodes: {sum(x[str(n)]['optimal'] for x in layers)}/{len(layers)} layers proven; "
+                  f"EDP / optimum median {np.median(r):.4f}, max {max(r):.4f}")
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump({"workload": args.workload, "spec": spec, "layers": layers}, f, indent=1, default=float)
+        return {"layers": layers}
+    settings = list(dict.fromkeys([*args.settings, REFERENCE]))
     points = hardware_space(args.mode).sample(args.designs, seed=args.seed)
     points = [{k: (v.item() if hasattr(v, "item") else v) for k, v in p.items()} for p in points]
     t0 = time.perf_counter()
