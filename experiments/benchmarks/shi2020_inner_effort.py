@@ -103,10 +103,10 @@ def map_point(spec: str, point: dict[str, Any], settings: list[str]) -> dict[str
             out[name] = {"edp_uj_ms": None, "reason": ev.reason, "cpu_s": sec}
             continue
         layers = ev.info["breakdown"]["layers"]
+        limit = SETTINGS[name].get("max_nodes", 0)
+        # with a gap, a search that ended before its node limit is proven within the gap
         proven = sum(bool(r.get("optimal")) or (r.get("mapping_info", {}).get("gap", 0) > 0
-                                                and r.get("mapping_info", {}).get("nodes", 0)
-                                                < SETTINGS[name].get("max_nodes", 0))
-                     for r in layers)
+                                                and r["mapping_info"].get("nodes", 0) < limit) for r in layers)
         out[name] = {"edp_uj_ms": ev.metrics["edp_uj_ms"], "proven": proven, "layers": len(layers), "cpu_s": sec}
     return out
 
@@ -133,7 +133,7 @@ def summarize(points: list[dict[str, Any]], rows: list[dict[str, Any]], settings
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    from experiments.reproduce.shi2020 import WORKLOADS, hardware_space
+    from experiments.reproduce.shi2020 import WORKLOADS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", default="dqn", choices=sorted(WORKLOADS))
@@ -147,19 +147,30 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="per layer on Eyeriss v1: each node limit against the unlimited (proven) search")
     args = ap.parse_args(argv)
     spec = WORKLOADS[args.workload][0]
-    if args.eyeriss_layers:
-        print(f"{args.workload} ({spec}) on Eyeriss v1: EDP at each node limit / without a limit "
-              "(* = proven optimal within the limit); CPU s and proven without a limit")
-        print(f"{'layer':<22} " + " ".join(f"{f'{n:,}':>10}" for n in LAYER_LIMITS) + f" {'CPU s':>8} {'proven':>7}")
-        layers = eyeriss_layers(spec)
-        for n in LAYER_LIMITS:
-            r = [x[str(n)]["edp"] / x["none"]["edp"] for x in layers]
-            print(f"{n:>10,} nodes: {sum(x[str(n)]['optimal'] for x in layers)}/{len(layers)} layers proven; "
-                  f"EDP / optimum median {np.median(r):.4f}, max {max(r):.4f}")
-        if args.out:
-            with open(args.out, "w") as f:
-                json.dump({"workload": args.workload, "spec": spec, "layers": layers}, f, indent=1, default=float)
-        return {"layers": layers}
+    res = (layers_report if args.eyeriss_layers else designs_report)(args, spec)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(res, f, indent=1, default=float)
+    return res
+
+
+def layers_report(args: Any, spec: str) -> dict[str, Any]:
+    """``--eyeriss-layers``: print and return :func:`eyeriss_layers` with a summary per limit."""
+    print(f"{args.workload} ({spec}) on Eyeriss v1: EDP at each node limit / without a limit "
+          "(* = proven optimal within the limit); CPU s and proven without a limit")
+    print(f"{'layer':<22} " + " ".join(f"{f'{n:,}':>10}" for n in LAYER_LIMITS) + f" {'CPU s':>8} {'proven':>7}")
+    layers = eyeriss_layers(spec)
+    for n in LAYER_LIMITS:
+        r = [x[str(n)]["edp"] / x["none"]["edp"] for x in layers]
+        print(f"{n:>10,} nodes: {sum(x[str(n)]['optimal'] for x in layers)}/{len(layers)} layers proven; "
+              f"EDP / optimum median {np.median(r):.4f}, max {max(r):.4f}")
+    return {"workload": args.workload, "spec": spec, "layers": layers}
+
+
+def designs_report(args: Any, spec: str) -> dict[str, Any]:
+    """Random designs mapped at each setting: print and return :func:`summarize`'s figures."""
+    from experiments.reproduce.shi2020 import hardware_space
+
     settings = list(dict.fromkeys([*args.settings, REFERENCE]))
     points = hardware_space(args.mode).sample(args.designs, seed=args.seed)
     points = [{k: (v.item() if hasattr(v, "item") else v) for k, v in p.items()} for p in points]
@@ -180,9 +191,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"{name:<11} {s['median_ratio']:>11.4f} {s['min_ratio']:>6.3f} {s['max_ratio']:>6.3f} "
               f"{s['proven_share']:>7.0%} {sp:>8} {s['same_best']!s:>9} {s['best_point_ref_ratio']:>13.4f} "
               f"{s['cpu_s_per_point']:>8.1f}")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(res, f, indent=1, default=float)
     return res
 
 
