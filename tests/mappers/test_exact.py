@@ -62,7 +62,7 @@ def random_hierarchy(rng: np.random.Generator) -> ArchSpec:
     for li in range(n_on):
         holds = frozenset(op for op in OPERANDS if rng.random() < 0.85) or frozenset({"O"})
         if rng.random() < 0.5:
-            cap = {op: int(rng.integers(1, 40)) * (li + 1) for op in holds}
+            cap = {op: int(rng.integers(1, 40)) * (li + 1) for op in OPERANDS if op in holds}  # a fixed order: draws do not depend on PYTHONHASHSEED
         else:
             cap = int(rng.integers(8, 120)) * (li + 1)
         levels.append(MemoryLevel(
