@@ -83,7 +83,47 @@ from evaluators.nested import NestedEvaluator
 from mappers import zoo
 
 PAPER = {"resnet50": -0.18, "dqn": -0.40}
-"""The paper's EDP change vs hand-tuned Eyeriss (abstract): ResNet -18 %, DQN -40 %."""
+"""The paper's EDP change vs hand-tuned Eyeriss (abstract): ResNet -18 %, DQN -40 %. The
+paper does not state DQN's batch, so its figure is set beside DQN at every batch
+(:func:`paper_change`)."""
+
+
+def paper_change(workload: str) -> float | None:
+    """The paper's EDP change for ``workload`` (``dqn@32`` takes DQN's), or ``None``."""
+    return PAPER.get(workload.split("@")[0])
+
+
+def against_paper(res: dict[str, Any], paper: float) -> dict[str, Any]:
+    """Where one workload's decomposition stands against the paper's EDP change ``paper``,
+    as factors of EDP over the baseline's (item 7 of issue 17): ``mapping`` = software only
+    / baseline (what leaving row-stationary buys on Eyeriss), ``hardware`` = both /
+    software only (what the co-designed hardware adds; both = the iso, constrained-BO runs'
+    mean EDP change), ``ours`` = their product, ``bound`` = the iso compulsory-traffic
+    bound / baseline, ``paper`` = 1 + ``paper``.
+
+    ``reading``: ``"below the bound"`` when the paper's figure is lower than the bound (no
+    design with Eyeriss's PE count and DRAM reaches it in this model: the bound alone
+    explains the shortfall, ``paper_over_bound`` says by how much); otherwise
+    ``"reached"`` or ``"short"``, with ``room_used`` the share of the room between software
+    only and the bound that the search realized (``None`` without a search)."""
+    base = res["baseline"]["edp_uj_ms"]
+    mapping = res["software_only"]["edp_uj_ms"] / base
+    bound_r = res["bound"]["iso"]["edp_uj_ms"] / base if "iso" in res.get("bound", {}) else None
+    s = res.get("both", {}).get("iso", {}).get("constrained-bo")
+    ours = 1 + s["edp_uj_ms"]["change_mean"] if s else None
+    p = 1 + paper
+    out: dict[str, Any] = {"paper": p, "mapping": mapping, "hardware": None if ours is None else ours / mapping,
+                           "ours": ours, "bound": bound_r, "shortfall_points": None if ours is None else ours - p,
+                           "paper_over_bound": None if bound_r is None else p / bound_r, "room_used": None}
+    if ours is not None and bound_r is not None and mapping > bound_r:
+        out["room_used"] = (mapping - ours) / (mapping - bound_r)
+    if bound_r is not None and p < bound_r:
+        out["reading"] = "below the bound"
+    elif ours is None:
+        out["reading"] = "no search"
+    else:
+        out["reading"] = "reached" if ours <= p else "short"
+    return out
 
 WORKLOADS: dict[str, tuple[str, str]] = {
     "resnet50": ("resnet50", "1 (inference)"),
@@ -392,6 +432,8 @@ def decomposition(workload: str, spec: str, args: Any, storage: str, cache: dict
                   "layer mappings proven optimal", flush=True)
         b = res["bound"][mode]
         print(f"  {mode:4} bound           EDP {100 * _change(b['edp_uj_ms'], base['edp_uj_ms']):+6.1f} %", flush=True)
+    if tech == TECH and paper_change(workload) is not None:
+        res["against_paper"] = against_paper(res, paper_change(workload))
     return res
 
 
@@ -540,7 +582,7 @@ def decomposition_rows(wl: str, res: dict[str, Any], batch: str, cmd: str, paper
     for mode, by_opt in res["both"].items():
         for opt, s in by_opt.items():
             beat = [x for x in s["evals_to_beat_baseline"] if x is not None]
-            p = PAPER.get(wl) if paper and mode == "iso" and opt == "constrained-bo" else None
+            p = paper_change(wl) if paper and mode == "iso" and opt == "constrained-bo" else None
             row(f"both: co-designed hardware ({opt}) + best mapping", mode, _pm(s["edp_uj_ms"]), _pm(s["energy_uj"]),
                 _pm(s["latency_ms"]), f"{len(beat)}/{len(s['evals_to_beat_baseline'])}",
                 f"{np.median(beat):.0f}" if beat else "--", f"{np.mean(s['seconds']):.0f}",
@@ -549,6 +591,29 @@ def decomposition_rows(wl: str, res: dict[str, Any], batch: str, cmd: str, paper
         row(f"compulsory-traffic bound ({b['pes']} PEs)", mode, _pct(_change(b["edp_uj_ms"], base["edp_uj_ms"])),
             _pct(_change(b["energy_uj"], base["energy_uj"])), _pct(_change(b["latency_ms"], base["latency_ms"])))
     return rows
+
+
+def against_paper_lines(results: dict[str, Any]) -> list[str]:
+    """The table.md section of :func:`against_paper` (empty when no workload has a paper figure)."""
+    rows = [(wl, res["against_paper"]) for wl, res in results["workloads"].items() if "against_paper" in res]
+    if not rows:
+        return []
+
+    def f(x: float | None, pct: bool = False) -> str:
+        return "--" if x is None else (f"{100 * (x - 1):+.1f} %" if pct else f"{x:.3f}")
+
+    lines = ["", "Against the paper (iso resources, constrained BO): EDP over the baseline's as factors of the "
+             "decomposition; ours = mapping x hardware; room used = share of the room between software only and "
+             "the bound that the search realized.", "",
+             "| workload | paper | ours (both) | shortfall (points) | mapping (software only / baseline) "
+             "| hardware (both / software only) | bound / baseline | paper / bound | room used | reading |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for wl, a in rows:
+        short = "--" if a["shortfall_points"] is None else f"{100 * a['shortfall_points']:+.1f}"
+        room = "--" if a["room_used"] is None else f"{100 * a['room_used']:.0f} %"
+        lines.append(f"| {wl} | {f(a['paper'], True)} | {f(a['ours'], True)} | {short} | {f(a['mapping'])} "
+                     f"| {f(a['hardware'])} | {f(a['bound'])} | {f(a['paper_over_bound'])} | {room} | {a['reading']} |")
+    return lines
 
 
 HEADER = ["| workload | batch | step | resources | EDP vs baseline | energy vs baseline | latency vs baseline "
@@ -576,6 +641,7 @@ def write_table(results: dict, path: Path, args: Any) -> None:
                   "(iso resources, constrained BO).", "", *HEADER]
         for wl, res in results["ablation_table"].items():
             lines += decomposition_rows(wl, res, batches.get(wl, ""), cmd, paper=False)
+    lines += against_paper_lines(results)
     ib = results.get("inner_bo")
     if ib:
         lines += ["", f"The paper's inner loop: {ib['workload']}, iso resources, outer constrained BO with "

@@ -66,6 +66,44 @@ def test_summaries_count_evaluations_to_beat_and_changes():
     assert s["latency_ms"]["changes"] == pytest.approx([0.0, -0.05])
 
 
+def _decomposed(base: float, sw: float, both_change: float | None, bound: float) -> dict:
+    both = {} if both_change is None else {"iso": {"constrained-bo": {"edp_uj_ms": {"change_mean": both_change}}}}
+    return {"baseline": {"edp_uj_ms": base}, "software_only": {"edp_uj_ms": sw}, "both": both,
+            "bound": {"iso": {"edp_uj_ms": bound}}}
+
+
+def test_against_paper_splits_the_result_into_mapping_and_hardware_factors():
+    # baseline 10, software only 9 (x0.9), both -28 % (x0.72 = 0.9 x 0.8), bound 5: paper -18 % reached
+    a = shi2020.against_paper(_decomposed(10.0, 9.0, -0.28, 5.0), -0.18)
+    assert a["mapping"] == pytest.approx(0.9) and a["hardware"] == pytest.approx(0.8)
+    assert a["ours"] == pytest.approx(a["mapping"] * a["hardware"])
+    assert a["bound"] == pytest.approx(0.5) and a["paper_over_bound"] == pytest.approx(0.82 / 0.5)
+    assert a["shortfall_points"] == pytest.approx(-0.10)
+    assert a["room_used"] == pytest.approx((0.9 - 0.72) / (0.9 - 0.5))
+    assert a["reading"] == "reached"
+    # the same search against a paper figure that needs more: short by 12 points
+    assert shi2020.against_paper(_decomposed(10.0, 9.0, -0.28, 5.0), -0.40)["reading"] == "short"
+    # a paper figure below the bound: no design reaches it, whatever the search did
+    b = shi2020.against_paper(_decomposed(10.0, 9.8, -0.05, 9.2), -0.40)
+    assert b["reading"] == "below the bound" and b["paper_over_bound"] == pytest.approx(0.6 / 0.92)
+    # without a search the factors that exist are still given
+    c = shi2020.against_paper(_decomposed(10.0, 9.0, None, 5.0), -0.18)
+    assert c["ours"] is None and c["hardware"] is None and c["mapping"] == pytest.approx(0.9)
+    assert c["reading"] == "no search"
+    assert shi2020.paper_change("dqn@32") == shi2020.paper_change("dqn") == -0.40
+    assert shi2020.paper_change("mlp") is None
+
+
+def test_against_paper_section_lists_the_workloads_with_a_paper_figure():
+    res = {"workloads": {"dqn": {"against_paper": shi2020.against_paper(_decomposed(10.0, 9.8, -0.05, 9.2), -0.40)},
+                         "mlp": {}}}
+    lines = shi2020.against_paper_lines(res)
+    rows = [x for x in lines if x.startswith("| dqn")]
+    assert len(rows) == 1 and "below the bound" in rows[0] and "| -40.0 % | -5.0 % | +35.0 |" in rows[0]
+    assert not any(x.startswith("| mlp") for x in lines)
+    assert shi2020.against_paper_lines({"workloads": {"mlp": {}}}) == []
+
+
 def test_steps_only_gives_baseline_software_only_and_bounds_without_searching(tmp_path):
     res = shi2020.main(["--steps-only", "--skip", "rs-check", "--workloads", "dqn[2:4]", "--mode", "both",
                         "--out", str(tmp_path)])
@@ -76,6 +114,7 @@ def test_steps_only_gives_baseline_software_only_and_bounds_without_searching(tm
     table = (tmp_path / "table.md").read_text()
     assert "compulsory-traffic bound (168 PEs)" in table and "compulsory-traffic bound (1024 PEs)" in table
     assert "co-designed" not in table and "`coexplore reproduce shi2020 --steps-only`" in table
+    assert "against_paper" not in d and "Against the paper" not in table     # a slice of DQN is not the paper's DQN
     assert not list(tmp_path.glob("convergence_*.png"))
 
 
@@ -105,5 +144,8 @@ def test_quick_reproduction_decomposes_the_gain_in_order(tmp_path):
     table = (tmp_path / "table.md").read_text()
     change = 100 * s["edp_uj_ms"]["change_mean"]
     assert f"| {change:+.1f} % ±" in table
+    a = d["against_paper"]
+    assert a["ours"] == pytest.approx(1 + s["edp_uj_ms"]["change_mean"]) and a["paper"] == pytest.approx(0.6)
+    assert "Against the paper" in table and a["reading"] in table
     assert np.isfinite(res["rs_check"]["CONV1"]["latency_ms"]["ratio"])
     assert (tmp_path / "convergence_dqn.png").stat().st_size > 1000
