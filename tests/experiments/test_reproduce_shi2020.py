@@ -104,6 +104,22 @@ def test_against_paper_section_lists_the_workloads_with_a_paper_figure():
     assert shi2020.against_paper_lines({"workloads": {"mlp": {}}}) == []
 
 
+def test_remap_on_two_processes_gives_the_sequential_figures_and_caches_each(tmp_path):
+    points = {"a": dict(shi2020.EYERISS_POINT), "b": {**shi2020.EYERISS_POINT, "pe_x": 8, "glb_kib": 64}}
+    mapper = shi2020.search_mapper(0.0, 200_000)
+    seq: dict = {}
+    shi2020.remap("dqn[2:4]", points, mapper, shi2020.TECH, 1, seq, tmp_path / "seq.json")
+    par: dict = {}
+    shi2020.remap("dqn[2:4]", points, mapper, shi2020.TECH, 2, par, tmp_path / "par.json")
+    kept = {"a": {"edp_uj_ms": -1.0}}      # what is cached is not mapped again
+    shi2020.remap("dqn[2:4]", points, mapper, shi2020.TECH, 2, kept, tmp_path / "kept.json")
+    assert kept["a"] == {"edp_uj_ms": -1.0} and kept["b"]["edp_uj_ms"] == seq["b"]["edp_uj_ms"]
+    for k in points:
+        assert par[k]["edp_uj_ms"] == seq[k]["edp_uj_ms"]
+    assert seq["a"]["edp_uj_ms"] != seq["b"]["edp_uj_ms"]
+    assert json.loads((tmp_path / "par.json").read_text())["b"]["edp_uj_ms"] == seq["b"]["edp_uj_ms"]
+
+
 def test_steps_only_gives_baseline_software_only_and_bounds_without_searching(tmp_path):
     res = shi2020.main(["--steps-only", "--skip", "rs-check", "--workloads", "dqn[2:4]", "--mode", "both",
                         "--out", str(tmp_path)])
