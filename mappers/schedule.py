@@ -102,8 +102,8 @@ from mappers.tensor_ir import (
     match,
 )
 
-__all__ = ["SCHEDULE_SEARCHES", "SEARCH_CACHE", "ExactReference", "ScheduleMapper", "ScheduleProblem", "ScheduleResult",
-           "default_schedule", "exact_reference", "heuristic_schedule", "random_schedule", "schedule_of",
+__all__ = ["EXACT_REFERENCE_MAX_NODES", "SCHEDULE_SEARCHES", "SEARCH_CACHE", "ExactReference", "ScheduleMapper",
+           "ScheduleProblem", "ScheduleResult", "default_schedule", "exact_reference", "heuristic_schedule", "random_schedule", "schedule_of",
            "schedule_result", "search_curves", "search_schedule", "tile_candidates"]
 
 SCHEDULE_SEARCHES = ("default", "random", "heuristic")
@@ -931,7 +931,7 @@ class ExactReference:
 
     Attributes:
         bound: no schedule without padded tiles is faster (cycles): the exact minimum
-            over the relaxed mapping space, or, where the search hit its time limit, the
+            over the relaxed mapping space, or, where a search hit its effort limit, the
             lower bound it proved.
         proved: every operand group's search finished (``bound`` is that space's optimum).
         mapping_latency: the fastest mapping the exact mapper found (cycles).
@@ -1001,7 +1001,14 @@ def schedule_of(problem: ScheduleProblem, batch: MappingBatch, group: int) -> di
     return None
 
 
-def exact_reference(problem: ScheduleProblem, cost: Any, time_limit_s: float | None = 60.0) -> ExactReference:
+EXACT_REFERENCE_MAX_NODES = 5_000_000
+"""The oracle's default effort per operand group, in search nodes of the exact mapper: a
+limit on work, not on time, so the reference does not depend on the machine or its load
+(about half a minute on this project's 2-core machines, the former time limit)."""
+
+
+def exact_reference(problem: ScheduleProblem, cost: Any, max_nodes: int | None = EXACT_REFERENCE_MAX_NODES, *,
+                    time_limit_s: float | None = None) -> ExactReference:
     """The exact mapper as the oracle of a schedule space (see :class:`ExactReference`).
 
     The schedule space of an operand group (the partitions that give the intrinsic's
@@ -1019,13 +1026,15 @@ def exact_reference(problem: ScheduleProblem, cost: Any, time_limit_s: float | N
         problem: the schedule space.
         cost: a bounded, order-separable cost model (``evaluators.loopnest.LOOPNEST``),
             the same model the problem scores with.
-        time_limit_s: per operand group; a search that hits it contributes its proved
-            lower bound.
+        max_nodes: search nodes per operand group (``None``: no limit); a search that
+            hits it contributes its proved lower bound.
+        time_limit_s: also stop a group's search after this many seconds (``None``: no
+            time limit; a result then depends on the load).
     """
     from mappers.exact import ExactMapper  # the schedule mapper does not need it otherwise
 
     t0 = time.perf_counter()
-    mapper = ExactMapper(bypass=False, time_limit_s=time_limit_s)
+    mapper = ExactMapper(bypass=False, time_limit_s=time_limit_s, max_nodes=max_nodes)
     bounds, proved = [], True
     best: tuple[float, MappingResult, int] | None = None
     for g, layer in enumerate(problem.layers):

@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 
 from experiments.reproduce.hasco import PAIRS, SW_METHODS, oracle_label, sw_convergence, sw_finals
+from mappers.schedule import EXACT_REFERENCE_MAX_NODES
 
 
-def pair_result(workload: str, kind: str, seeds: list[int], budget: int, exact_s: float,
-                store: Path) -> dict[str, Any]:
+def pair_result(workload: str, kind: str, seeds: list[int], budget: int, exact_nodes: int | None,
+                exact_s: float | None, store: Path) -> dict[str, Any]:
     """One pair's searches on the reference design (cached under ``store``)."""
     from evaluators.intrinsic_codesign import reference_point
 
@@ -42,7 +43,7 @@ def pair_result(workload: str, kind: str, seeds: list[int], budget: int, exact_s
     if path.exists():
         return json.loads(path.read_text())
     t0 = time.perf_counter()
-    sc = sw_convergence(workload, kind, reference_point(kind), budget, seeds, exact_s)
+    sc = sw_convergence(workload, kind, reference_point(kind), budget, seeds, exact_nodes, exact_s)
     finals = sw_finals(sc)
     bound = sc["oracle"]["bound"]
     res = {"workload": workload, "intrinsic": kind, "point": reference_point(kind), "sw_convergence": sc,
@@ -89,7 +90,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--first-seed", type=int, default=0,
                     help="seeds are first-seed, first-seed + 1, ... (a run on other seeds than a first one)")
     ap.add_argument("--budget", type=int, default=150, help="schedules per stage")
-    ap.add_argument("--exact-time-limit", type=float, default=30.0, help="seconds per operand group")
+    ap.add_argument("--exact-max-nodes", type=int, default=EXACT_REFERENCE_MAX_NODES,
+                    help="exact mapper's search nodes per operand group (0: no limit)")
+    ap.add_argument("--exact-time-limit", type=float, default=None,
+                    help="also a time limit in seconds per operand group (default none: results independent of load)")
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/hasco_sw_search"))
     args = ap.parse_args(argv)
     for name in ("seeds", "budget"):
@@ -106,7 +110,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     store.mkdir(parents=True, exist_ok=True)
     done = []
     for wl, kind in pairs:
-        r = pair_result(wl, kind, seeds, args.budget, args.exact_time_limit, store)
+        r = pair_result(wl, kind, seeds, args.budget, args.exact_max_nodes or None, args.exact_time_limit, store)
         done.append(r)
         print(f"{wl:>12} {kind:4}: " + " ".join(f"{m} {v:.2f}x" for m, v in r["final_over_bound"].items())
               + f" of the bound ({r['seconds']:.0f} s)", flush=True)
@@ -114,7 +118,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     cmd = "python -m experiments.benchmarks.hasco_sw_search " + " ".join(argv if argv is not None else sys.argv[1:])
     out = {"settings": {"pairs": [list(p) for p in pairs], "seeds": args.seeds, "seed_list": seeds,
                         "budget": args.budget,
-                        "exact_time_limit_s": args.exact_time_limit}, "summary": s, "pairs": done}
+                        "exact_max_nodes": args.exact_max_nodes or None, "exact_time_limit_s": args.exact_time_limit}, "summary": s, "pairs": done}
     from experiments.reproduce import jsonable
 
     (args.out / "results.json").write_text(json.dumps(jsonable(out), indent=1))

@@ -59,6 +59,8 @@ from typing import Any
 
 import numpy as np
 
+from mappers.schedule import EXACT_REFERENCE_MAX_NODES
+
 PAPER_RATIO = (1.25, 1.44)
 OBJECTIVES = {"latency_ms": "min", "power_mw": "min", "area_mm2": "min"}
 PAIRS: tuple[tuple[str, str], ...] = (
@@ -192,7 +194,7 @@ def _search_task(args: tuple) -> tuple[tuple, float]:
 
 def _finish_task(args: tuple) -> dict[str, Any]:
     """Separate-flow tuning and software-search convergence of one pair (after the runs)."""
-    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store, with_random, exact_s) = args
+    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store, with_random, exact_nodes, exact_s) = args
     from evaluators.base import Infeasible
     from evaluators.intrinsic_codesign import (
         HascoCoDesign,
@@ -235,7 +237,7 @@ def _finish_task(args: tuple) -> dict[str, Any]:
     # software-search convergence on the co-design choice of the first seed
     first = out["seeds"][seeds[0]]["codesign"]
     if first is not None and sw_conv_budget:
-        out["sw_convergence"] = sw_convergence(workload, kind, first["point"], sw_conv_budget, seeds, exact_s)
+        out["sw_convergence"] = sw_convergence(workload, kind, first["point"], sw_conv_budget, seeds, exact_nodes, exact_s)
     out["space_size"] = int(hardware_space(kind, area_cap).cardinality())
     out["space_size_uncapped"] = int(hardware_space(kind).cardinality())
     return out
@@ -246,8 +248,26 @@ SW_METHODS = ("heuristic", "qlearning", "qnetwork", "random")
 heuristic, the tabular Q-learning, FlexTensor's Q-network walk and random search."""
 
 
+def attainment(ref: Any, found: dict[str, float]) -> dict[str, Any]:
+    """Whether a schedule of the stage's space scores the exact mapper's proven bound, and
+    which one shows it: the exact mapper's own best mapping where it is a schedule
+    (``"exact"``), else the best schedule any search found (``found``: search -> cycles).
+    Either certifies that the bound is the optimum of the schedules that pad nothing; the
+    exact mapper's mapping alone is one of possibly many optimal mappings (which one it
+    returns among equals is not specified), so it is not the only witness.
+    ``{"attained": bool, "witness": str | None}``."""
+    if ref.attained:
+        return {"attained": True, "witness": "exact"}
+    if ref.proved:
+        for m, v in sorted(found.items(), key=lambda kv: kv[1]):
+            if abs(v - ref.bound) <= 1e-9 * ref.bound:
+                return {"attained": True, "witness": m}
+    return {"attained": False, "witness": None}
+
+
 def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
-                   seeds: Sequence[int], exact_time_limit_s: float | None = 30.0) -> dict[str, Any]:
+                   seeds: Sequence[int], exact_max_nodes: int | None = EXACT_REFERENCE_MAX_NODES,
+                   exact_time_limit_s: float | None = None) -> dict[str, Any]:
     """Best total latency (three largest stages, x repeats) after each evaluation, for
     every search of :data:`SW_METHODS`, and the exact mapper's reference of the same
     stages (:func:`mappers.schedule.exact_reference`): ``bound`` (sum over the stages, x
@@ -274,15 +294,17 @@ def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
     oracle: dict[str, Any] = {"bound": 0.0, "stages": []}
     for s, rep in chosen:
         problem = ScheduleProblem(s, arch, evaluate_batch)
+        found = {}
         for m in methods:
             t = time.perf_counter()
             curves = search_curves(problem, [m], budget, seeds)[m]
             seconds[m] += time.perf_counter() - t
             total[m] += np.where(np.isfinite(curves), curves, np.nan) * rep
-        ref = exact_reference(problem, LOOPNEST, exact_time_limit_s)
+            found[m] = float(np.min(curves)) if np.isfinite(curves).any() else math.inf
+        ref = exact_reference(problem, LOOPNEST, exact_max_nodes, time_limit_s=exact_time_limit_s)
         oracle["bound"] += ref.bound * rep
         oracle["stages"].append({"stage": s.name, "repeat": rep, "bound_cycles": ref.bound, "proved": ref.proved,
-                                 "attained": ref.attained, "padded": ref.padded,
+                                 **attainment(ref, found), "padded": ref.padded,
                                  "exact_schedule_cycles": ref.schedule_latency, "seconds": ref.seconds})
     oracle["optimum"] = all(st["attained"] and not st["padded"] for st in oracle["stages"])
     return {"stages": [f"{s.name} x{rep}" for s, rep in chosen], "budget": budget,
@@ -514,8 +536,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--sw-conv-budget", type=int, default=None, help="schedules per stage, convergence study")
     ap.add_argument("--no-random", action="store_true",
                     help="skip the random hardware searches (and so the hypervolume comparison)")
-    ap.add_argument("--exact-time-limit", type=float, default=30.0,
-                    help="seconds per operand group for the exact mapper's reference of a stage")
+    ap.add_argument("--exact-max-nodes", type=int, default=EXACT_REFERENCE_MAX_NODES,
+                    help="search nodes per operand group for the exact mapper's reference of a stage (0: no limit)")
+    ap.add_argument("--exact-time-limit", type=float, default=None,
+                    help="also a time limit in seconds per operand group (default none: results independent of load)")
     ap.add_argument("--workers", type=int, default=1, help="processes running searches in parallel")
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/hasco"))
     args = ap.parse_args(argv)
@@ -545,7 +569,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             tasks.append((k, wl, "mobo", s, budget, n_init, sw_budget, "search", store))
             if with_random:
                 tasks.append((k, wl, "random", s, budget, n_init, sw_budget, "search", store))
-    finish = [(wl, k, seeds, budget, n_init, sw_budget, sw_conv, store, with_random, args.exact_time_limit)
+    finish = [(wl, k, seeds, budget, n_init, sw_budget, sw_conv, store, with_random, args.exact_max_nodes or None,
+               args.exact_time_limit)
               for wl, k in pairs]
     walls: dict[str, float] = {}
     if args.workers > 1:
@@ -565,7 +590,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results = summarize(finished, store, budget, n_init, sw_budget, seeds, with_random)
     results["settings"] = {"quick": q, "pairs": [list(p) for p in pairs], "seeds": seeds, "budget": budget,
                            "n_init": n_init, "sw_budget": sw_budget, "sw_conv_budget": sw_conv,
-                           "random_hardware_search": with_random, "exact_time_limit_s": args.exact_time_limit,
+                           "random_hardware_search": with_random, "exact_max_nodes": args.exact_max_nodes or None,
+                           "exact_time_limit_s": args.exact_time_limit,
                            "mobo_options": MOBO_OPTIONS, "objectives": OBJECTIVES,
                            "wall_seconds": time.perf_counter() - t0, "run_seconds": walls}
     plots = []

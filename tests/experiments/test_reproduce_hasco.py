@@ -125,3 +125,17 @@ def test_software_search_benchmark_against_the_bound(tmp_path):
     with pytest.raises(SystemExit, match="--first-seed: must be a non-negative integer"):
         bench.main(["--first-seed", "-1", "--out", str(tmp_path)])
     assert out["settings"]["seed_list"] == [0, 1]
+
+
+def test_attainment_takes_a_search_that_reaches_the_proven_bound_as_witness():
+    from types import SimpleNamespace as NS
+
+    exact_is_schedule = NS(attained=True, proved=True, bound=100.0)
+    assert rep.attainment(exact_is_schedule, {"random": 120.0}) == {"attained": True, "witness": "exact"}
+    # the exact mapper's optimal mapping is not a schedule, but a search found one at the bound
+    other = NS(attained=False, proved=True, bound=100.0)
+    assert rep.attainment(other, {"random": 120.0, "qnetwork": 100.0}) == {"attained": True, "witness": "qnetwork"}
+    assert rep.attainment(other, {"random": 120.0, "qnetwork": 101.0}) == {"attained": False, "witness": None}
+    # a bound that is not proven (search stopped) certifies nothing, even where a search meets it
+    stopped = NS(attained=False, proved=False, bound=100.0)
+    assert rep.attainment(stopped, {"random": 100.0}) == {"attained": False, "witness": None}

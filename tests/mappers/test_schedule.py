@@ -154,12 +154,26 @@ def test_repair_makes_a_partition_switch_fit(conv_problem):
         assert all(f[n] <= b[n] for n in b if n.startswith(("acc_", "sp_", "stream_")))
 
 
+def test_exact_reference_effort_limit_is_deterministic_and_still_a_bound():
+    """A node limit, unlike a time limit, stops the search at the same point on any machine:
+    the stopped reference is the same twice, proves nothing, and its bound is still no
+    higher than the optimum."""
+    # small buffers and a narrow bus: memory-bound, so the proof takes ~10,000 nodes per group
+    acc = IntrinsicAccelerator("GEMM", 8, 8, sp_kib=4, local_kib=2, dataflow="WS", sp_banks=1, dma_bus_bits=16)
+    pr = problem(ir.gemm(M=96, N=120, K=360), acc)
+    full = sch.exact_reference(pr, LOOPNEST, max_nodes=None)
+    a, b = (sch.exact_reference(pr, LOOPNEST, max_nodes=500) for _ in range(2))
+    assert full.proved and not a.proved and not a.attained
+    assert (a.bound, a.mapping_latency) == (b.bound, b.mapping_latency)
+    assert a.bound <= full.bound * (1 + 1e-12) and a.mapping_latency >= full.mapping_latency
+
+
 def test_exact_reference_bounds_every_schedule_and_is_attained():
     """On a GEMM whose extents are powers of two nothing pads, so the exact mapper's optimum
     is a lower bound of every schedule; here its best mapping is a schedule that attains it."""
     acc = IntrinsicAccelerator("GEMM", 16, 16, sp_kib=128, local_kib=64, dataflow="WS", sp_banks=4)
     pr = problem(ir.gemm(M=64, N=128, K=256), acc)
-    ref = sch.exact_reference(pr, LOOPNEST, time_limit_s=30)
+    ref = sch.exact_reference(pr, LOOPNEST)
     assert ref.proved and not ref.padded and ref.attained
     assert pr.space.validate(ref.schedule) == [] and pr.values([ref.schedule])[0] == ref.bound
     lat = np.array(pr.values(pr.sample(1500, 2)))
