@@ -103,8 +103,8 @@ from mappers.tensor_ir import (
 )
 
 __all__ = ["EXACT_REFERENCE_MAX_NODES", "SCHEDULE_SEARCHES", "SEARCH_CACHE", "ExactReference", "ScheduleMapper",
-           "ScheduleProblem", "ScheduleResult", "default_schedule", "exact_reference", "heuristic_schedule", "random_schedule", "schedule_of",
-           "schedule_result", "search_curves", "search_schedule", "tile_candidates"]
+           "ScheduleProblem", "ScheduleResult", "default_schedule", "exact_reference", "heuristic_schedule",
+           "random_schedule", "schedule_of", "schedule_result", "search_curves", "search_schedule", "tile_candidates"]
 
 SCHEDULE_SEARCHES = ("default", "random", "heuristic")
 """The searches built in here; any other name is an ask/tell strategy of

@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="also a time limit in seconds per operand group (default none: results independent of load)")
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/hasco_sw_search"))
     args = ap.parse_args(argv)
+    args.exact_max_nodes = args.exact_max_nodes or None      # 0: no limit
     for name in ("seeds", "budget"):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name}: must be a positive integer, got {getattr(args, name)}")
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     store.mkdir(parents=True, exist_ok=True)
     done = []
     for wl, kind in pairs:
-        r = pair_result(wl, kind, seeds, args.budget, args.exact_max_nodes or None, args.exact_time_limit, store)
+        r = pair_result(wl, kind, seeds, args.budget, args.exact_max_nodes, args.exact_time_limit, store)
         done.append(r)
         print(f"{wl:>12} {kind:4}: " + " ".join(f"{m} {v:.2f}x" for m, v in r["final_over_bound"].items())
               + f" of the bound ({r['seconds']:.0f} s)", flush=True)
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     cmd = "python -m experiments.benchmarks.hasco_sw_search " + " ".join(argv if argv is not None else sys.argv[1:])
     out = {"settings": {"pairs": [list(p) for p in pairs], "seeds": args.seeds, "seed_list": seeds,
                         "budget": args.budget,
-                        "exact_max_nodes": args.exact_max_nodes or None, "exact_time_limit_s": args.exact_time_limit}, "summary": s, "pairs": done}
+                        "exact_max_nodes": args.exact_max_nodes, "exact_time_limit_s": args.exact_time_limit}, "summary": s, "pairs": done}
     from experiments.reproduce import jsonable
 
     (args.out / "results.json").write_text(json.dumps(jsonable(out), indent=1))

@@ -10,7 +10,7 @@ reproduction's hardware space (``--mode``: iso or free resources) and one worklo
 script maps every point with each setting:
 
 * ``nodes=N``: at most N search nodes per layer (deterministic; the last one is the
-  reference, the reproduction's former default of 3 million);
+  reference, the reproduction's own limit, :data:`experiments.reproduce.shi2020.MAX_NODES`);
 * ``gap=g``: nodes pruned once their bound is within ``1 + g`` of the incumbent (so each
   layer's mapping is proven within ``1 + g`` of its optimum when the search finishes),
   still at most the reference's nodes;

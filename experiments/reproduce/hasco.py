@@ -543,6 +543,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--workers", type=int, default=1, help="processes running searches in parallel")
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/hasco"))
     args = ap.parse_args(argv)
+    args.exact_max_nodes = args.exact_max_nodes or None      # 0: no limit
     logging.basicConfig(level=logging.WARNING)
     q = args.quick
     pairs = [tuple(p.split(":")) for p in args.pairs] if args.pairs else list(QUICK_PAIRS if q else PAIRS)
@@ -569,7 +570,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             tasks.append((k, wl, "mobo", s, budget, n_init, sw_budget, "search", store))
             if with_random:
                 tasks.append((k, wl, "random", s, budget, n_init, sw_budget, "search", store))
-    finish = [(wl, k, seeds, budget, n_init, sw_budget, sw_conv, store, with_random, args.exact_max_nodes or None,
+    finish = [(wl, k, seeds, budget, n_init, sw_budget, sw_conv, store, with_random, args.exact_max_nodes,
                args.exact_time_limit)
               for wl, k in pairs]
     walls: dict[str, float] = {}
@@ -590,7 +591,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results = summarize(finished, store, budget, n_init, sw_budget, seeds, with_random)
     results["settings"] = {"quick": q, "pairs": [list(p) for p in pairs], "seeds": seeds, "budget": budget,
                            "n_init": n_init, "sw_budget": sw_budget, "sw_conv_budget": sw_conv,
-                           "random_hardware_search": with_random, "exact_max_nodes": args.exact_max_nodes or None,
+                           "random_hardware_search": with_random, "exact_max_nodes": args.exact_max_nodes,
                            "exact_time_limit_s": args.exact_time_limit,
                            "mobo_options": MOBO_OPTIONS, "objectives": OBJECTIVES,
                            "wall_seconds": time.perf_counter() - t0, "run_seconds": walls}

@@ -2,12 +2,17 @@
 
 import pytest
 
-from experiments.benchmarks.shi2020_inner_effort import REFERENCE, summarize
+from experiments.benchmarks.shi2020_inner_effort import REFERENCE, SETTINGS, summarize
+from experiments.reproduce.shi2020 import MAX_NODES
 
 
 def _row(ref: float, cheap: float, proven: int) -> dict:
     return {REFERENCE: {"edp_uj_ms": ref, "proven": 2, "layers": 2, "cpu_s": 10.0},
             "cheap": {"edp_uj_ms": cheap, "proven": proven, "layers": 2, "cpu_s": 1.0}}
+
+
+def test_the_reference_is_the_reproductions_node_limit():
+    assert SETTINGS[REFERENCE] == {"name": "exact", "max_nodes": MAX_NODES}
 
 
 def test_summary_of_a_hand_made_case():
