@@ -39,8 +39,9 @@ and each seed:
 
 Run: ``coexplore reproduce hasco [--quick]`` (or ``python -m
 experiments.reproduce.hasco``); results in ``runs/reproduce/hasco/``: ``results.json``,
-``table.md``, PNGs. Finished runs are cached as JSON under ``runs/`` there and reused
-(delete the directory to start over).
+``table.md``, PNGs. Finished hardware searches and finished pairs of the closing phase
+(separate-flow tuning, software comparison, oracle) are cached as JSON under ``runs/``
+there and reused, so a stopped run resumes (delete the directory to start over).
 """
 
 from __future__ import annotations
@@ -192,8 +193,57 @@ def _search_task(args: tuple) -> tuple[tuple, float]:
     return args, time.perf_counter() - t
 
 
+def _to_json(o: Any) -> Any:
+    """``json.dumps`` default for a finished pair: numpy scalars and arrays as Python values
+    (non-finite floats stay NaN / Infinity, which ``json`` round-trips)."""
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"cannot store {type(o).__name__} in a finished pair's cache")
+
+
+def finish_path(args: tuple) -> Path:
+    """Where :func:`_finish_task` caches the pair of ``args``: the name carries the pair and
+    a digest of every setting the result depends on (seeds, budgets, the oracle's limits)."""
+    import hashlib
+
+    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store, with_random, exact_nodes, exact_s) = args
+    settings = json.dumps([list(seeds), budget, n_init, sw_budget, sw_conv_budget, bool(with_random),
+                           exact_nodes, exact_s])
+    digest = hashlib.sha256(settings.encode()).hexdigest()[:12]
+    return Path(store) / f"finish-{workload}-{kind}-{digest}.json"
+
+
+def save_finished(path: Path, out: dict[str, Any]) -> None:
+    """Write a finished pair atomically (a run killed while writing leaves no half file)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(out, default=_to_json))
+    tmp.replace(path)
+
+
+def load_finished(path: Path) -> dict[str, Any]:
+    """A finished pair as :func:`_finish_task` returned it (seed keys back to ``int``)."""
+    out = json.loads(path.read_text())
+    out["seeds"] = {int(k): v for k, v in out["seeds"].items()}
+    return out
+
+
 def _finish_task(args: tuple) -> dict[str, Any]:
-    """Separate-flow tuning and software-search convergence of one pair (after the runs)."""
+    """Separate-flow tuning and software-search convergence of one pair (after the runs),
+    cached under ``store`` (:func:`finish_path`), so that a run stopped in this phase
+    resumes at the first pair not finished."""
+    path = finish_path(args)
+    if path.exists():
+        return load_finished(path)
+    t0 = time.perf_counter()
+    out = _finish_pair(args)
+    save_finished(path, out)
+    print(f"  finished {out['workload']:>12} {out['intrinsic']:4}: {time.perf_counter() - t0:6.0f} s", flush=True)
+    return out
+
+
+def _finish_pair(args: tuple) -> dict[str, Any]:
     (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store, with_random, exact_nodes, exact_s) = args
     from evaluators.base import Infeasible
     from evaluators.intrinsic_codesign import (

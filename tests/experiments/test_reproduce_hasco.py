@@ -90,6 +90,33 @@ def test_run_search_records_and_caches(tmp_path):
         rep.run_search("GEMV", "gemv", "tpe", 0, 1, 1, 5)
 
 
+def test_finished_pairs_are_cached_per_setting_and_round_trip(tmp_path):
+    args = ("gemm", "GEMM", [0, 1], 6, 3, 10, 12, tmp_path, True, 1000, None)
+    path = rep.finish_path(args)
+    assert path.parent == tmp_path and path.name.startswith("finish-gemm-GEMM-")
+    # every setting the result depends on changes the file
+    for i, v in ((2, [0, 1, 2]), (3, 7), (6, 13), (8, False), (9, 2000), (10, 30.0)):
+        other = list(args)
+        other[i] = v
+        assert rep.finish_path(tuple(other)) != path
+    out = {"workload": "gemm", "intrinsic": "GEMM",
+           "seeds": {0: {"ratio": np.float64(1.5), "infeasible": {"mobo": np.int64(2)}}, 1: {"ratio": None}},
+           "sw_convergence": {"curves": {"random": [np.inf, 3.0, np.nan]}, "oracle": {"optimum": np.bool_(True)}},
+           "space_size": np.int64(12)}
+    rep.save_finished(path, out)
+    back = rep.load_finished(path)
+    assert set(back["seeds"]) == {0, 1} and back["seeds"][0]["ratio"] == 1.5
+    assert back["seeds"][0]["infeasible"]["mobo"] == 2 and back["space_size"] == 12
+    c = back["sw_convergence"]["curves"]["random"]
+    assert c[0] == np.inf and c[1] == 3.0 and np.isnan(c[2])
+    assert back["sw_convergence"]["oracle"]["optimum"] is True
+    assert not list(tmp_path.glob("*.tmp"))
+    # a cached pair is returned as stored, nothing recomputed
+    assert rep._finish_task(args)["seeds"][0]["ratio"] == 1.5
+    with pytest.raises(TypeError, match="cannot store object"):
+        rep.save_finished(path, {"seeds": {}, "x": object()})
+
+
 @pytest.mark.slow
 def test_quick_reproduction_runs_end_to_end(tmp_path):
     res = rep.main(["--quick", "--pairs", "gemm:GEMM", "--seeds", "2", "--budget", "6", "--n-init", "3",
@@ -107,6 +134,12 @@ def test_quick_reproduction_runs_end_to_end(tmp_path):
     assert (tmp_path / "pareto_gemm_GEMM.png").stat().st_size > 1000
     assert (tmp_path / "sw_convergence_gemm_GEMM.png").stat().st_size > 1000
     assert "1.25x-1.44x" in (tmp_path / "table.md").read_text()
+    # the finish phase is cached per pair: a second run reads it back unchanged
+    assert len(list((tmp_path / "runs").glob("finish-gemm-GEMM-*.json"))) == 1
+    again = rep.main(["--quick", "--pairs", "gemm:GEMM", "--seeds", "2", "--budget", "6", "--n-init", "3",
+                      "--sw-budget", "10", "--sw-conv-budget", "12", "--out", str(tmp_path)])
+    assert again["pairs"][0]["seeds"] == pair["seeds"]
+    assert again["pairs"][0]["sw_convergence"]["oracle"] == pair["sw_convergence"]["oracle"]
 
 
 def test_software_search_benchmark_against_the_bound(tmp_path):
