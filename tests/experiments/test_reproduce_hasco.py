@@ -42,17 +42,24 @@ def test_quartiles():
     assert rep.quartiles([None]) is None
 
 
+def designs(co: dict, sep: dict) -> dict:
+    return {"codesign": {"point": co}, "separate": {"point": sep}}
+
+
 def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
     curves = {"heuristic": [[9.0, 6.0], [9.0, 8.0]], "qlearning": [[9.0, 7.0], [9.0, 7.0]],
               "qnetwork": [[9.0, 4.0], [9.0, 5.0]], "random": [[9.0, 6.0], [9.0, 6.0]]}
     finished = [{
         "workload": "gemm", "intrinsic": "GEMM",
-        "seeds": {0: {"ratio": 1.3, "ratio_reference": 2.0}, 1: {"ratio": 1.1, "ratio_reference": 1.0},
-                  2: {"ratio": None, "ratio_reference": 1.5}},
+        "seeds": {0: {"ratio": 1.3, "ratio_reference": 2.0, **designs({"pe": 32, "sp_kib": 64}, {"pe": 32, "sp_kib": 128}),
+                      "infeasible": {"mobo": 1, "random": 2}},
+                  1: {"ratio": 1.1, "ratio_reference": 1.0, **designs({"pe": 8}, {"pe": 32})},
+                  2: {"ratio": None, "ratio_reference": 1.5, "infeasible": {"mobo": 0, "random": 3}}},
         "sw_convergence": {"budget": 2, "curves": curves, "oracle": {"bound": 4.0, "optimum": True, "stages": []}},
     }, {
         "workload": "ttm", "intrinsic": "GEMV",
-        "seeds": {0: {"ratio": 0.9, "ratio_reference": 3.0}},
+        "seeds": {0: {"ratio": 1.0, "ratio_reference": 3.0, **designs({"pe_x": 4, "pe_y": 8}, {"pe_x": 4, "pe_y": 8})},
+                  1: {"ratio": 0.8, "ratio_reference": 3.0, **designs({"pe_x": 4, "pe_y": 8}, {"pe_x": 8, "pe_y": 4})}},
     }]
     res = rep.summarize(finished, tmp_path, 8, 4, 10, [0, 1, 2], with_random=False)
     g = res["pairs"][0]
@@ -62,6 +69,14 @@ def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
     assert g["sw_final_over_bound"]["qnetwork"] == pytest.approx(4.5 / 4.0)
     ov = res["overall"]
     assert ov["ratio"]["median_of_pair_medians"] == pytest.approx((1.2 + 0.9) / 2)
+    # the same array (pe, or pe_x x pe_y; a rotated array is another) in seed 0 of gemm
+    # and of ttm, another in the other two; the co-designed point itself once
+    b = ov["proxy_breakdown"]
+    assert b["comparisons"] == 4 and b["same_array"]["n"] == 2 and b["other_array"]["n"] == 2
+    assert b["same_array"]["median"] == pytest.approx((1.3 + 1.0) / 2)
+    assert b["other_array"]["median"] == pytest.approx((1.1 + 0.8) / 2)
+    assert (b["below_1"], b["exactly_1"], b["same_point"]) == (1, 1, 1)
+    assert b["infeasible_evaluations"] == {"mobo": 1, "random": 5}
     assert ov["ratio_reference"]["median_of_pair_medians"] == pytest.approx((1.5 + 3.0) / 2)
     assert ov["ratio_reference"]["pairs_with_median_at_least_1.25"] == 2
     assert ov["sw"]["qnetwork_beats_random"] == 1 and ov["sw"]["qlearning_beats_random"] == 0
@@ -69,7 +84,8 @@ def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
     rep.write_table(res, tmp_path / "t.md", "coexplore reproduce hasco --seeds 3")
     text = (tmp_path / "t.md").read_text()
     assert "| gemm | GEMM | 1.20x [1.15, 1.25] | 1.50x [1.25, 1.75] |" in text
-    assert "| ttm | GEMV | 0.90x [0.90, 0.90] | 3.00x [3.00, 3.00] |" in text
+    assert "| ttm | GEMV | 0.90x [0.85, 0.95] | 3.00x [3.00, 3.00] |" in text
+    assert "co-designed PE array in 2 comparisons, median 1.150x; with another array in 2" in text
     assert "4.5 (1.12x)" in text and "| yes |" in text
     assert "Q-network beats random search on 1 of 1 pairs" in text
     assert "1.25x-1.44x" in text and "`coexplore reproduce hasco --seeds 3`" in text and "hasco" in REPRODUCTIONS
