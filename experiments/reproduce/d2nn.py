@@ -452,23 +452,31 @@ def execute(phases: list[list[Unit]], ctx: Context, jobs: int, out: Path, thread
 
 def plan_cost(s: dict[str, Any], phases: list[list[Unit]], n_train: int) -> dict[str, Any]:
     """The planned compute of each phase in single-task epochs (one pass of one task's
-    ``n_train`` images through a single-task model; a multi-task model passes both tasks):
-    models ``epochs`` (x2 multi-task), fine-tuning ``finetune_train / n_train`` epochs
-    (x2), a robustness sweep ``evals x robust_test x tasks / n_train / 3`` (a forward pass
-    costs about a third of a training step [assumed])."""
+    ``n_train`` images through a single-task model of ``L`` layers), counted in layer
+    passes: every input of a multi-task model goes through the ``K_s`` shared layers and
+    every task's branch (:meth:`evaluators.optics.model.DiffractiveNetwork.forward`
+    returns all task planes, which the recognition term needs), so a multi-task epoch of
+    ``T`` tasks costs ``T (K_s + T (L - K_s)) / L`` single-task epochs (4 at ``K_s = 0``,
+    2 at ``K_s = L``; measured on the full-data configuration: 3.5-3.6 at ``K_s`` = 0, 1).
+    Models ``epochs`` of that, fine-tuning ``finetune_train / n_train`` epochs of it, a
+    robustness sweep ``evals x robust_test / n_train / 3`` of it (a forward pass costs
+    about a third of a training step [assumed])."""
     evals = 1 + sum(len([v for v in lv if v not in (None, 0.0)]) for _, _, lv in _sweeps(s["robust_levels"])) \
         * s["noise_seeds"]
+    L = s["layers"]
     per: dict[str, float] = {}
     for i, phase in enumerate(phases):
         e = 0.0
         for u in phase:
             t = len(u.tasks)
+            ks = u.shared or 0
+            passes = t * (ks + t * (L - ks)) / L
             if u.kind == "model":
-                e += s["epochs"] * t
+                e += s["epochs"] * passes
             elif u.kind == "aware":
-                e += s["finetune_epochs"] * t * min(1.0, (s["finetune_train"] or n_train) / n_train)
+                e += s["finetune_epochs"] * passes * min(1.0, (s["finetune_train"] or n_train) / n_train)
             elif u.kind == "robust":
-                e += evals * (s["robust_test"] or 10000) * t / n_train / 3
+                e += evals * (s["robust_test"] or 10000) * passes / n_train / 3
         per[f"phase{i}:" + "+".join(sorted({u.kind for u in phase}))] = e
     return {"epochs_per_phase": per, "epochs_total": sum(per.values()), "robust_evals_per_model": evals}
 

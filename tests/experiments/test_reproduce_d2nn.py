@@ -90,8 +90,13 @@ def test_plan_phases_and_keys():
     assert rep.plan(s, {"robustness", "regularization"})[-1] == mt
     cost = rep.plan_cost(s, phases, 60000)["epochs_per_phase"]
     e = s["epochs"]
-    assert list(cost.values())[:2] == [2 * seeds * e, (L + 1) * seeds * 2 * e]  # a multi-task epoch passes 2 tasks
-    assert list(cost.values())[-1] == 2 * e * len(reg)
+    # a multi-task epoch passes 2 tasks, each through the shared layers and both branches
+    mt_epoch = [2 * (k + 2 * (L - k)) / L for k in range(L + 1)]
+    assert mt_epoch[0] == 4 and mt_epoch[L] == 2
+    per = list(cost.values())
+    assert per[0] == 2 * seeds * e
+    assert per[1] == pytest.approx(sum(mt_epoch) * seeds * e)
+    assert per[-1] == pytest.approx(mt_epoch[s["reg_shared"]] * e * len(reg))
 
 
 def test_fingerprint_refuses_other_settings(tmp_path):
