@@ -83,6 +83,10 @@ def mutated(draw):
             parent[key]
         except (KeyError, IndexError, TypeError):
             continue
+        if not isinstance(parent, dict | list):
+            # an earlier mutation replaced a container by a string, which indexes too
+            # ("abc"[0]) but cannot be assigned into: that path no longer exists
+            continue
         op = draw(st.sampled_from(["delete", "replace", "extra"]))
         if op == "delete" and isinstance(parent, dict):
             del parent[key]
