@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from experiments.reproduce import jsonable, write_atomic
 from experiments.reproduce.hasco import PAIRS, SW_METHODS, oracle_label, sw_convergence, sw_finals
 from mappers.schedule import EXACT_REFERENCE_MAX_NODES
 
@@ -49,7 +50,7 @@ def pair_result(workload: str, kind: str, seeds: list[int], budget: int, exact_n
     res = {"workload": workload, "intrinsic": kind, "point": reference_point(kind), "sw_convergence": sc,
            "final_median_cycles": finals, "final_over_bound": {m: v / bound for m, v in finals.items()},
            "seconds": time.perf_counter() - t0}
-    path.write_text(json.dumps(res))
+    write_atomic(path, json.dumps(res))
     return res
 
 
@@ -120,8 +121,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out = {"settings": {"pairs": [list(p) for p in pairs], "seeds": args.seeds, "seed_list": seeds,
                         "budget": args.budget,
                         "exact_max_nodes": args.exact_max_nodes, "exact_time_limit_s": args.exact_time_limit}, "summary": s, "pairs": done}
-    from experiments.reproduce import jsonable
-
     (args.out / "results.json").write_text(json.dumps(jsonable(out), indent=1))
     (args.out / "table.md").write_text(table(done, s, args.budget, args.seeds, cmd.strip()))
     print(table(done, s, args.budget, args.seeds, cmd.strip()))

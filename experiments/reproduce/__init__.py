@@ -8,11 +8,13 @@ results and plots under ``runs/reproduce/NAME/``."""
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["REPRODUCTIONS", "jsonable"]
+__all__ = ["REPRODUCTIONS", "jsonable", "write_atomic"]
 
 REPRODUCTIONS = ("shi2020", "meloppr", "hasco", "d2nn")
 
@@ -29,3 +31,13 @@ def jsonable(o: Any) -> Any:
     if isinstance(o, float) and not math.isfinite(o):
         return None
     return o
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory and a
+    rename, so a run killed while writing leaves the old file or the new one, never half a
+    file (the reproductions' caches are read back on resume)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)

@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from experiments.reproduce import jsonable, write_atomic
 from mappers.schedule import EXACT_REFERENCE_MAX_NODES
 
 PAPER_RATIO = (1.25, 1.44)
@@ -137,7 +138,7 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
         rec["seconds"] = {"ask": t1 - t0, "evaluate": time.perf_counter() - t1}
         records.append(rec)
     if path is not None:
-        path.write_text(json.dumps(records, default=float))
+        write_atomic(path, json.dumps(records, default=float))
     return records
 
 
@@ -217,9 +218,7 @@ def finish_path(args: tuple) -> Path:
 
 def save_finished(path: Path, out: dict[str, Any]) -> None:
     """Write a finished pair atomically (a run killed while writing leaves no half file)."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, default=_to_json))
-    tmp.replace(path)
+    write_atomic(path, json.dumps(out, default=_to_json))
 
 
 def load_finished(path: Path) -> dict[str, Any]:
@@ -700,8 +699,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               + " ".join(f"{m} {v:.2f}" for m, v in sc.items()))
     cmd = "coexplore reproduce hasco " + " ".join(argv if argv is not None else sys.argv[1:])
     results["plots"] = plots
-    from experiments.reproduce import jsonable
-
     (args.out / "results.json").write_text(json.dumps(jsonable(results), indent=1, default=float))
     write_table(results, args.out / "table.md", cmd)
     print(f"results: {args.out / 'results.json'}, table: {args.out / 'table.md'} "

@@ -81,6 +81,7 @@ from accelerators.spatial import SpatialArray
 from design_space import Constraint, DesignSpace, Integer, Ordinal
 from evaluators.bounds import energy_lower_bound_pj, latency_lower_bound_cycles
 from evaluators.nested import NestedEvaluator
+from experiments.reproduce import write_atomic
 from mappers import zoo
 
 PAPER = {"resnet50": -0.18, "dqn": -0.40}
@@ -391,7 +392,7 @@ def _steps_cache(path: Path) -> dict[str, Any]:
 def _cached(cache: dict[str, Any], path: Path, key: str, fn: Any) -> Any:
     if key not in cache:
         cache[key] = fn()
-        path.write_text(json.dumps(cache, indent=1, default=float))
+        write_atomic(path, json.dumps(cache, indent=1, default=float))
     return cache[key]
 
 
