@@ -860,6 +860,14 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
             f"{cd['min_recognition']}: trials / violating recognition / front size", "n/a",
             f"{cd['trials']} / {cd['violating_recognition']} / {cd['front_size']}",
             f"{cd['wall_s']:.0f} s this run; codesign_pareto_front.csv")
+    comp = res.get("compute", {})
+    if comp.get("by_device"):
+        dc = res.get("device_check")
+        add("units by the device they trained on", "n/a",
+            ", ".join(f"{d} {n}" for d, n in sorted(comp["by_device"].items())),
+            "" if not dc else f"{dc['units']} units trained on both: largest test-accuracy difference "
+            f"{100 * dc['max_abs_acc_diff']:.2f} pts, largest phase difference {dc['max_abs_param_diff_rad']:.1e} rad "
+            "(device_check.csv)")
     gpu = res.get("gpu")
     if gpu:
         add("GPU scale 200x200, L=5, 0.3 m, MNIST", f"{100 * NOTES['lightridge_gpu_acc_10ep']:.2f} % (LightRidge, 10 epochs)",
@@ -903,6 +911,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--skip", default="", help="comma-separated sections to skip: "
                     "physics,multitask,regularization,robustness,codesign")
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/d2nn"))
+    ap.add_argument("--compare-with", type=Path, default=None, metavar="DIR",
+                    help="another run's folder (say, one trained with --device cuda): write "
+                         "OUT/device_check.csv comparing the units both hold, then continue")
     return ap
 
 
@@ -996,6 +1007,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.gpu:
         res["gpu"] = gpu_scale(args, s, device)
     res["compute"] = compute_used(store)
+    if args.compare_with is not None:
+        if not (args.compare_with / "units").is_dir():
+            raise SystemExit(f"error: --compare-with {args.compare_with}: no units/ folder there")
+        rows = compare_stores(store, UnitStore(args.compare_with))
+        pd.DataFrame(rows).to_csv(out / "device_check.csv", index=False)
+        res["device_check"] = {"units": len(rows), "other": str(args.compare_with),
+                               "max_abs_acc_diff": max((r["max_abs_acc_diff"] for r in rows), default=None),
+                               "max_abs_param_diff_rad": max((r["max_abs_param_diff"] for r in rows), default=None)}
+        print(f"device check: {len(rows)} units in both; largest accuracy difference "
+              f"{res['device_check']['max_abs_acc_diff']}, largest phase difference "
+              f"{res['device_check']['max_abs_param_diff_rad']} rad")
     res["compute"]["plan"] = plan_cost(s, phases, len(ctx.tasks["mnist"].train_y))
     ep = [d["epoch_cpu_s"] for d in res["single"]["d2nn"].values()]
     if ep:  # the whole run's CPU time at the measured single-task epoch
@@ -1011,15 +1033,40 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def compute_used(store: UnitStore) -> dict[str, Any]:
-    """CPU and wall time summed over the stored units (what the run cost, whenever run)."""
+    """CPU and wall time summed over the stored units (what the run cost, whenever run), and
+    how many units were trained on each device (``by_device``; units that train nothing on a
+    device -- robustness sweeps, the pixel baseline -- count as ``cpu``)."""
     cpu = wall = 0.0
     n = 0
-    for p in store.root.glob("*.pt"):
+    by_device: dict[str, int] = {}
+    for p in sorted(store.root.glob("*.pt")):
         r = store.load(p.stem).get("record", {})
         cpu += float(r.get("cpu_s", 0.0))
         wall += float(r.get("train_s", r.get("seconds", 0.0)))
         n += 1
-    return {"units": n, "cpu_hours": cpu / 3600, "wall_hours": wall / 3600}
+        dev = str(r.get("device", "cpu")).split(":")[0]
+        by_device[dev] = by_device.get(dev, 0) + 1
+    return {"units": n, "cpu_hours": cpu / 3600, "wall_hours": wall / 3600, "by_device": by_device}
+
+
+def compare_stores(a: UnitStore, b: UnitStore) -> list[dict[str, Any]]:
+    """The units trained in both stores (say one on the CPU, one on a GPU), side by side:
+    each one's test accuracies and the largest difference between their parameters (phase,
+    rad). Training is seeded, so the two differ only by floating-point order."""
+    rows = []
+    for p in sorted(a.root.glob("*.pt")):
+        if not b.has(p.stem):
+            continue
+        x, y = a.load(p.stem), b.load(p.stem)
+        if "state" not in x or "state" not in y:
+            continue
+        dp = max(float((x["state"][k].double() - y["state"][k].double()).abs().max()) for k in x["state"])
+        rx, ry = x["record"], y["record"]
+        rows.append({"unit": p.stem, "device_a": rx.get("device"), "device_b": ry.get("device"),
+                     "acc_a": list(rx["acc"]), "acc_b": list(ry["acc"]),
+                     "max_abs_acc_diff": max(abs(u - v) for u, v in zip(rx["acc"], ry["acc"])),
+                     "max_abs_param_diff": dp})
+    return rows
 
 
 def gpu_scale(args: argparse.Namespace, s: dict[str, Any], device: str) -> dict[str, Any]:

@@ -266,3 +266,19 @@ def test_more_epochs_benchmark_continues_a_unit_on_the_schedule_and_leaves_it(tm
         more.main(["--dataset", "mnist", "--seed", "5", "--out", str(out)])
     with pytest.raises(SystemExit, match=r"settings\.json"):
         more.main(["--dataset", "mnist", "--out", str(tmp_path / "nothing")])
+
+
+def test_compare_stores_and_device_counts(tmp_path):
+    import torch
+
+    a, b = rep.UnitStore(tmp_path / "a"), rep.UnitStore(tmp_path / "b")
+    a.save("m", {"state": {"phase": torch.zeros(3)}, "record": {"acc": [0.9, 0.8], "device": "cpu"}})
+    b.save("m", {"state": {"phase": torch.tensor([0.0, 0.25, -0.5])}, "record": {"acc": [0.9, 0.75], "device": "cuda:0"}})
+    a.save("only-a", {"state": {"phase": torch.zeros(3)}, "record": {"acc": [0.5], "device": "cpu"}})
+    a.save("robust-m", {"rows": [], "record": {"seconds": 1.0}})  # no state: not compared
+    b.save("robust-m", {"rows": [], "record": {"seconds": 1.0}})
+    rows = rep.compare_stores(a, b)
+    assert [r["unit"] for r in rows] == ["m"]
+    assert rows[0]["max_abs_param_diff"] == 0.5 and abs(rows[0]["max_abs_acc_diff"] - 0.05) < 1e-12
+    assert rep.compute_used(b)["by_device"] == {"cuda": 1, "cpu": 1}
+    assert rep.compute_used(a)["by_device"] == {"cpu": 3}
