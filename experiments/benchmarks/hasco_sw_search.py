@@ -34,13 +34,26 @@ from experiments.reproduce.hasco import PAIRS, SW_METHODS, oracle_label, sw_conv
 from mappers.schedule import EXACT_REFERENCE_MAX_NODES
 
 
+def cache_path(store: Path, workload: str, kind: str, seeds: list[int], budget: int, exact_nodes: int | None,
+               exact_s: float | None) -> Path:
+    """The pair's cache file: named by everything its result depends on. The exact mapper's
+    limits appear only where they differ from the defaults (so caches written before they
+    were part of the name stay valid: those ran with the defaults)."""
+    first = f"-from{seeds[0]}" if seeds and seeds[0] else ""
+    limits = ""
+    if exact_nodes != EXACT_REFERENCE_MAX_NODES:
+        limits += f"-n{exact_nodes or 'inf'}"
+    if exact_s is not None:
+        limits += f"-t{exact_s:g}"
+    return store / f"{workload}-{kind}-s{len(seeds)}{first}-b{budget}{limits}.json"
+
+
 def pair_result(workload: str, kind: str, seeds: list[int], budget: int, exact_nodes: int | None,
                 exact_s: float | None, store: Path) -> dict[str, Any]:
     """One pair's searches on the reference design (cached under ``store``)."""
     from evaluators.intrinsic_codesign import reference_point
 
-    first = f"-from{seeds[0]}" if seeds and seeds[0] else ""
-    path = store / f"{workload}-{kind}-s{len(seeds)}{first}-b{budget}.json"
+    path = cache_path(store, workload, kind, seeds, budget, exact_nodes, exact_s)
     if path.exists():
         return json.loads(path.read_text())
     t0 = time.perf_counter()

@@ -176,6 +176,16 @@ def test_software_search_benchmark_against_the_bound(tmp_path):
     assert out["settings"]["seed_list"] == [0, 1]
 
 
+def test_software_search_cache_is_keyed_by_the_oracle_limits(tmp_path):
+    from experiments.benchmarks import hasco_sw_search as bench
+
+    default = bench.EXACT_REFERENCE_MAX_NODES
+    name = lambda n, s, seeds=(0, 1): bench.cache_path(tmp_path, "gemm", "GEMM", list(seeds), 150, n, s).name  # noqa: E731
+    assert name(default, None) == "gemm-GEMM-s2-b150.json"  # the name caches written before limits were keyed had
+    assert name(default, None, (3, 4)) == "gemm-GEMM-s2-from3-b150.json"
+    assert len({name(default, None), name(1000, None), name(None, None), name(default, 60.0)}) == 4
+
+
 def test_attainment_takes_a_search_that_reaches_the_proven_bound_as_witness():
     from types import SimpleNamespace as NS
 
