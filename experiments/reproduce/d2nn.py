@@ -1050,15 +1050,17 @@ def compute_used(store: UnitStore) -> dict[str, Any]:
 
 
 def compare_stores(a: UnitStore, b: UnitStore) -> list[dict[str, Any]]:
-    """The units trained in both stores (say one on the CPU, one on a GPU), side by side:
-    each one's test accuracies and the largest difference between their parameters (phase,
-    rad). Training is seeded, so the two differ only by floating-point order."""
+    """The units trained in both stores on different devices (say one on the CPU, one on a
+    GPU), side by side: each one's test accuracies and the largest difference between their
+    parameters (phase, rad). Training is seeded, so the two differ only by floating-point
+    order. Units trained on the same device in both (one store's copy of the other's) are
+    left out."""
     rows = []
     for p in sorted(a.root.glob("*.pt")):
         if not b.has(p.stem):
             continue
         x, y = a.load(p.stem), b.load(p.stem)
-        if "state" not in x or "state" not in y:
+        if "state" not in x or "state" not in y or x["record"].get("device") == y["record"].get("device"):
             continue
         dp = max(float((x["state"][k].double() - y["state"][k].double()).abs().max()) for k in x["state"])
         rx, ry = x["record"], y["record"]

@@ -275,10 +275,12 @@ def test_compare_stores_and_device_counts(tmp_path):
     a.save("m", {"state": {"phase": torch.zeros(3)}, "record": {"acc": [0.9, 0.8], "device": "cpu"}})
     b.save("m", {"state": {"phase": torch.tensor([0.0, 0.25, -0.5])}, "record": {"acc": [0.9, 0.75], "device": "cuda:0"}})
     a.save("only-a", {"state": {"phase": torch.zeros(3)}, "record": {"acc": [0.5], "device": "cpu"}})
+    for st in (a, b):  # trained on the same device in both: a copy, not compared
+        st.save("copy", {"state": {"phase": torch.ones(3)}, "record": {"acc": [0.7], "device": "cuda:0"}})
     a.save("robust-m", {"rows": [], "record": {"seconds": 1.0}})  # no state: not compared
     b.save("robust-m", {"rows": [], "record": {"seconds": 1.0}})
     rows = rep.compare_stores(a, b)
     assert [r["unit"] for r in rows] == ["m"]
     assert rows[0]["max_abs_param_diff"] == 0.5 and abs(rows[0]["max_abs_acc_diff"] - 0.05) < 1e-12
-    assert rep.compute_used(b)["by_device"] == {"cuda": 1, "cpu": 1}
-    assert rep.compute_used(a)["by_device"] == {"cpu": 3}
+    assert rep.compute_used(b)["by_device"] == {"cuda": 2, "cpu": 1}
+    assert rep.compute_used(a)["by_device"] == {"cpu": 3, "cuda": 1}
