@@ -1033,20 +1033,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def compute_used(store: UnitStore) -> dict[str, Any]:
-    """CPU and wall time summed over the stored units (what the run cost, whenever run), and
-    how many units were trained on each device (``by_device``; units that train nothing on a
-    device -- robustness sweeps, the pixel baseline -- count as ``cpu``)."""
-    cpu = wall = 0.0
+    """What the stored units cost, whenever run: CPU and wall hours of the units computed on
+    the CPU, wall hours of those trained on a GPU (``gpu_wall_hours``; their host CPU time
+    is no measure of the work), and how many units were trained on each device
+    (``by_device``; units that train nothing -- robustness sweeps, the pixel baseline --
+    count as ``cpu``)."""
+    cpu = wall = gpu_wall = 0.0
     n = 0
     by_device: dict[str, int] = {}
     for p in sorted(store.root.glob("*.pt")):
         r = store.load(p.stem).get("record", {})
-        cpu += float(r.get("cpu_s", 0.0))
-        wall += float(r.get("train_s", r.get("seconds", 0.0)))
-        n += 1
         dev = str(r.get("device", "cpu")).split(":")[0]
+        w = float(r.get("train_s", r.get("seconds", 0.0)))
+        if dev == "cpu":
+            cpu += float(r.get("cpu_s", 0.0))
+            wall += w
+        else:
+            gpu_wall += w
+        n += 1
         by_device[dev] = by_device.get(dev, 0) + 1
-    return {"units": n, "cpu_hours": cpu / 3600, "wall_hours": wall / 3600, "by_device": by_device}
+    return {"units": n, "cpu_hours": cpu / 3600, "wall_hours": wall / 3600, "gpu_wall_hours": gpu_wall / 3600,
+            "by_device": by_device}
 
 
 def compare_stores(a: UnitStore, b: UnitStore) -> list[dict[str, Any]]:

@@ -284,3 +284,7 @@ def test_compare_stores_and_device_counts(tmp_path):
     assert rows[0]["max_abs_param_diff"] == 0.5 and abs(rows[0]["max_abs_acc_diff"] - 0.05) < 1e-12
     assert rep.compute_used(b)["by_device"] == {"cuda": 2, "cpu": 1}
     assert rep.compute_used(a)["by_device"] == {"cpu": 3, "cuda": 1}
+    b.save("timed", {"state": {}, "record": {"acc": [], "device": "cuda", "train_s": 7200.0, "cpu_s": 7000.0}})
+    a.save("timed", {"state": {}, "record": {"acc": [], "device": "cpu", "train_s": 3600.0, "cpu_s": 1800.0}})
+    assert (rep.compute_used(b)["gpu_wall_hours"], rep.compute_used(b)["cpu_hours"]) == (2.0, 0.0)
+    assert (rep.compute_used(a)["cpu_hours"], rep.compute_used(a)["wall_hours"]) == (0.5, 1.0)
