@@ -502,16 +502,31 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> dict[str, Any]:
     return {"mean": m, "std": sd, "n": n, "ci": [m - h, m + h]}
 
 
-def slope_ci(x: Sequence[float], y: Sequence[float], level: float = 0.95) -> dict[str, Any]:
-    """Least-squares slope of ``y`` on ``x`` with its two-sided t interval (n - 2 dof)."""
+def slope_ci(x: Sequence[float], y: Sequence[float], level: float = 0.95,
+             groups: Sequence[Any] | None = None) -> dict[str, Any]:
+    """Least-squares slope of ``y`` on ``x`` with its two-sided t interval (``n - 2`` dof).
+    With ``groups`` (say, the model seed of each point) the slope is the within-group one:
+    each group's means are taken out of ``x`` and ``y`` first (a fixed effect per group, so
+    a seed that is better at every ``x`` does not widen the interval), ``n - g - 1`` dof."""
     from scipy import stats
 
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(x) < 3 or np.ptp(x) == 0:
+    g = np.zeros(len(x), dtype=int) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
+    ng = int(g.max()) + 1 if len(g) else 0
+    dof = len(x) - ng - 1
+    if dof < 1 or np.ptp(x) == 0:
         return {"slope": None, "ci": [None, None], "n": len(x), "p": None}
-    r = stats.linregress(x, y)
-    h = float(stats.t.ppf(0.5 + level / 2, len(x) - 2)) * r.stderr
-    return {"slope": float(r.slope), "ci": [float(r.slope - h), float(r.slope + h)], "n": len(x), "p": float(r.pvalue)}
+    xc = x - (np.bincount(g, x) / np.bincount(g))[g]
+    yc = y - (np.bincount(g, y) / np.bincount(g))[g]
+    sxx = float(xc @ xc)
+    if sxx == 0:
+        return {"slope": None, "ci": [None, None], "n": len(x), "p": None}
+    b = float(xc @ yc) / sxx
+    resid = yc - b * xc
+    se = float(np.sqrt(resid @ resid / dof / sxx))
+    h = float(stats.t.ppf(0.5 + level / 2, dof)) * se
+    pval = float(2 * stats.t.sf(abs(b) / se, dof)) if se > 0 else 0.0
+    return {"slope": b, "ci": [b - h, b + h], "n": len(x), "p": pval, "groups": ng}
 
 
 def spearman(x: list[float], y: list[float]) -> float:
@@ -591,8 +606,16 @@ def multitask_results(s: dict[str, Any], store: UnitStore) -> dict[str, Any]:
         for k in ("diff_mnist", "diff_fashion"):
             row[k] = mean_ci([p[k] for p in per if p[k] is not None])
         rows.append(row)
-    return {"rows": rows, "separate": {"physical_layers": 2 * s["layers"], "area_mm2": 2 * one.area_mm2,
-                                       "energy_pj_per_inference": one.energy_j * 1e12}}
+    out: dict[str, Any] = {"rows": rows, "separate": {"physical_layers": 2 * s["layers"], "area_mm2": 2 * one.area_mm2,
+                                                      "energy_pj_per_inference": one.energy_j * 1e12}}
+    # the cost of each shared layer where every task keeps a branch (K_s < L; at K_s = L the
+    # planes see one field and the task cannot be recognized): the multi-task models' own
+    # accuracy against K_s, every seed a point, the slope within seeds, with its 95 % interval
+    branch = [(r["shared"], p) for r in rows if r["shared"] < s["layers"] for p in r["per_seed"]]
+    for k in ("mnist", "fashion"):
+        out[f"depth_slope_{k}"] = slope_ci([ks for ks, _ in branch], [p[f"acc_{k}"] for _, p in branch],
+                                           groups=[p["seed"] for _, p in branch])
+    return out
 
 
 def _model_label(key: str) -> str:
@@ -634,7 +657,10 @@ def robustness_summary(df: pd.DataFrame) -> dict[str, Any]:
 
 def regularization_results(s: dict[str, Any], store: UnitStore) -> dict[str, Any]:
     """Per ratio: accuracy per task with t-intervals over seeds; the slope of accuracy on
-    log2(ratio) with its interval (distinguishable from seed noise when it excludes 0)."""
+    log2(ratio) with its interval (distinguishable from seed noise when it excludes 0).
+    Every seed is trained at every ratio, so the slope is taken within seeds (``slope_*``:
+    a seed that is better at every ratio is not counted as noise); ``slope_*_pooled``
+    ignores the pairing."""
     ks = s["reg_shared"]
     rows, pts = [], []
     for r in s["ratios"]:
@@ -650,9 +676,10 @@ def regularization_results(s: dict[str, Any], store: UnitStore) -> dict[str, Any
     lx = [math.log2(p["ratio"]) for p in pts]
     out: dict[str, Any] = {"shared": ks, "rows": rows, "points": pts}
     for k in ("mnist", "fashion"):
-        sl = slope_ci(lx, [p[f"acc_{k}"] for p in pts])
-        sl["distinguishable"] = bool(sl["slope"] is not None and (sl["ci"][0] > 0 or sl["ci"][1] < 0))
-        out[f"slope_{k}"] = sl
+        for name, groups in ((f"slope_{k}", [p["seed"] for p in pts]), (f"slope_{k}_pooled", None)):
+            sl = slope_ci(lx, [p[f"acc_{k}"] for p in pts], groups=groups)
+            sl["distinguishable"] = bool(sl["slope"] is not None and (sl["ci"][0] > 0 or sl["ci"][1] < 0))
+            out[name] = sl
         means = [r[f"acc_{k}"]["mean"] for r in rows if r[f"acc_{k}"]["mean"] is not None]
         out[f"spearman_{k}"] = spearman([r["ratio"] for r in rows if r[f"acc_{k}"]["mean"] is not None], means) \
             if len(means) > 1 else None
@@ -837,6 +864,14 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
             f"{_pp(r['diff_mnist'])} / {_pp(r['diff_fashion'])}",
             f"{r['physical_layers']} vs {r['separate_layers']} layers, {r['area_mm2']:.1f} vs "
             f"{r['separate_area_mm2']:.1f} mm^2, {r['energy_pj']:.2f} vs {r['separate_energy_pj']:.2f} pJ/inference")
+    for k in ("mnist", "fashion"):
+        sl = mt.get(f"depth_slope_{k}")
+        if sl and sl["slope"] is not None:
+            lo, hi = sl["ci"]
+            add(f"multi-task: {k} accuracy per shared layer (K_s < L, every seed a point)", "n/a",
+                f"{100 * sl['slope']:+.2f} points [{100 * lo:+.2f}, {100 * hi:+.2f}]",
+                f"95 % CI within seeds, {sl['n']} models; " + ("below 0: sharing costs accuracy" if hi < 0 else
+                                                 "includes 0: no cost distinguishable" if lo <= 0 else "above 0"))
     rg = res.get("regularization", {})
     for r in rg.get("rows", []):
         add(f"regularization K_s={rg['shared']}, lambda_MNIST/lambda_Fashion = {r['ratio']:g}: MNIST / Fashion",
@@ -848,7 +883,7 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
             add(f"regularization: slope of {k} accuracy per doubling of the ratio", "n/a",
                 f"{100 * sl['slope']:+.2f} points [{100 * sl['ci'][0]:+.2f}, {100 * sl['ci'][1]:+.2f}]",
                 ("distinguishable" if sl["distinguishable"] else "NOT distinguishable") +
-                f" from seed noise (95 % CI, {sl['n']} models)")
+                f" from seed noise (95 % CI within seeds, {sl['n']} models)")
     rb = res.get("robustness", {})
     for task, per in rb.get("summary", {}).items():
         for src, d in per.items():

@@ -69,6 +69,23 @@ def test_mean_ci_and_slope_ci():
     assert noisy["ci"][0] < 0.01 < noisy["ci"][1]
     flat = rep.slope_ci(x, rng.normal(0, 0.02, len(x)))
     assert flat["ci"][0] < 0 < flat["ci"][1]  # no effect: the interval holds 0
+    from scipy import stats
+
+    y = 0.01 * x + rng.normal(0, 0.02, len(x))
+    lr = stats.linregress(x, y)
+    one = rep.slope_ci(x, y)  # no groups: ordinary least squares
+    assert one["slope"] == pytest.approx(lr.slope) and one["p"] == pytest.approx(lr.pvalue)
+    # groups: the slope of OLS with a dummy per group, and its standard error
+    grp = np.tile(np.arange(5), 3)
+    yg = y + 0.05 * grp
+    X = np.column_stack([x, (grp[:, None] == np.arange(5)).astype(float)])
+    beta, res, *_ = np.linalg.lstsq(X, yg, rcond=None)
+    dof = len(x) - 6
+    se = np.sqrt(res[0] / dof * np.linalg.inv(X.T @ X)[0, 0])
+    fe = rep.slope_ci(x, yg, groups=grp)
+    h = stats.t.ppf(0.975, dof) * se
+    assert fe["slope"] == pytest.approx(beta[0]) and fe["ci"] == pytest.approx([beta[0] - h, beta[0] + h])
+    assert fe["groups"] == 5 and rep.slope_ci(x, yg)["ci"][1] - rep.slope_ci(x, yg)["ci"][0] > fe["ci"][1] - fe["ci"][0]
 
 
 def test_plan_phases_and_keys():
@@ -289,3 +306,36 @@ def test_compare_stores_and_device_counts(tmp_path):
     assert (rep.compute_used(b)["gpu_wall_hours"], rep.compute_used(b)["cpu_hours"]) == (2.0, 0.0)
     assert rep.compute_used(a)["cpu_hours"] == 0.5  # the robustness unit took 1 s of wall, no CPU recorded
     assert rep.compute_used(a)["wall_hours"] == pytest.approx(1.0 + 1 / 3600)
+
+
+def test_multitask_results_pair_seeds_and_fit_the_depth_trend(tmp_path):
+    s = {**rep.settings_for(True), "layers": 2, "seeds": 2}
+    st = rep.UnitStore(tmp_path)
+    for sd in range(2):
+        st.save(rep.single_key("mnist", sd), {"record": {"acc": [0.90 + 0.01 * sd]}})
+        st.save(rep.single_key("fashion", sd), {"record": {"acc": [0.80]}})
+        for ks in range(3):  # MNIST falls 1 point per shared layer on both seeds; Fashion flat
+            st.save(rep.mt_key(ks, 1.0, sd), {"record": {"acc": [0.91 - 0.01 * ks + 0.01 * sd, 0.80],
+                                                         "recognition": [0.99, 0.99], "joint": [0.9, 0.8]}})
+    mt = rep.multitask_results(s, st)
+    r0 = mt["rows"][0]
+    assert [p["diff_mnist"] for p in r0["per_seed"]] == pytest.approx([0.01, 0.01])
+    assert r0["physical_layers"] == 4 and mt["rows"][2]["physical_layers"] == 2
+    sl = mt["depth_slope_mnist"]  # K_s = 0, 1 only (K_s = L has no branches): 4 points
+    assert sl["n"] == 4 and sl["slope"] == pytest.approx(-0.01) and sl["ci"][1] < 0
+    assert mt["depth_slope_fashion"]["slope"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_regularization_slope_is_taken_within_seeds(tmp_path):
+    s = {**rep.settings_for(True), "reg_seeds": 3, "ratios": (0.25, 1.0, 4.0)}
+    st = rep.UnitStore(tmp_path)
+    for sd in range(3):  # +0.2 points per doubling on every seed, seeds 1 point apart
+        for r in s["ratios"]:
+            acc = 0.95 + 0.01 * sd + 0.001 * float(np.log2(r))
+            st.save(rep.mt_key(s["reg_shared"], r, sd), {"record": {"acc": [acc, 0.8 + 0.01 * sd],
+                                                                   "recognition": [0.99, 0.99]}})
+    rg = rep.regularization_results(s, st)
+    within, pooled = rg["slope_mnist"], rg["slope_mnist_pooled"]
+    assert within["slope"] == pytest.approx(0.001) and pooled["slope"] == pytest.approx(0.001)
+    assert within["distinguishable"] and not pooled["distinguishable"]  # the seed offsets swamp the pooled fit
+    assert rg["slope_fashion"]["slope"] == pytest.approx(0.0, abs=1e-12)
