@@ -454,6 +454,17 @@ def execute(phases: list[list[Unit]], ctx: Context, jobs: int, out: Path, thread
                 log(_describe(*f.result()))
 
 
+ROBUST_FORWARD_COST = 1.2
+"""CPU time of one image's forward pass in a robustness sweep, in training steps per image
+(forward and backward at the training batch). Measured on the full-data run's six
+single-task robustness units: 59-65 s of CPU for 69 evaluations of 500 images (1.8 ms an
+image; the sweep evaluates its 500 images in one batch, training takes 64 at a time)
+against 91 s per 60,000-image training epoch (1.5 ms). The multi-task units agree (K_s =
+2, 4, 5 of seed 0: 194, 153, 131 s measured, 201, 151, 126 s by this count). Until this
+revision the plan assumed a third of a step, which put the sweeps at 23 single-task
+epochs instead of about 80."""
+
+
 def plan_cost(s: dict[str, Any], phases: list[list[Unit]], n_train: int) -> dict[str, Any]:
     """The planned compute of each phase in single-task epochs (one pass of one task's
     ``n_train`` images through a single-task model of ``L`` layers), counted in layer
@@ -463,8 +474,7 @@ def plan_cost(s: dict[str, Any], phases: list[list[Unit]], n_train: int) -> dict
     ``T`` tasks costs ``T (K_s + T (L - K_s)) / L`` single-task epochs (4 at ``K_s = 0``,
     2 at ``K_s = L``; measured on the full-data configuration: 3.5-3.6 at ``K_s`` = 0, 1).
     Models ``epochs`` of that, fine-tuning ``finetune_train / n_train`` epochs of it, a
-    robustness sweep ``evals x robust_test / n_train / 3`` of it (a forward pass costs
-    about a third of a training step [assumed])."""
+    robustness sweep ``evals x robust_test / n_train x ROBUST_FORWARD_COST`` of it."""
     evals = 1 + sum(len([v for v in lv if v not in (None, 0.0)]) for _, _, lv in _sweeps(s["robust_levels"])) \
         * s["noise_seeds"]
     L = s["layers"]
@@ -480,7 +490,7 @@ def plan_cost(s: dict[str, Any], phases: list[list[Unit]], n_train: int) -> dict
             elif u.kind == "aware":
                 e += s["finetune_epochs"] * passes * min(1.0, (s["finetune_train"] or n_train) / n_train)
             elif u.kind == "robust":
-                e += evals * (s["robust_test"] or 10000) * passes / n_train / 3
+                e += evals * (s["robust_test"] or 10000) * passes / n_train * ROBUST_FORWARD_COST
         per[f"phase{i}:" + "+".join(sorted({u.kind for u in phase}))] = e
     return {"epochs_per_phase": per, "epochs_total": sum(per.values()), "robust_evals_per_model": evals}
 
