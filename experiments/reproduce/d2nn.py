@@ -648,20 +648,29 @@ def robustness_frame(s: dict[str, Any], phases: list[list[Unit]], store: UnitSto
 
 
 def robustness_summary(df: pd.DataFrame) -> dict[str, Any]:
-    """Mean over model seeds at each source's strongest level and at the ideal, per task,
-    model (single-task, K_s) and variant."""
+    """Per task and noise source, at two levels of the sweep -- its middle non-ideal level
+    and its strongest (by magnitude for a signed sweep) -- the accuracy of every model (single-task, K_s) and variant (plain,
+    noise-aware): mean and std over model seeds, their count, and the mean at the ideal
+    level. ``robustness_summary.csv`` holds every level."""
     if df.empty:
         return {}
     out: dict[str, Any] = {}
     for (task, src), d in df.groupby(["task", "source"], sort=False):
-        labels = list(dict.fromkeys(d["level_label"]))
-        worst = labels[-1]
+        level_of = dict(zip(d["level_label"], d["level"]))  # in sweep order, weakest first
+        off = [lb for lb, v in level_of.items() if v is None or pd.isna(v) or v == 0]
+        ideal = off[0] if off else next(iter(level_of))
+        noisy = [lb for lb in level_of if lb != ideal] or [ideal]
+        if any(float(level_of[lb]) < 0 for lb in noisy):  # a signed sweep (drift): by magnitude
+            noisy.sort(key=lambda lb: abs(float(level_of[lb])))
+        picks = list(dict.fromkeys([noisy[(len(noisy) - 1) // 2], noisy[-1]]))
         g = d.groupby(["model", "variant", "level_label"])["accuracy"]
-        m, n = g.mean(), g.count()
-        out.setdefault(task, {})[src] = {"level": worst, "models": {
-            f"{mo} {va}": {"acc": float(m[(mo, va, worst)]), "ideal": float(m[(mo, va, labels[0])]),
-                           "seeds": int(n[(mo, va, worst)])}
-            for mo, va in dict.fromkeys(zip(d["model"], d["variant"])) if (mo, va, worst) in m.index}}
+        m, sd, n = g.mean(), g.std(), g.count()
+        pairs = list(dict.fromkeys(zip(d["model"], d["variant"])))
+        out.setdefault(task, {})[src] = {"levels": {lv: {
+            f"{mo} {va}": {"acc": float(m[(mo, va, lv)]),
+                           "std": None if pd.isna(sd[(mo, va, lv)]) else float(sd[(mo, va, lv)]),
+                           "seeds": int(n[(mo, va, lv)]), "ideal": float(m[(mo, va, ideal)])}
+            for mo, va in pairs if (mo, va, lv) in m.index} for lv in picks}}
     return out
 
 
@@ -897,8 +906,10 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
     rb = res.get("robustness", {})
     for task, per in rb.get("summary", {}).items():
         for src, d in per.items():
-            cells = "; ".join(f"{m}: {100 * v['acc']:.1f}" for m, v in d["models"].items())
-            add(f"robustness {task}: {src} at {d['level']} (acc %, mean over seeds)", "n/a", cells)
+            for lv, models in d["levels"].items():
+                cells = "; ".join(f"{m}: {100 * v['acc']:.1f}" + ("" if v["std"] is None else f" ± {100 * v['std']:.1f}")
+                                  for m, v in models.items())
+                add(f"robustness {task}: {src} at {lv} (acc %, mean ± std over model seeds)", "n/a", cells)
     cd = res.get("codesign")
     if cd:
         add("co-design MOBO (acc1, acc2, layers) with recognition >= "

@@ -339,3 +339,25 @@ def test_regularization_slope_is_taken_within_seeds(tmp_path):
     assert within["slope"] == pytest.approx(0.001) and pooled["slope"] == pytest.approx(0.001)
     assert within["distinguishable"] and not pooled["distinguishable"]  # the seed offsets swamp the pooled fit
     assert rg["slope_fashion"]["slope"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_robustness_summary_reports_the_middle_and_strongest_levels():
+    import pandas as pd
+
+    rows = []
+    for seed, off in ((0, 0.0), (1, 0.02)):
+        for lv, acc in ((None, 0.9), (0.1, 0.8), (0.2, 0.6), (0.4, 0.3)):
+            rows.append({"task": "mnist", "source": "laser", "level": lv, "level_label": "ideal" if lv is None
+                         else f"{lv:g}", "model": "K_s=1", "variant": "plain", "model_seed": seed, "accuracy": acc + off})
+        for lv, acc in ((-0.02, 0.5), (-0.01, 0.7), (0.0, 0.9), (0.01, 0.8), (0.02, 0.6)):  # signed, ideal inside
+            rows.append({"task": "mnist", "source": "drift", "level": lv, "level_label": f"{lv:g}", "model": "K_s=1",
+                         "variant": "plain", "model_seed": seed, "accuracy": acc + off})
+    summ = rep.robustness_summary(pd.DataFrame(rows))
+    levels = summ["mnist"]["laser"]["levels"]
+    assert list(levels) == ["0.2", "0.4"]  # the middle of the three noisy levels, then the strongest
+    v = levels["0.4"]["K_s=1 plain"]
+    assert v["acc"] == pytest.approx(0.31) and v["std"] == pytest.approx(0.02 / 2**0.5) and v["seeds"] == 2
+    assert v["ideal"] == pytest.approx(0.91)
+    drift = summ["mnist"]["drift"]["levels"]
+    assert list(drift) == ["0.01", "0.02"] and drift["0.02"]["K_s=1 plain"]["ideal"] == pytest.approx(0.91)
+    assert rep.robustness_summary(pd.DataFrame()) == {}
