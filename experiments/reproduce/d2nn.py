@@ -524,13 +524,11 @@ def slope_ci(x: Sequence[float], y: Sequence[float], level: float = 0.95,
     g = np.zeros(len(x), dtype=int) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
     ng = int(g.max()) + 1 if len(g) else 0
     dof = len(x) - ng - 1
-    if dof < 1 or np.ptp(x) == 0:
-        return {"slope": None, "ci": [None, None], "n": len(x), "p": None}
-    xc = x - (np.bincount(g, x) / np.bincount(g))[g]
-    yc = y - (np.bincount(g, y) / np.bincount(g))[g]
+    xc = x - (np.bincount(g, x) / np.bincount(g))[g] if len(x) else x
     sxx = float(xc @ xc)
-    if sxx == 0:
+    if dof < 1 or sxx == 0:  # too few points, or x constant (within every group)
         return {"slope": None, "ci": [None, None], "n": len(x), "p": None}
+    yc = y - (np.bincount(g, y) / np.bincount(g))[g]
     b = float(xc @ yc) / sxx
     resid = yc - b * xc
     se = float(np.sqrt(resid @ resid / dof / sxx))
@@ -987,6 +985,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         device = str(resolve_device(args.device))
     except RuntimeError as e:
         raise SystemExit(f"error: {e}") from None
+    if args.compare_with is not None and not (args.compare_with / "units").is_dir():
+        raise SystemExit(f"error: --compare-with {args.compare_with}: no units/ folder there")
     skip = {x.strip() for x in args.skip.split(",") if x.strip()}
     unknown = skip - {"physics", "multitask", "regularization", "robustness", "codesign", "single"}
     if unknown:
@@ -1064,8 +1064,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         res["gpu"] = gpu_scale(args, s, device)
     res["compute"] = compute_used(store)
     if args.compare_with is not None:
-        if not (args.compare_with / "units").is_dir():
-            raise SystemExit(f"error: --compare-with {args.compare_with}: no units/ folder there")
         rows = compare_stores(store, UnitStore(args.compare_with))
         pd.DataFrame(rows).to_csv(out / "device_check.csv", index=False)
         res["device_check"] = {"units": len(rows), "other": str(args.compare_with),
@@ -1088,6 +1086,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return res
 
 
+def _device_kind(record: dict[str, Any]) -> str:
+    """``cpu`` / ``cuda`` ...: the device type a unit's record names (``cuda:0`` is ``cuda``)."""
+    return str(record.get("device", "cpu")).split(":")[0]
+
+
 def compute_used(store: UnitStore) -> dict[str, Any]:
     """What the stored units cost, whenever run: CPU and wall hours of the units computed on
     the CPU, wall hours of those trained on a GPU (``gpu_wall_hours``; their host CPU time
@@ -1099,7 +1102,7 @@ def compute_used(store: UnitStore) -> dict[str, Any]:
     by_device: dict[str, int] = {}
     for p in sorted(store.root.glob("*.pt")):
         r = store.load(p.stem).get("record", {})
-        dev = str(r.get("device", "cpu")).split(":")[0]
+        dev = _device_kind(r)
         w = float(r.get("train_s", r.get("seconds", 0.0)))
         if dev == "cpu":
             cpu += float(r.get("cpu_s", 0.0))
@@ -1123,7 +1126,7 @@ def compare_stores(a: UnitStore, b: UnitStore) -> list[dict[str, Any]]:
         if not b.has(p.stem):
             continue
         x, y = a.load(p.stem), b.load(p.stem)
-        if "state" not in x or "state" not in y or x["record"].get("device") == y["record"].get("device"):
+        if "state" not in x or "state" not in y or _device_kind(x["record"]) == _device_kind(y["record"]):
             continue
         dp = max(float((x["state"][k].double() - y["state"][k].double()).abs().max()) for k in x["state"])
         rx, ry = x["record"], y["record"]
