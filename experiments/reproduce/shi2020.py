@@ -61,7 +61,12 @@ the software-only design), and wall time per run.
 
 Run: ``coexplore reproduce shi2020 [--quick]`` (or ``python -m
 experiments.reproduce.shi2020``); everything lands in ``runs/reproduce/shi2020/``, studies
-resume if interrupted, and the deterministic steps are cached in ``steps.json``.
+resume if interrupted, and the deterministic steps, each finished search (its record:
+:data:`RUN_FIELDS`) and each re-map are cached in ``steps.json``. The full run takes about a
+day on 2 cores, longer than a working session whose checkout may not keep ``runs/``; so it
+continues from committed state: ``--cache-from`` takes an earlier ``steps.json``'s entries
+and ``--reuse`` an earlier ``results.json``'s finished workloads (:func:`reusable`: same
+settings only). Only the search in progress when a session stops is lost.
 """
 
 from __future__ import annotations
@@ -308,7 +313,36 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
             metrics = {k: m[k] for k in ("edp_uj_ms", "energy_uj", "latency_ms", "utilization", "area_mm2")}
             metrics.update(seconds=best_t.wall_time_s, all_layers_proven_optimal=True, worst_layer_gap=0.0)
     return {"curve": curve, "best_point": dict(best_t.params) if best_t else None, "best_metrics": metrics,
-            "failed": failed, "layer_mappings": mapped, "layer_mappings_proven": proven, "seconds": float(sum(t.wall_time_s or 0.0 for t in trials)), "trials": trials}
+            "failed": failed, "layer_mappings": mapped, "layer_mappings_proven": proven,
+            "trial_seconds": [float(t.wall_time_s or 0.0) for t in trials],
+            "seconds": float(sum(t.wall_time_s or 0.0 for t in trials)), "trials": trials}
+
+
+RUN_FIELDS = ("curve", "best_point", "best_metrics", "failed", "layer_mappings", "layer_mappings_proven",
+              "trial_seconds", "seconds")
+
+
+def run_key(workload: str, tag: str, mode: str, optimizer: str, seed: int, budget: int, mapper: Any) -> str:
+    """The :data:`steps.json <_cached>` key of one finished outer search: everything its
+    result depends on (the study's name, budget and inner mapper)."""
+    return f"{workload}{tag}:{mode}:{optimizer}:s{seed}:run:b{budget}:" + json.dumps(mapper, sort_keys=True)
+
+
+def search_run(workload: str, spec: str, optimizer: str, seed: int, mode: str, budget: int, mapper: Any,
+               storage: str, workers: int, tech: str, tag: str, cache: dict[str, Any], cache_path: Path) -> dict[str, Any]:
+    """One outer search's record (:data:`RUN_FIELDS`): from ``cache`` when an earlier
+    invocation finished it, else :func:`run_study` (which resumes its SQLite study) and
+    cached once the study has its whole budget. The record is what the decomposition
+    needs of a run, so a run survives the loss of ``studies.db`` (a new checkout) once its
+    ``steps.json`` entry is kept (``--cache-from``)."""
+    key = run_key(workload, tag, mode, optimizer, seed, budget, mapper)
+    if key in cache:
+        return dict(cache[key])
+    r = run_study(workload, spec, optimizer, seed, mode, budget, mapper, storage, workers, tech, tag)
+    rec = {k: r[k] for k in RUN_FIELDS}
+    if len(r["curve"]) >= budget:
+        _cached(cache, cache_path, key, lambda: rec)
+    return dict(rec)
 
 
 def final_mapper(args: Any) -> dict[str, Any]:
@@ -434,8 +468,9 @@ def decomposition(workload: str, spec: str, args: Any, storage: str, cache: dict
         res["bound"][mode] = bound(spec, EYERISS_PES if mode == "iso" else FREE_MAX_PES, tech)
         res["both"][mode] = {}
         for opt in () if args.steps_only else (optimizers or tuple(args.optimizers)):
-            runs = [run_study(workload, spec, opt, seed, mode, budget_of(workload, args),
-                              search_mapper(args.gap, args.max_nodes), storage, args.workers, tech, tag)
+            runs = [search_run(workload, spec, opt, seed, mode, budget_of(workload, args),
+                               search_mapper(args.gap, args.max_nodes), storage, args.workers, tech, tag,
+                               cache, cache_path)
                     for seed in range(seeds)]
             keys = [f"{workload}{tag}:{mode}:{opt}:s{seed}:best" + repr(sorted(r["best_point"].items()))
                     for seed, r in enumerate(runs)]
@@ -446,7 +481,6 @@ def decomposition(workload: str, spec: str, args: Any, storage: str, cache: dict
                   cache, cache_path)
             for k, r in zip(keys, runs):
                 r["best"] = cache[k]
-                r.pop("trials")
             s = summarize_runs(runs, base, sw)
             res["both"][mode][opt] = s
             beat = [x for x in s["evals_to_beat_baseline"] if x is not None]
@@ -473,31 +507,61 @@ def inner_bo_ablation(args: Any, storage: str, cache: dict[str, Any], cache_path
     out: dict[str, Any] = {"workload": workload, "spec": spec, "outer_budget": args.inner_bo_outer_budget,
                            "inner_budget": args.inner_bo_budget, "runs": []}
     for seed in range(args.inner_bo_seeds):
-        r = run_study(workload, spec, "constrained-bo", seed, "iso", args.inner_bo_outer_budget, inner, storage,
-                      args.workers, TECH, "-innerbo")
-        # the exact inner search is step 3's own study (same name, space, mapper and seed): its
-        # first trials are that search at this outer budget, so nothing is evaluated twice
-        n = args.inner_bo_outer_budget
-        full = run_study(workload, spec, "constrained-bo", seed, "iso", n, search_mapper(args.gap, args.max_nodes),
-                         storage, args.workers, TECH)
-        exact = {"curve": full["curve"][:n], "seconds": float(sum(t.wall_time_s or 0.0 for t in full["trials"][:n]))}
-        proposed = infeasible = 0
-        for t in r["trials"]:
-            for layer in t.info.get("breakdown", {}).get("layers", []):
-                mi = layer.get("mapping_info", {})
-                proposed += layer.get("evaluated", 0) or 0
-                infeasible += len(mi.get("infeasible_trials", []) or [])
-        key = f"innerbo:s{seed}:" + repr(sorted((r["best_point"] or {}).items()))
-        best_exact_map = _cached(cache, cache_path, key, lambda r=r: figures(spec, r["best_point"], final_mapper(args)))
-        out["runs"].append({"seed": seed, "inner_bo_best_edp": r["curve"][-1], "exact_best_edp": exact["curve"][-1],
-                            "inner_bo_design_remapped_exactly_edp": best_exact_map["edp_uj_ms"],
-                            "inner_proposals": proposed, "inner_infeasible": infeasible,
-                            "failed_hardware_points": r["failed"], "seconds": r["seconds"],
-                            "exact_seconds": exact["seconds"]})
-        print(f"  inner BO seed {seed}: best EDP {r['curve'][-1]:.5g} vs exact inner {exact['curve'][-1]:.5g}; "
-              f"{infeasible}/{proposed} inner proposals infeasible; {r['seconds']:.0f} s vs {exact['seconds']:.0f} s",
-              flush=True)
+        key = f"innerbo:s{seed}:run:b{args.inner_bo_outer_budget}:" + json.dumps(inner, sort_keys=True)
+        row = _cached(cache, cache_path, key, lambda seed=seed: _inner_bo_seed(args, spec, inner, seed, storage,
+                                                                              cache, cache_path))
+        out["runs"].append(row)
+        print(f"  inner BO seed {seed}: best EDP {row['inner_bo_best_edp']:.5g} vs exact inner "
+              f"{row['exact_best_edp']:.5g}; {row['inner_infeasible']}/{row['inner_proposals']} inner proposals "
+              f"infeasible; {row['seconds']:.0f} s vs {row['exact_seconds']:.0f} s", flush=True)
     return out
+
+
+def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, storage: str, cache: dict[str, Any],
+                   cache_path: Path) -> dict[str, Any]:
+    """One seed of step 5: the inner-BO outer search beside the first evaluations of step 3's
+    own search (the same study: same name, space, inner mapper and seed, so nothing is
+    evaluated twice; its record when an earlier invocation finished it)."""
+    workload, n = args.inner_bo_workload, args.inner_bo_outer_budget
+    r = run_study(workload, spec, "constrained-bo", seed, "iso", n, inner, storage, args.workers, TECH, "-innerbo")
+    full = search_run(workload, spec, "constrained-bo", seed, "iso", max(n, budget_of(workload, args)),
+                      search_mapper(args.gap, args.max_nodes), storage, args.workers, TECH, "", cache, cache_path)
+    proposed = infeasible = 0
+    for t in r["trials"]:
+        for layer in t.info.get("breakdown", {}).get("layers", []):
+            mi = layer.get("mapping_info", {})
+            proposed += layer.get("evaluated", 0) or 0
+            infeasible += len(mi.get("infeasible_trials", []) or [])
+    key = f"innerbo:s{seed}:" + repr(sorted((r["best_point"] or {}).items()))
+    best_exact_map = _cached(cache, cache_path, key, lambda: figures(spec, r["best_point"], final_mapper(args)))
+    return {"seed": seed, "inner_bo_best_edp": r["curve"][-1], "exact_best_edp": full["curve"][:n][-1],
+            "inner_bo_design_remapped_exactly_edp": best_exact_map["edp_uj_ms"],
+            "inner_proposals": proposed, "inner_infeasible": infeasible,
+            "failed_hardware_points": r["failed"], "seconds": r["seconds"],
+            "exact_seconds": float(sum(full["trial_seconds"][:n]))}
+
+
+EARLIER_DEFAULTS = {"max_nodes": MAX_NODES, "final_max_nodes": 0}
+"""Settings that results.json files written before they were recorded ran with (every
+such run used the defaults of the time, as their run.log says)."""
+
+
+def reusable(earlier: dict[str, Any] | None, settings: dict[str, Any], workload: str, spec: str) -> dict[str, Any] | None:
+    """``workload``'s entry of an ``earlier`` results.json when it was finished (``both``
+    has every mode this run searches, each with every optimizer and seed) under the same
+    settings (spec, seeds, budget, optimizers, energy table, search gap and node limits),
+    else ``None``."""
+    if not earlier or workload not in earlier.get("workloads", {}):
+        return None
+    old, res = earlier["settings"], earlier["workloads"][workload]
+    same = (res.get("spec") == spec and not old.get("quick") and not old.get("steps_only")
+            and not settings["quick"] and not settings["steps_only"]
+            and old.get("budgets", {}).get(workload) == settings["budgets"].get(workload)
+            and all(old.get(k, EARLIER_DEFAULTS.get(k)) == settings[k]
+                    for k in ("seeds", "optimizers", "gap", "tech", "max_nodes", "final_max_nodes")))
+    done = all(len(res.get("both", {}).get(m, {}).get(o, {}).get("curves", [])) == settings["seeds"]
+               for m in settings["modes"] for o in settings["optimizers"])
+    return res if same and done else None
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -523,6 +587,13 @@ def main(argv: list[str] | None = None) -> dict:
                          "(default 0: no limit, proven optimal)")
     ap.add_argument("--steps-only", action="store_true",
                     help="only the deterministic steps (the RS check, baseline, software only, bounds), no searches")
+    ap.add_argument("--cache-from", nargs="*", type=Path, default=[],
+                    help="steps.json files of earlier invocations (e.g. the committed "
+                         "docs/reproduction/results/shi2020/steps.json): their finished steps, searches and re-maps "
+                         "are taken where this run's own steps.json lacks them")
+    ap.add_argument("--reuse", type=Path, default=None,
+                    help="an earlier results.json: its workloads finished with the same settings are taken as they "
+                         "are (marked reused_from_earlier_invocation) instead of being run again")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/shi2020"))
     args = ap.parse_args(argv)
@@ -541,11 +612,15 @@ def main(argv: list[str] | None = None) -> dict:
     storage = f"sqlite:///{(args.out / 'studies.db').resolve()}"
     cache_path = args.out / "steps.json"
     cache = _steps_cache(cache_path)
+    for extra in args.cache_from:
+        for k, v in _steps_cache(extra).items():
+            cache.setdefault(k, v)
     t0 = time.perf_counter()
     results: dict[str, Any] = {
         "settings": {"quick": q, "steps_only": args.steps_only, "seeds": args.seeds, "budgets": {w: budget_of(w, args) for w in workloads},
                      "optimizers": args.optimizers,
-                     "modes": list(modes), "gap": args.gap, "tech": TECH, "ablation_tech": ABLATION_TECH,
+                     "modes": list(modes), "gap": args.gap, "max_nodes": args.max_nodes,
+                     "final_max_nodes": args.final_max_nodes, "tech": TECH, "ablation_tech": ABLATION_TECH,
                      "inner_bo": {"workload": args.inner_bo_workload, "seeds": args.inner_bo_seeds,
                                   "outer_budget": args.inner_bo_outer_budget, "inner_budget": args.inner_bo_budget},
                      "batches": {w: b for w, (_, b) in workloads.items()}},
@@ -563,8 +638,14 @@ def main(argv: list[str] | None = None) -> dict:
         write_table(results, args.out / "table.md", args)
 
     if "decomposition" not in args.skip:
+        earlier = json.loads(args.reuse.read_text()) if args.reuse else None
         for wl, (spec, _) in workloads.items():
-            results["workloads"][wl] = decomposition(wl, spec, args, storage, cache, cache_path, modes=modes)
+            kept = reusable(earlier, results["settings"], wl, spec)
+            if kept is not None:
+                results["workloads"][wl] = {**kept, "reused_from_earlier_invocation": True}
+                print(f"{wl}: taken from {args.reuse} (finished earlier with the same settings)", flush=True)
+            else:
+                results["workloads"][wl] = decomposition(wl, spec, args, storage, cache, cache_path, modes=modes)
             if not args.steps_only:
                 plot(results["workloads"][wl], args.out / f"convergence_{wl}.png",
                      f"{wl}: median and range over {args.seeds} seeds")

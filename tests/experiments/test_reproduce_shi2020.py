@@ -165,3 +165,66 @@ def test_quick_reproduction_decomposes_the_gain_in_order(tmp_path):
     assert "Against the paper" in table and a["reading"] in table
     assert np.isfinite(res["rs_check"]["CONV1"]["latency_ms"]["ratio"])
     assert (tmp_path / "convergence_dqn.png").stat().st_size > 1000
+
+
+def test_a_finished_search_is_kept_as_a_record_and_not_run_again(tmp_path, monkeypatch):
+    """A run survives the loss of its studies.db: once its study has the whole budget its
+    record is in steps.json, and a later invocation takes it without touching a study."""
+    mapper = shi2020.search_mapper(0.0, 20_000)
+    args = ("dqn[3:4]", "dqn[3:4]", "random", 0, "iso", 2, mapper)
+    storage = f"sqlite:///{tmp_path / 'studies.db'}"
+    cache: dict = {}
+    rec = shi2020.search_run(*args, storage, 1, shi2020.TECH, "", cache, tmp_path / "steps.json")
+    assert len(rec["curve"]) == 2 and set(rec) == set(shi2020.RUN_FIELDS)
+    assert len(rec["trial_seconds"]) == 2 and rec["seconds"] == pytest.approx(sum(rec["trial_seconds"]))
+    saved = json.loads((tmp_path / "steps.json").read_text())
+    assert saved == {shi2020.run_key("dqn[3:4]", "", "iso", "random", 0, 2, mapper): rec}
+    (tmp_path / "studies.db").unlink()
+
+    def no_study(*a, **k):
+        raise AssertionError("a finished run must not be searched again")
+
+    monkeypatch.setattr(shi2020, "run_study", no_study)
+    assert shi2020.search_run(*args, storage, 1, shi2020.TECH, "", saved, tmp_path / "steps.json") == rec
+    with pytest.raises(AssertionError):                 # another budget is another run
+        shi2020.search_run(*args[:5], 3, mapper, storage, 1, shi2020.TECH, "", saved, tmp_path / "steps.json")
+
+
+def test_cache_from_takes_an_earlier_invocations_steps(tmp_path, monkeypatch):
+    first = shi2020.main(["--steps-only", "--skip", "rs-check", "--workloads", "dqn[3:4]", "--out",
+                          str(tmp_path / "a")])
+
+    def no_mapping(*a, **k):
+        raise AssertionError("cached steps must not be mapped again")
+
+    monkeypatch.setattr(shi2020, "figures", no_mapping)
+    again = shi2020.main(["--steps-only", "--skip", "rs-check", "--workloads", "dqn[3:4]", "--out",
+                          str(tmp_path / "b"), "--cache-from", str(tmp_path / "a" / "steps.json")])
+    assert again["workloads"] == first["workloads"]
+    with pytest.raises(AssertionError):
+        shi2020.main(["--steps-only", "--skip", "rs-check", "--workloads", "dqn[3:4]", "--out", str(tmp_path / "c")])
+
+
+def _earlier(seeds: int = 2, **settings) -> dict:
+    runs = {"curves": [[1.0]] * seeds}
+    return {"settings": {"quick": False, "steps_only": False, "seeds": 2, "budgets": {"dqn": 30},
+                         "optimizers": ["constrained-bo"], "gap": 0.0, "tech": shi2020.TECH, **settings},
+            "workloads": {"dqn": {"spec": "dqn", "both": {"iso": {"constrained-bo": runs},
+                                                          "free": {"constrained-bo": runs}}}}}
+
+
+def test_reuse_takes_only_workloads_finished_with_the_same_settings():
+    now = {"quick": False, "steps_only": False, "seeds": 2, "budgets": {"dqn": 30}, "optimizers": ["constrained-bo"],
+           "gap": 0.0, "tech": shi2020.TECH, "max_nodes": shi2020.MAX_NODES, "final_max_nodes": 0,
+           "modes": ["iso", "free"]}
+    # settings recorded before max_nodes / final_max_nodes were are the defaults of the time
+    assert shi2020.reusable(_earlier(), now, "dqn", "dqn") is not None
+    assert shi2020.reusable(_earlier(max_nodes=shi2020.MAX_NODES, final_max_nodes=0), now, "dqn", "dqn") is not None
+    assert shi2020.reusable(_earlier(), now, "dqn@32", "dqn@32") is None            # not in the file
+    assert shi2020.reusable(_earlier(), now, "dqn", "dqn[0:2]") is None             # another spec
+    assert shi2020.reusable(_earlier(budgets={"dqn": 8}), now, "dqn", "dqn") is None
+    assert shi2020.reusable(_earlier(max_nodes=300_000), now, "dqn", "dqn") is None
+    assert shi2020.reusable(_earlier(final_max_nodes=10**6), now, "dqn", "dqn") is None
+    assert shi2020.reusable(_earlier(seeds=1), now, "dqn", "dqn") is None           # a seed missing
+    assert shi2020.reusable(_earlier(quick=True), now, "dqn", "dqn") is None
+    assert shi2020.reusable(None, now, "dqn", "dqn") is None
