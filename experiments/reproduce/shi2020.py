@@ -305,6 +305,7 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
         if v is not None and v < best:
             best, best_t = v, t
         curve.append(best)
+    seconds = [float(t.wall_time_s or 0.0) for t in trials]
     metrics = None
     if best_t is not None:
         layers = best_t.info.get("breakdown", {}).get("layers", [])
@@ -314,8 +315,7 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
             metrics.update(seconds=best_t.wall_time_s, all_layers_proven_optimal=True, worst_layer_gap=0.0)
     return {"curve": curve, "best_point": dict(best_t.params) if best_t else None, "best_metrics": metrics,
             "failed": failed, "layer_mappings": mapped, "layer_mappings_proven": proven,
-            "trial_seconds": [float(t.wall_time_s or 0.0) for t in trials],
-            "seconds": float(sum(t.wall_time_s or 0.0 for t in trials)), "trials": trials}
+            "trial_seconds": seconds, "seconds": float(sum(seconds)), "trials": trials}
 
 
 RUN_FIELDS = ("curve", "best_point", "best_metrics", "failed", "layer_mappings", "layer_mappings_proven",
@@ -507,7 +507,7 @@ def inner_bo_ablation(args: Any, storage: str, cache: dict[str, Any], cache_path
     out: dict[str, Any] = {"workload": workload, "spec": spec, "outer_budget": args.inner_bo_outer_budget,
                            "inner_budget": args.inner_bo_budget, "runs": []}
     for seed in range(args.inner_bo_seeds):
-        key = f"innerbo:s{seed}:run:b{args.inner_bo_outer_budget}:" + json.dumps(inner, sort_keys=True)
+        key = run_key(workload, "-innerbo", "iso", "constrained-bo", seed, args.inner_bo_outer_budget, inner)
         row = _cached(cache, cache_path, key, lambda seed=seed: _inner_bo_seed(args, spec, inner, seed, storage,
                                                                               cache, cache_path))
         out["runs"].append(row)
