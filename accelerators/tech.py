@@ -186,10 +186,13 @@ def int_precision(word_bits: int) -> str:
 
 
 def _int_power_law(bits: Any, at8: float, at32: float) -> Any:
-    """``at8 * (bits/8) ** k`` with ``k`` such that the value at 32 bits is ``at32``."""
+    """``at8 * (bits/8) ** k`` with ``k`` such that the value at 32 bits is ``at32``.
+
+    The two anchors are returned as given rather than computed: ``log`` and ``pow`` are not
+    correctly rounded, and on some CPUs ``at8 * 4.0 ** k`` lands one ulp from ``at32``."""
     b = _positive(bits, "bits")
     k = math.log(at32 / at8) / math.log(32 / 8)
-    return _out(at8 * (b / 8.0) ** k)
+    return _out(np.where(b == 8, at8, np.where(b == 32, at32, at8 * (b / 8.0) ** k)))
 
 
 def int_add_energy_pj(bits: Any) -> Any:

@@ -91,12 +91,39 @@ def fingerprint() -> dict:
     return out
 
 
-def test_builtin_tables_reproduce_the_former_constants_bit_for_bit():
+def _ulps(a: str, b: str) -> float:
+    x, y = float.fromhex(a), float.fromhex(b)
+    return 0.0 if x == y else abs(x - y) / math.ulp(max(abs(x), abs(y)))
+
+
+def _flat(v) -> list[str]:
+    return v if isinstance(v, list) else [h for k in sorted(v) for h in _flat(v[k])]
+
+
+def test_builtin_tables_reproduce_the_former_constants_to_the_last_bit():
+    """Equal up to 2 ulp, not bit for bit: the power laws (int adder/multiplier, SRAM in
+    capacity) go through ``log`` and ``pow``, which are not correctly rounded, and the golden
+    file's CPU and an AMD EPYC differ by one ulp in ``0.03 * 4.0 ** k`` (CI, stop 32). Any
+    changed constant moves a value by far more than 2 ulp; the integer power law now returns
+    its 8- and 32-bit anchors as given, so those are exact on every CPU."""
     golden = json.loads(GOLDEN.read_text())
     now = fingerprint()
     assert sorted(now) == sorted(golden)
-    diff = [k for k in golden if now[k] != golden[k]]
-    assert not diff, f"changed: {diff[:5]}"
+    diff = {}
+    for k in golden:
+        g, n = _flat(golden[k]), _flat(now[k])
+        worst = max((_ulps(a, b) for a, b in zip(g, n)), default=0.0) if len(g) == len(n) else math.inf
+        if worst > 2:
+            diff[k] = worst
+    assert not diff, f"changed (ulps): {dict(list(diff.items())[:5])}"
+
+
+def test_integer_power_law_is_exact_at_its_anchors():
+    assert tech.int_add_energy_pj(8) == tech.INT8_ADD_PJ
+    assert tech.int_add_energy_pj(32) == tech.INT32_ADD_PJ
+    assert tech.int_mult_energy_pj(32) == tech.INT32_MULT_PJ
+    assert list(tech.int_mult_energy_pj(np.array([32, 8]))) == [tech.INT32_MULT_PJ, tech.INT8_MULT_PJ]
+    assert tech.INT8_ADD_PJ < tech.int_add_energy_pj(16) < tech.INT32_ADD_PJ
 
 
 def test_builtin_tables_are_package_files_with_a_source_per_entry():
