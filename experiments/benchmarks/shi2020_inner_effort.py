@@ -22,6 +22,14 @@ without a limit, and prints each limit's EDP over the proven optimum, whether it
 proven, and its CPU seconds: where a limit stops a proof, how far from the optimum the
 search still is.
 
+With ``--point JSON`` (a hardware point of the reproduction's space) it maps each layer of
+the workload (``--layers``: a subset by name) on that design with the heuristic mapper and
+with the exact mapper at each node limit of ``--limits``, and prints each one's EDP over the
+heuristic's, whether it was proven, its certified gap (EDP over the search's least open
+bound), its search nodes and CPU seconds: what a node limit buys on a searched design, where
+there is no affordable proof to compare with (how
+:data:`experiments.reproduce.shi2020.FINAL_MAX_NODES` was chosen).
+
 Otherwise it prints per setting: the network EDP over the reference's (median and largest over the
 points), the share of layer mappings proven (optimal, or within the gap), the Spearman rank
 correlation of the points' EDPs with the reference's, whether the best point is the
@@ -89,6 +97,37 @@ def eyeriss_layers(spec: str) -> list[dict[str, Any]]:
     return rows
 
 
+def design_layers(spec: str, point: dict[str, Any], limits: list[int], names: list[str] | None) -> list[dict]:
+    """Each layer of ``spec`` (those named in ``names``, if given) on ``point``: the
+    heuristic mapper's EDP, and the exact mapper's at each node limit of ``limits``
+    (``EDP``, proven, certified gap, nodes, CPU seconds)."""
+    from accelerators.spatial import SpatialArray
+    from evaluators.loopnest import LOOPNEST
+    from experiments.reproduce.shi2020 import fixed
+    from mappers import zoo
+    from mappers.exact import ExactMapper
+    from mappers.heuristic import HeuristicMapper
+
+    arch = SpatialArray(**point, **fixed()).to_arch()
+    layers = [x for x in zoo.resolve(spec) if names is None or x.name in names]
+    if names is not None and len(layers) != len(set(names)):
+        raise ValueError(f"--layers {names}: {spec} has {[x.name for x in zoo.resolve(spec)]}")
+    rows = []
+    for layer in layers:
+        heur = HeuristicMapper().map(layer, arch, LOOPNEST, "edp").edp
+        row = {"layer": layer.name, "heuristic_edp": heur}
+        for n in limits:
+            t = time.process_time()
+            r = ExactMapper(max_nodes=n).map(layer, arch, LOOPNEST, "edp")
+            row[str(n)] = {"edp": r.edp, "optimal": r.optimal, "gap": 0.0 if r.optimal else r.edp / r.lower_bound - 1,
+                           "nodes": r.info["nodes"], "cpu_s": time.process_time() - t}
+            x = row[str(n)]
+            print(f"{layer.name:<10} {n:>12,} {x['edp'] / heur:>12.4f} {x['optimal']!s:>7} {100 * x['gap']:>7.1f} % "
+                  f"{x['nodes']:>12,} {x['cpu_s']:>8.1f}", flush=True)
+        rows.append(row)
+    return rows
+
+
 def map_point(spec: str, point: dict[str, Any], settings: list[str]) -> dict[str, Any]:
     """The network EDP, proven share and CPU seconds of ``point`` under each setting."""
     from evaluators.nested import NestedEvaluator
@@ -145,9 +184,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
     ap.add_argument("--eyeriss-layers", action="store_true",
                     help="per layer on Eyeriss v1: each node limit against the unlimited (proven) search")
+    ap.add_argument("--point", type=json.loads, default=None,
+                    help="per layer on this hardware point (JSON): heuristic vs the exact mapper at --limits")
+    ap.add_argument("--limits", type=int, nargs="+", default=list(LAYER_LIMITS))
+    ap.add_argument("--layers", nargs="+", default=None, help="with --point: only these layers")
     args = ap.parse_args(argv)
     spec = WORKLOADS[args.workload][0]
-    res = (layers_report if args.eyeriss_layers else designs_report)(args, spec)
+    if args.point is not None:
+        res = point_report(args, spec)
+    else:
+        res = (layers_report if args.eyeriss_layers else designs_report)(args, spec)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(res, f, indent=1, default=float)
@@ -165,6 +211,15 @@ def layers_report(args: Any, spec: str) -> dict[str, Any]:
         print(f"{n:>10,} nodes: {sum(x[str(n)]['optimal'] for x in layers)}/{len(layers)} layers proven; "
               f"EDP / optimum median {np.median(r):.4f}, max {max(r):.4f}")
     return {"workload": args.workload, "spec": spec, "layers": layers}
+
+
+def point_report(args: Any, spec: str) -> dict[str, Any]:
+    """``--point``: print and return :func:`design_layers`."""
+    print(f"{args.workload} ({spec}) on {args.point}: the exact mapper at each node limit; EDP over the "
+          "heuristic mapper's, proven, certified gap (EDP / least open bound - 1), nodes, CPU s")
+    print(f"{'layer':<10} {'node limit':>12} {'EDP/heur':>12} {'proven':>7} {'gap':>9} {'nodes':>12} {'CPU s':>8}")
+    rows = design_layers(spec, args.point, args.limits, args.layers)
+    return {"workload": args.workload, "spec": spec, "point": args.point, "limits": args.limits, "layers": rows}
 
 
 def designs_report(args: Any, spec: str) -> dict[str, Any]:

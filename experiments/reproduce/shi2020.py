@@ -29,8 +29,10 @@ Per workload (:data:`WORKLOADS`, one batch rule for all, below):
    the best mapping found, usually the heuristic's (the exact mapper's bounds are loose,
    so it reaches good mappings only near the end of its search), which makes that design
    look worse than it is. The share of layer mappings proven optimal is reported, and
-   each run's best design is re-mapped without the limit for the reported figures (the seeds'
-   best designs side by side on the workers, :func:`remap`). ``iso``: at most Eyeriss's PEs and on-chip storage, the
+   each run's best design is re-mapped for the reported figures without the limit, or
+   with the workload's :data:`FINAL_MAX_NODES` where an unlimited proof is out of reach,
+   each figure then with its certified gap (the seeds' best designs side by side on the
+   workers, :func:`remap`). ``iso``: at most Eyeriss's PEs and on-chip storage, the
    paper's setting as recalled; ``free``: up to 1,024 PEs and 4x the storage.
 4. **Bound**: the compulsory-traffic lower bound (:mod:`evaluators.bounds`: every MAC
    once, every touched word of the weights and inputs read from DRAM once, every output
@@ -183,6 +185,17 @@ slope: a stopped search keeps the mapping it started from until near the end of 
 optimum), although on DQN's small layers 300,000 nodes rank random designs as 3 million do
 (docs/benchmarks/shi2020_inner_effort.txt)."""
 
+FINAL_MAX_NODES = {"dqn@32": 30_000_000}
+"""Search nodes per layer when a run's best design is re-mapped, where an unlimited proof
+is out of reach (``--final-max-nodes`` overrides it for every workload; elsewhere none).
+DQN at batch 32, on the best iso design of seed 0 (8 x 21 PEs, 32/128/16-word RFs,
+128 KiB): conv2 is proven optimal after 6.0 M nodes (72 CPU s), 30 % below the
+heuristic's mapping; conv1 is not proven after 30 M nodes (790 CPU s), 5 % below the
+heuristic's mapping and within 34 % of its optimum
+(docs/benchmarks/shi2020_final_nodes_dqn32.txt, ``python -m
+experiments.benchmarks.shi2020_inner_effort --point``). Each re-mapped figure carries
+``all_layers_proven_optimal`` and ``worst_layer_gap``."""
+
 BUDGETS = {"resnet50": 16}
 """Hardware evaluations per run where it differs from ``--budget``'s default (30): the
 exact mapper proves ResNet-50's 24 unique layers in about 3 min per hardware point on
@@ -237,8 +250,11 @@ def figures(spec: str, point: dict[str, Any], mapper: Any, tech: str = TECH) -> 
         raise RuntimeError(f"{spec} on {point}: {ev.status.value}: {ev.reason}")
     layers = ev.info["breakdown"]["layers"]
     optimal = all(r.get("optimal") is True for r in layers)
-    lb = [r.get("objective_lower_bound") for r in layers]
-    gap = max((r["edp"] / b - 1.0 for r, b in zip(layers, lb) if b), default=None) if all(lb) else None
+    # a certified bound on the worst layer's distance from its optimum: 0 for a proven
+    # layer, else its EDP over the search's least open bound
+    lb = [0.0 if r.get("optimal") is True else r.get("objective_lower_bound") for r in layers]
+    gap = max((r["edp"] / b - 1.0 for r, b in zip(layers, lb) if b), default=0.0) if all(
+        b is not None for b in lb) else None
     m = ev.metrics
     return {"edp_uj_ms": m["edp_uj_ms"], "energy_uj": m["energy_uj"], "latency_ms": m["latency_ms"],
             "utilization": m["utilization"], "area_mm2": m["area_mm2"], "seconds": time.perf_counter() - t,
@@ -345,11 +361,25 @@ def search_run(workload: str, spec: str, optimizer: str, seed: int, mode: str, b
     return dict(rec)
 
 
-def final_mapper(args: Any) -> dict[str, Any]:
+def final_nodes_of(workload: str, args: Any) -> int:
+    """Search nodes per layer when ``workload``'s best designs are re-mapped (0: no limit):
+    ``--final-max-nodes`` if given, else :data:`FINAL_MAX_NODES`."""
+    if args.final_max_nodes is not None:
+        return args.final_max_nodes
+    return FINAL_MAX_NODES.get(workload, 0)
+
+
+def _limit_tag(nodes: int) -> str:
+    """The suffix of a re-map's cache key under a node limit (none without one, the keys
+    of the runs before limits), so a limited re-map never stands in for an unlimited one."""
+    return f":max_nodes={nodes}" if nodes else ""
+
+
+def final_mapper(workload: str, args: Any) -> dict[str, Any]:
     """The mapper that re-maps each run's best design for the reported figures: the exact
-    mapper, without a node limit unless ``--final-max-nodes`` sets one (their
-    ``all_layers_proven_optimal`` and ``worst_layer_gap`` say how close they are then)."""
-    return search_mapper(0.0, args.final_max_nodes)
+    mapper, with :func:`final_nodes_of`'s node limit (their ``all_layers_proven_optimal``
+    and ``worst_layer_gap`` say how close they are when it stops one)."""
+    return search_mapper(0.0, final_nodes_of(workload, args))
 
 
 def budget_of(workload: str, args: Any) -> int:
@@ -383,6 +413,9 @@ def summarize_runs(runs: list[dict[str, Any]], base: dict[str, float], sw: dict[
     out["layer_mappings_proven_share"] = (sum(r.get("layer_mappings_proven", 0) for r in runs)
                                           / max(sum(r.get("layer_mappings", 0) for r in runs), 1))
     out["best_points"] = [r["best_point"] for r in runs]
+    out["final_proven"] = [bool(r["best"].get("all_layers_proven_optimal")) for r in runs]
+    out["final_worst_layer_gap"] = [0.0 if ok else r["best"].get("worst_layer_gap")
+                                    for ok, r in zip(out["final_proven"], runs)]
     out["curves"] = [r["curve"] for r in runs]
     return out
 
@@ -473,12 +506,12 @@ def decomposition(workload: str, spec: str, args: Any, storage: str, cache: dict
                                cache, cache_path)
                     for seed in range(seeds)]
             keys = [f"{workload}{tag}:{mode}:{opt}:s{seed}:best" + repr(sorted(r["best_point"].items()))
-                    for seed, r in enumerate(runs)]
+                    + _limit_tag(final_nodes_of(workload, args)) for seed, r in enumerate(runs)]
             for k, r in zip(keys, runs):          # a best trial proven optimal in every layer is final as it is
                 if r["best_metrics"]:
                     _cached(cache, cache_path, k, lambda r=r: r["best_metrics"])
-            remap(spec, {k: r["best_point"] for k, r in zip(keys, runs)}, final_mapper(args), tech, args.workers,
-                  cache, cache_path)
+            remap(spec, {k: r["best_point"] for k, r in zip(keys, runs)}, final_mapper(workload, args), tech,
+                  args.workers, cache, cache_path)
             for k, r in zip(keys, runs):
                 r["best"] = cache[k]
             s = summarize_runs(runs, base, sw)
@@ -532,8 +565,10 @@ def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, stora
             mi = layer.get("mapping_info", {})
             proposed += layer.get("evaluated", 0) or 0
             infeasible += len(mi.get("infeasible_trials", []) or [])
-    key = f"innerbo:s{seed}:" + repr(sorted((r["best_point"] or {}).items()))
-    best_exact_map = _cached(cache, cache_path, key, lambda: figures(spec, r["best_point"], final_mapper(args)))
+    key = (f"innerbo:s{seed}:" + repr(sorted((r["best_point"] or {}).items()))
+           + _limit_tag(final_nodes_of(args.inner_bo_workload, args)))
+    best_exact_map = _cached(cache, cache_path, key,
+                             lambda: figures(spec, r["best_point"], final_mapper(args.inner_bo_workload, args)))
     return {"seed": seed, "inner_bo_best_edp": r["curve"][-1], "exact_best_edp": full["curve"][:n][-1],
             "inner_bo_design_remapped_exactly_edp": best_exact_map["edp_uj_ms"],
             "inner_proposals": proposed, "inner_infeasible": infeasible,
@@ -544,6 +579,13 @@ def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, stora
 EARLIER_DEFAULTS = {"max_nodes": MAX_NODES, "final_max_nodes": 0}
 """Settings that results.json files written before they were recorded ran with (every
 such run used the defaults of the time, as their run.log says)."""
+
+
+def _final_nodes(settings: dict[str, Any], workload: str) -> int:
+    """A results.json's final node limit for ``workload``: one number for every workload
+    in files written before :data:`FINAL_MAX_NODES`, a mapping since."""
+    v = settings.get("final_max_nodes", EARLIER_DEFAULTS["final_max_nodes"])
+    return v.get(workload, 0) if isinstance(v, dict) else v
 
 
 def reusable(earlier: dict[str, Any] | None, settings: dict[str, Any], workload: str, spec: str) -> dict[str, Any] | None:
@@ -558,7 +600,8 @@ def reusable(earlier: dict[str, Any] | None, settings: dict[str, Any], workload:
             and not settings["quick"] and not settings["steps_only"]
             and old.get("budgets", {}).get(workload) == settings["budgets"].get(workload)
             and all(old.get(k, EARLIER_DEFAULTS.get(k)) == settings[k]
-                    for k in ("seeds", "optimizers", "gap", "tech", "max_nodes", "final_max_nodes")))
+                    for k in ("seeds", "optimizers", "gap", "tech", "max_nodes"))
+            and _final_nodes(old, workload) == _final_nodes(settings, workload))
     done = all(len(res.get("both", {}).get(m, {}).get(o, {}).get("curves", [])) == settings["seeds"]
                for m in settings["modes"] for o in settings["optimizers"])
     return res if same and done else None
@@ -582,9 +625,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--inner-bo-budget", type=int, default=None, help="mappings per layer and hardware point")
     ap.add_argument("--ablation-workloads", nargs="*", default=None)
     ap.add_argument("--skip", nargs="*", default=[], choices=["rs-check", "decomposition", "inner-bo", "table-ablation"])
-    ap.add_argument("--final-max-nodes", type=int, default=0,
-                    help="the exact mapper's search nodes per layer when a run's best design is re-mapped "
-                         "(default 0: no limit, proven optimal)")
+    ap.add_argument("--final-max-nodes", type=int, default=None,
+                    help="the exact mapper's search nodes per layer when a run's best design is re-mapped, "
+                         "for every workload (0: no limit, proven optimal; default: FINAL_MAX_NODES's, "
+                         "else no limit)")
     ap.add_argument("--steps-only", action="store_true",
                     help="only the deterministic steps (the RS check, baseline, software only, bounds), no searches")
     ap.add_argument("--cache-from", nargs="*", type=Path, default=[],
@@ -620,7 +664,7 @@ def main(argv: list[str] | None = None) -> dict:
         "settings": {"quick": q, "steps_only": args.steps_only, "seeds": args.seeds, "budgets": {w: budget_of(w, args) for w in workloads},
                      "optimizers": args.optimizers,
                      "modes": list(modes), "gap": args.gap, "max_nodes": args.max_nodes,
-                     "final_max_nodes": args.final_max_nodes, "tech": TECH, "ablation_tech": ABLATION_TECH,
+                     "final_max_nodes": {w: final_nodes_of(w, args) for w in workloads}, "tech": TECH, "ablation_tech": ABLATION_TECH,
                      "inner_bo": {"workload": args.inner_bo_workload, "seeds": args.inner_bo_seeds,
                                   "outer_budget": args.inner_bo_outer_budget, "inner_budget": args.inner_bo_budget},
                      "batches": {w: b for w, (_, b) in workloads.items()}},
@@ -671,6 +715,17 @@ def _pm(s: dict[str, Any]) -> str:
     return f"{100 * s['change_mean']:+.1f} % ± {100 * s['change_std']:.1f}"
 
 
+def _proven(s: dict[str, Any]) -> str:
+    """The share of the search's layer mappings proven optimal; and, where a run's best
+    design was re-mapped with a node limit that stopped a layer, the certified worst gap."""
+    out = f"{100 * s['layer_mappings_proven_share']:.1f} %"
+    gaps = [g for g, ok in zip(s.get("final_worst_layer_gap", []), s.get("final_proven", [])) if not ok]
+    if gaps:
+        worst = "?" if any(g is None for g in gaps) else f"{100 * max(gaps):.0f} %"
+        out += f"; final: {len(gaps)}/{len(s['final_proven'])} not proven, within {worst}"
+    return out
+
+
 def decomposition_rows(wl: str, res: dict[str, Any], batch: str, cmd: str, paper: bool = True) -> list[str]:
     base, sw = res["baseline"], res["software_only"]
     rows = []
@@ -693,7 +748,7 @@ def decomposition_rows(wl: str, res: dict[str, Any], batch: str, cmd: str, paper
             row(f"both: co-designed hardware ({opt}) + best mapping", mode, _pm(s["edp_uj_ms"]), _pm(s["energy_uj"]),
                 _pm(s["latency_ms"]), f"{len(beat)}/{len(s['evals_to_beat_baseline'])}",
                 f"{np.median(beat):.0f}" if beat else "--", f"{np.mean(s['seconds']):.0f}",
-                f"{100 * p:+.0f} %" if p is not None else "--", f"{100 * s['layer_mappings_proven_share']:.1f} %")
+                f"{100 * p:+.0f} %" if p is not None else "--", _proven(s))
         b = res["bound"][mode]
         row(f"compulsory-traffic bound ({b['pes']} PEs)", mode, _pct(_change(b["edp_uj_ms"], base["edp_uj_ms"])),
             _pct(_change(b["energy_uj"], base["energy_uj"])), _pct(_change(b["latency_ms"], base["latency_ms"])))
@@ -724,7 +779,7 @@ def against_paper_lines(results: dict[str, Any]) -> list[str]:
 
 
 HEADER = ["| workload | batch | step | resources | EDP vs baseline | energy vs baseline | latency vs baseline "
-          "| beat baseline (seeds) | evals to beat (median) | s/run | layer mappings proven optimal in the search "
+          "| beat baseline (seeds) | evals to beat (median) | s/run | layer mappings proven optimal in the search (and the final re-maps) "
           "| paper (EDP) | command |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 

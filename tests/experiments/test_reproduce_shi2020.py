@@ -225,6 +225,37 @@ def test_reuse_takes_only_workloads_finished_with_the_same_settings():
     assert shi2020.reusable(_earlier(budgets={"dqn": 8}), now, "dqn", "dqn") is None
     assert shi2020.reusable(_earlier(max_nodes=300_000), now, "dqn", "dqn") is None
     assert shi2020.reusable(_earlier(final_max_nodes=10**6), now, "dqn", "dqn") is None
+    # the final node limit is per workload since FINAL_MAX_NODES: only this workload's counts
+    per = {**now, "final_max_nodes": {"dqn": 0, "dqn@32": 30_000_000}}
+    assert shi2020.reusable(_earlier(), per, "dqn", "dqn") is not None
+    assert shi2020.reusable(_earlier(final_max_nodes={"dqn": 0, "dqn@32": 5}), per, "dqn", "dqn") is not None
+    assert shi2020.reusable(_earlier(final_max_nodes={"dqn": 10**6}), per, "dqn", "dqn") is None
     assert shi2020.reusable(_earlier(seeds=1), now, "dqn", "dqn") is None           # a seed missing
     assert shi2020.reusable(_earlier(quick=True), now, "dqn", "dqn") is None
     assert shi2020.reusable(None, now, "dqn", "dqn") is None
+
+
+def test_final_node_limit_per_workload_and_the_table_states_what_it_left_unproven():
+    args = shi2020.argparse.Namespace(final_max_nodes=None)
+    assert shi2020.final_nodes_of("dqn@32", args) == shi2020.FINAL_MAX_NODES["dqn@32"] > 0
+    assert shi2020.final_nodes_of("dqn", args) == 0
+    assert shi2020.final_mapper("dqn", args) == shi2020.EXACT_MAPPER
+    # a limited re-map is cached apart from an unlimited one (whose keys are the earlier runs')
+    assert shi2020._limit_tag(0) == "" and shi2020._limit_tag(30) != shi2020._limit_tag(31)
+    args.final_max_nodes = 7
+    assert shi2020.final_nodes_of("dqn", args) == 7 and shi2020.final_mapper("dqn", args)["max_nodes"] == 7
+    s = {"layer_mappings_proven_share": 0.5, "final_proven": [True, False, False],
+         "final_worst_layer_gap": [0.0, 0.1, 0.33]}
+    assert shi2020._proven(s) == "50.0 %; final: 2/3 not proven, within 33 %"
+    assert shi2020._proven({**s, "final_proven": [True] * 3}) == "50.0 %"
+    assert shi2020._proven({"layer_mappings_proven_share": 1.0}) == "100.0 %"      # a reused earlier entry
+
+
+def test_figures_gap_is_zero_when_proven_and_certified_when_a_node_limit_stops_a_layer():
+    proven = shi2020.figures("dqn[4:5]", shi2020.EYERISS_POINT, shi2020.EXACT_MAPPER)
+    assert proven["all_layers_proven_optimal"] and proven["worst_layer_gap"] == 0.0
+    cut = shi2020.figures("dqn[4:5]", shi2020.EYERISS_POINT, shi2020.search_mapper(0.0, 5))
+    assert not cut["all_layers_proven_optimal"]
+    # the stopped layer's figure is within its certified gap of the optimum
+    assert cut["edp_uj_ms"] >= proven["edp_uj_ms"] * (1 - 1e-9)
+    assert cut["edp_uj_ms"] <= proven["edp_uj_ms"] * (1 + cut["worst_layer_gap"]) * (1 + 1e-9)

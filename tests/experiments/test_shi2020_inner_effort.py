@@ -33,3 +33,17 @@ def test_a_failed_setting_counts_as_infinitely_worse():
     rows[1]["cheap"] = {"edp_uj_ms": None, "cpu_s": 1.0}
     s = summarize([{}, {}], rows, ["cheap"])["summary"]["cheap"]
     assert s["max_ratio"] == float("inf") and s["same_best"]
+
+
+def test_design_layers_certifies_its_gaps_against_the_proof():
+    from experiments.benchmarks.shi2020_inner_effort import design_layers
+    from experiments.reproduce.shi2020 import EYERISS_POINT
+
+    # fc2 of DQN on Eyeriss v1: 1,000 nodes stop the search, 10 million prove it
+    (row,) = design_layers("dqn", EYERISS_POINT, [1_000, 10_000_000], ["fc2"])
+    cut, full = row["1000"], row["10000000"]
+    assert full["optimal"] and full["gap"] == 0.0 and not cut["optimal"]
+    assert full["edp"] <= cut["edp"] <= full["edp"] * (1 + cut["gap"]) * (1 + 1e-9)
+    assert full["edp"] <= row["heuristic_edp"] * (1 + 1e-9)
+    with pytest.raises(ValueError, match="conv9"):
+        design_layers("dqn", EYERISS_POINT, [1_000], ["conv9"])
