@@ -250,11 +250,11 @@ def figures(spec: str, point: dict[str, Any], mapper: Any, tech: str = TECH) -> 
         raise RuntimeError(f"{spec} on {point}: {ev.status.value}: {ev.reason}")
     layers = ev.info["breakdown"]["layers"]
     optimal = all(r.get("optimal") is True for r in layers)
-    # a certified bound on the worst layer's distance from its optimum: 0 for a proven
-    # layer, else its EDP over the search's least open bound
-    lb = [0.0 if r.get("optimal") is True else r.get("objective_lower_bound") for r in layers]
-    gap = max((r["edp"] / b - 1.0 for r, b in zip(layers, lb) if b), default=0.0) if all(
-        b is not None for b in lb) else None
+    # a certified bound on the worst layer's distance from its optimum: 0 when every layer
+    # is proven, else the worst unproven layer's EDP over its search's least open bound
+    unproven = [r for r in layers if r.get("optimal") is not True]
+    gap = None if any(r.get("objective_lower_bound") is None for r in unproven) else max(
+        (r["edp"] / r["objective_lower_bound"] - 1.0 for r in unproven if r["objective_lower_bound"]), default=0.0)
     m = ev.metrics
     return {"edp_uj_ms": m["edp_uj_ms"], "energy_uj": m["energy_uj"], "latency_ms": m["latency_ms"],
             "utilization": m["utilization"], "area_mm2": m["area_mm2"], "seconds": time.perf_counter() - t,
@@ -369,10 +369,10 @@ def final_nodes_of(workload: str, args: Any) -> int:
     return FINAL_MAX_NODES.get(workload, 0)
 
 
-def _limit_tag(nodes: int) -> str:
-    """The suffix of a re-map's cache key under a node limit (none without one, the keys
-    of the runs before limits), so a limited re-map never stands in for an unlimited one."""
-    return f":max_nodes={nodes}" if nodes else ""
+def _limit_tag(mapper: dict[str, Any]) -> str:
+    """The suffix of a re-map's cache key by ``mapper``'s node limit (none without one, the
+    keys of the runs before limits), so a limited re-map never stands in for an unlimited one."""
+    return f":max_nodes={mapper['max_nodes']}" if mapper.get("max_nodes") else ""
 
 
 def final_mapper(workload: str, args: Any) -> dict[str, Any]:
@@ -505,13 +505,14 @@ def decomposition(workload: str, spec: str, args: Any, storage: str, cache: dict
                                search_mapper(args.gap, args.max_nodes), storage, args.workers, tech, tag,
                                cache, cache_path)
                     for seed in range(seeds)]
+            final = final_mapper(workload, args)
             keys = [f"{workload}{tag}:{mode}:{opt}:s{seed}:best" + repr(sorted(r["best_point"].items()))
-                    + _limit_tag(final_nodes_of(workload, args)) for seed, r in enumerate(runs)]
+                    + _limit_tag(final) for seed, r in enumerate(runs)]
             for k, r in zip(keys, runs):          # a best trial proven optimal in every layer is final as it is
                 if r["best_metrics"]:
                     _cached(cache, cache_path, k, lambda r=r: r["best_metrics"])
-            remap(spec, {k: r["best_point"] for k, r in zip(keys, runs)}, final_mapper(workload, args), tech,
-                  args.workers, cache, cache_path)
+            remap(spec, {k: r["best_point"] for k, r in zip(keys, runs)}, final, tech, args.workers, cache,
+                  cache_path)
             for k, r in zip(keys, runs):
                 r["best"] = cache[k]
             s = summarize_runs(runs, base, sw)
@@ -565,10 +566,9 @@ def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, stora
             mi = layer.get("mapping_info", {})
             proposed += layer.get("evaluated", 0) or 0
             infeasible += len(mi.get("infeasible_trials", []) or [])
-    key = (f"innerbo:s{seed}:" + repr(sorted((r["best_point"] or {}).items()))
-           + _limit_tag(final_nodes_of(args.inner_bo_workload, args)))
-    best_exact_map = _cached(cache, cache_path, key,
-                             lambda: figures(spec, r["best_point"], final_mapper(args.inner_bo_workload, args)))
+    final = final_mapper(args.inner_bo_workload, args)
+    key = f"innerbo:s{seed}:" + repr(sorted((r["best_point"] or {}).items())) + _limit_tag(final)
+    best_exact_map = _cached(cache, cache_path, key, lambda: figures(spec, r["best_point"], final))
     return {"seed": seed, "inner_bo_best_edp": r["curve"][-1], "exact_best_edp": full["curve"][:n][-1],
             "inner_bo_design_remapped_exactly_edp": best_exact_map["edp_uj_ms"],
             "inner_proposals": proposed, "inner_infeasible": infeasible,
@@ -581,7 +581,7 @@ EARLIER_DEFAULTS = {"max_nodes": MAX_NODES, "final_max_nodes": 0}
 such run used the defaults of the time, as their run.log says)."""
 
 
-def _final_nodes(settings: dict[str, Any], workload: str) -> int:
+def _recorded_final_nodes(settings: dict[str, Any], workload: str) -> int:
     """A results.json's final node limit for ``workload``: one number for every workload
     in files written before :data:`FINAL_MAX_NODES`, a mapping since."""
     v = settings.get("final_max_nodes", EARLIER_DEFAULTS["final_max_nodes"])
@@ -601,7 +601,7 @@ def reusable(earlier: dict[str, Any] | None, settings: dict[str, Any], workload:
             and old.get("budgets", {}).get(workload) == settings["budgets"].get(workload)
             and all(old.get(k, EARLIER_DEFAULTS.get(k)) == settings[k]
                     for k in ("seeds", "optimizers", "gap", "tech", "max_nodes"))
-            and _final_nodes(old, workload) == _final_nodes(settings, workload))
+            and _recorded_final_nodes(old, workload) == _recorded_final_nodes(settings, workload))
     done = all(len(res.get("both", {}).get(m, {}).get(o, {}).get("curves", [])) == settings["seeds"]
                for m in settings["modes"] for o in settings["optimizers"])
     return res if same and done else None

@@ -241,7 +241,8 @@ def test_final_node_limit_per_workload_and_the_table_states_what_it_left_unprove
     assert shi2020.final_nodes_of("dqn", args) == 0
     assert shi2020.final_mapper("dqn", args) == shi2020.EXACT_MAPPER
     # a limited re-map is cached apart from an unlimited one (whose keys are the earlier runs')
-    assert shi2020._limit_tag(0) == "" and shi2020._limit_tag(30) != shi2020._limit_tag(31)
+    assert shi2020._limit_tag(shi2020.final_mapper("dqn", args)) == ""
+    assert shi2020._limit_tag(shi2020.search_mapper(0.0, 30)) != shi2020._limit_tag(shi2020.search_mapper(0.0, 31))
     args.final_max_nodes = 7
     assert shi2020.final_nodes_of("dqn", args) == 7 and shi2020.final_mapper("dqn", args)["max_nodes"] == 7
     s = {"layer_mappings_proven_share": 0.5, "final_proven": [True, False, False],
