@@ -130,6 +130,9 @@ from mappers.workloads import Layer
 __all__ = ["ExactMapper", "irrelevant_tile_table", "tile_shapes"]
 
 _TOL = 1e-9
+_ROOT_CHUNK = 1 << 20
+"""Roots bounded at a time (:meth:`_Search._roots`): about 0.6 GB of node arrays, and a
+multiple of the loop-nest model's 16,384-row blocks."""
 
 
 # ------------------------------------------------------------------------ the space
@@ -395,6 +398,8 @@ class _Search:
         self.n_keep = len(self.keeps)
         self.space_size = 0
         self._tile_tables: dict[str, Any] = {}
+        self._heap: list[tuple[float, int, int, _Nodes, np.ndarray]] = []   # (least bound, tie, level, nodes, bounds)
+        self._counter = itertools.count()
 
     # ---------------------------------------------------------------- driver
     @property
@@ -430,21 +435,44 @@ class _Search:
         sx, sy = _spatial_assignments(p)
         if not len(sx) or not self.keeps:
             return
-        L, D = self.arch.n_levels, len(p.dims)
         # the roots: every bypass choice x every spatial assignment, every temporal factor
-        # still free; all bounded together and explored best bound first, so the most
+        # still free; all bounded (in chunks) and explored best bound first, so the most
         # promising bypass choices set the bar for the others
         keeps = np.stack(self.keeps)
         fit = self._min_tiles_fit(sx * sy, keeps)                     # (bypass choices, assignments)
         ki, si = np.nonzero(fit)
         if not len(ki):
             return
-        sx, sy = sx[si], sy[si]
-        remaining = p.sizes[None, :] // (sx.prod(axis=1) * sy.prod(axis=1))
-        nodes = _Nodes(sx, sy, np.ones((len(si), L, D), dtype=np.int64), remaining, keeps[ki])
-        lb = self._bound(p, nodes, L)
-        self.root_bounds = [float(np.min(lb))]
-        self._descend(p, nodes, lb, L - 1)
+        # the roots go straight onto the heap (a bound-sorted copy), so nothing else keeps them
+        self._push(*self._roots(p, sx, sy, keeps, ki, si), self.arch.n_levels - 1)
+        self._descend(p)
+
+    def _roots(self, p: _Problem, sx: np.ndarray, sy: np.ndarray, keeps: np.ndarray, ki: np.ndarray,
+               si: np.ndarray) -> tuple[_Nodes, np.ndarray]:
+        """The roots ``(keeps[ki], sx[si], sy[si])`` whose bound is below the bar, and
+        their bounds; sets ``root_bounds``.
+
+        Bounded :data:`_ROOT_CHUNK` at a time, and only those below the bar kept (the rest
+        :meth:`_push` would drop): a large array has tens of millions of
+        roots (DQN conv1 at batch 32 on 32 x 32 PEs: 24 M, 4.5 M of them below the
+        heuristic's EDP), whose node arrays take 4 GB apiece. A root's bound is a
+        function of that root alone (the cost model drops a size-1 dimension only where
+        no row of its block tiles or unrolls it, and divisor factors never do), so the
+        chunks give the bounds, the survivors and their order that one batch would."""
+        L, D = self.arch.n_levels, len(p.dims)
+        parts, bounds, least = [], [], math.inf
+        for lo in range(0, len(ki), _ROOT_CHUNK):
+            k, i = ki[lo:lo + _ROOT_CHUNK], si[lo:lo + _ROOT_CHUNK]
+            a, b = sx[i], sy[i]
+            remaining = p.sizes[None, :] // (a.prod(axis=1) * b.prod(axis=1))
+            nodes = _Nodes(a, b, np.ones((len(i), L, D), dtype=np.int64), remaining, keeps[k])
+            lb = self._bound(p, nodes, L)
+            least = min(least, float(np.min(lb)))
+            below = np.flatnonzero(lb < self.bar)
+            parts.append(nodes.take(below))
+            bounds.append(lb[below])
+        self.root_bounds = [least]
+        return _Nodes.concat(parts), np.concatenate(bounds)
 
     def _timed_out(self) -> bool:
         if (self.deadline is not None and time.perf_counter() > self.deadline) or \
@@ -453,22 +481,22 @@ class _Search:
         return self.stopped
 
     # ---------------------------------------------------------------- the search
-    def _descend(self, p: _Problem, nodes: _Nodes, lb: np.ndarray, level: int) -> None:
-        """Best-first search from ``nodes`` (temporal factors decided at levels >
-        ``level``): always expand the open nodes of least bound (in batches of up to 64),
-        so every node expanded has a bound below the optimum (its ancestors' bounds are
-        no higher than its leaf's, so the optimum is found before any node of higher
-        bound is reached); stop when the least open bound reaches the best found."""
-        heap: list[tuple[float, int, int, _Nodes, np.ndarray]] = []
-        counter = itertools.count()
+    def _push(self, ns: _Nodes, bounds: np.ndarray, lvl: int) -> None:
+        """Put the nodes of ``ns`` (temporal factors decided at levels > ``lvl``) whose
+        bound is below the bar on the heap, as one batch sorted by bound."""
+        keep = np.flatnonzero(bounds < self.bar)
+        if len(keep):
+            keep = keep[np.argsort(bounds[keep], kind="stable")]
+            heapq.heappush(self._heap, (float(bounds[keep[0]]), next(self._counter), lvl, ns.take(keep), bounds[keep]))
 
-        def push(ns: _Nodes, bounds: np.ndarray, lvl: int) -> None:
-            keep = np.flatnonzero(bounds < self.bar)
-            if len(keep):
-                keep = keep[np.argsort(bounds[keep], kind="stable")]
-                heapq.heappush(heap, (float(bounds[keep[0]]), next(counter), lvl, ns.take(keep), bounds[keep]))
-
-        push(nodes, lb, level)
+    def _descend(self, p: _Problem) -> None:
+        """Best-first search from the nodes on the heap: always expand the open nodes of
+        least bound (in batches of up to 64), so every node expanded has a bound below the
+        optimum (its ancestors' bounds are no higher than its leaf's, so the optimum is
+        found before any node of higher bound is reached); stop when the least open bound
+        reaches the best found."""
+        heap = self._heap
+        counter = self._counter
         while heap:
             if self._timed_out():
                 self.open_bounds.extend(float(h[0]) for h in heap)
@@ -490,7 +518,7 @@ class _Search:
             if lvl == 1:
                 self._leaves(p, children)
             else:
-                push(children, self._bound(p, children, lvl), lvl - 1)
+                self._push(children, self._bound(p, children, lvl), lvl - 1)
 
     # ---------------------------------------------------------------- branching
     def _children(self, p: _Problem, nodes: _Nodes, level: int) -> _Nodes:

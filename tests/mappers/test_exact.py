@@ -185,6 +185,42 @@ def test_a_node_limit_stops_early_with_a_true_bound_and_the_same_result_every_ti
             ExactMapper(max_nodes=bad)
 
 
+@pytest.mark.parametrize("spec", ["dqn[2]", "mlp_dlrm@32"])
+def test_roots_bounded_in_chunks_search_exactly_as_one_batch(monkeypatch, spec):
+    """The roots are bounded a chunk at a time and only those below the bar kept (a
+    large array has tens of millions). A chunk size that splits them unevenly gives the
+    same search, node for node: the same mapping, bound, node and model-call counts,
+    under a node limit (where the order of expansion decides the result) and to the
+    proof. (``mlp_dlrm`` has size-1 dimensions, which the model's bound treats per
+    block of rows.)"""
+    import mappers.exact as exact
+    from accelerators import eyeriss_v1
+    from mappers import zoo
+
+    layer, arch = zoo.resolve(spec)[0], eyeriss_v1().to_arch()
+
+    def runs() -> list:
+        return [ExactMapper(max_nodes=n).map(layer, arch, LOOPNEST, "edp") for n in (500, None)]
+
+    whole = runs()
+    monkeypatch.setattr(exact, "_ROOT_CHUNK", 7)
+    root_batches = []
+    bound = exact._Search._bound
+
+    def spy(self, p, nodes, known):
+        if known == arch.n_levels:
+            root_batches.append(len(nodes))
+        return bound(self, p, nodes, known)
+
+    monkeypatch.setattr(exact._Search, "_bound", spy)
+    chunked = runs()
+    assert len(root_batches) > 2 * 2 and max(root_batches) <= 7      # several chunks in each run
+    for a, b in zip(whole, chunked):
+        assert a.mapping == b.mapping and a.edp == b.edp
+        assert a.lower_bound == b.lower_bound and a.optimal == b.optimal
+        assert a.info["nodes"] == b.info["nodes"] and a.evaluated == b.evaluated
+
+
 def test_bad_gap_is_refused():
     for bad in (-0.1, float("nan"), "5%"):
         with pytest.raises(ValueError, match="gap"):
