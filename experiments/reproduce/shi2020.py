@@ -295,11 +295,13 @@ def rs_check() -> dict[str, Any]:
 
 
 def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, budget: int, mapper: Any,
-              storage: str, workers: int, tech: str = TECH, tag: str = "") -> dict[str, Any]:
+              storage: str, workers: int, tech: str = TECH, tag: str = "", stop_after: int | None = None) -> dict[str, Any]:
     """Run (or resume) one outer search; returns its best-so-far EDP after each evaluation,
     the best point, the best trial's figures where every one of its layers was proven
     optimal (else ``None``: the caller re-maps it) and the evaluation time in seconds (the
-    trials' stored wall times, so a resumed run reports the same figure)."""
+    trials' stored wall times, so a resumed run reports the same figure). ``stop_after``
+    stops the search of ``budget`` evaluations after its first ``stop_after`` (the same
+    study and settings, so a later call with the whole budget resumes it)."""
     from experiments.study import Study
 
     bo = {"n_init": max(5, budget // 6), "pool_size": 1000}
@@ -309,7 +311,8 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
         evaluator_options={"accelerator": "spatial", "workload": spec, "mapper": mapper, "fixed": fixed(tech)},
         storage=storage, seed=seed,
     )
-    study.optimize(budget, workers=workers, progress=False, timeout_s=3600)
+    study.optimize(budget if stop_after is None else min(budget, stop_after), workers=workers, progress=False,
+                   timeout_s=3600)
     best, best_t, curve, failed, proven, mapped = np.inf, None, [], 0, 0, 0
     trials = sorted(study.trials, key=lambda r: r.number)
     for t in trials:
@@ -553,13 +556,17 @@ def inner_bo_ablation(args: Any, storage: str, cache: dict[str, Any], cache_path
 
 def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, storage: str, cache: dict[str, Any],
                    cache_path: Path) -> dict[str, Any]:
-    """One seed of step 5: the inner-BO outer search beside the first evaluations of step 3's
-    own search (the same study: same name, space, inner mapper and seed, so nothing is
-    evaluated twice; its record when an earlier invocation finished it)."""
+    """One seed of step 5: the inner-BO outer search beside the first ``n`` evaluations of
+    step 3's own search (the same study: same name, space, inner mapper and seed, so nothing
+    is evaluated twice). Those come from step 3's record when an earlier invocation finished
+    it, else from its study run to ``n`` evaluations only (step 3 resumes it later)."""
     workload, n = args.inner_bo_workload, args.inner_bo_outer_budget
     r = run_study(workload, spec, "constrained-bo", seed, "iso", n, inner, storage, args.workers, TECH, "-innerbo")
-    full = search_run(workload, spec, "constrained-bo", seed, "iso", max(n, budget_of(workload, args)),
-                      search_mapper(args.gap, args.max_nodes), storage, args.workers, TECH, "", cache, cache_path)
+    exact, budget = search_mapper(args.gap, args.max_nodes), max(n, budget_of(workload, args))
+    full = cache.get(run_key(workload, "", "iso", "constrained-bo", seed, budget, exact))
+    if full is None:
+        full = run_study(workload, spec, "constrained-bo", seed, "iso", budget, exact, storage, args.workers, TECH, "",
+                         stop_after=n)
     proposed = infeasible = 0
     for t in r["trials"]:
         for layer in t.info.get("breakdown", {}).get("layers", []):

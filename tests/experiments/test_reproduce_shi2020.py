@@ -190,6 +190,19 @@ def test_a_finished_search_is_kept_as_a_record_and_not_run_again(tmp_path, monke
         shi2020.search_run(*args[:5], 3, mapper, storage, 1, shi2020.TECH, "", saved, tmp_path / "steps.json")
 
 
+def test_stop_after_runs_the_first_evaluations_of_a_search_that_the_whole_budget_resumes(tmp_path):
+    """Step 5 compares with the first evaluations of step 3's search: stopping it early
+    and resuming it later gives one study whose first trials are those evaluations."""
+    mapper = shi2020.search_mapper(0.0, 20_000)
+    storage = f"sqlite:///{tmp_path / 'studies.db'}"
+    args = ("dqn[3:4]", "dqn[3:4]", "random", 0, "iso", 3, mapper, storage, 1)
+    early = shi2020.run_study(*args, stop_after=2)
+    assert len(early["curve"]) == 2
+    whole = shi2020.run_study(*args)
+    assert len(whole["curve"]) == 3
+    assert whole["curve"][:2] == early["curve"] and whole["trial_seconds"][:2] == early["trial_seconds"]
+
+
 def test_cache_from_takes_an_earlier_invocations_steps(tmp_path, monkeypatch):
     first = shi2020.main(["--steps-only", "--skip", "rs-check", "--workloads", "dqn[3:4]", "--out",
                           str(tmp_path / "a")])
