@@ -348,16 +348,17 @@ def run_key(workload: str, tag: str, mode: str, optimizer: str, seed: int, budge
 
 
 def search_run(workload: str, spec: str, optimizer: str, seed: int, mode: str, budget: int, mapper: Any,
-               storage: str, workers: int, tech: str, tag: str, cache: dict[str, Any], cache_path: Path) -> dict[str, Any]:
+               storage: str, workers: int, tech: str, tag: str, cache: dict[str, Any], cache_path: Path,
+               stop_after: int | None = None) -> dict[str, Any]:
     """One outer search's record (:data:`RUN_FIELDS`): from ``cache`` when an earlier
-    invocation finished it, else :func:`run_study` (which resumes its SQLite study) and
-    cached once the study has its whole budget. The record is what the decomposition
-    needs of a run, so a run survives the loss of ``studies.db`` (a new checkout) once its
-    ``steps.json`` entry is kept (``--cache-from``)."""
+    invocation finished it, else :func:`run_study` (which resumes its SQLite study, up to
+    ``stop_after`` evaluations if given) and cached once the study has its whole budget.
+    The record is what the decomposition needs of a run, so a run survives the loss of
+    ``studies.db`` (a new checkout) once its ``steps.json`` entry is kept (``--cache-from``)."""
     key = run_key(workload, tag, mode, optimizer, seed, budget, mapper)
     if key in cache:
         return dict(cache[key])
-    r = run_study(workload, spec, optimizer, seed, mode, budget, mapper, storage, workers, tech, tag)
+    r = run_study(workload, spec, optimizer, seed, mode, budget, mapper, storage, workers, tech, tag, stop_after)
     rec = {k: r[k] for k in RUN_FIELDS}
     if len(r["curve"]) >= budget:
         _cached(cache, cache_path, key, lambda: rec)
@@ -562,11 +563,9 @@ def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, stora
     it, else from its study run to ``n`` evaluations only (step 3 resumes it later)."""
     workload, n = args.inner_bo_workload, args.inner_bo_outer_budget
     r = run_study(workload, spec, "constrained-bo", seed, "iso", n, inner, storage, args.workers, TECH, "-innerbo")
-    exact, budget = search_mapper(args.gap, args.max_nodes), max(n, budget_of(workload, args))
-    full = cache.get(run_key(workload, "", "iso", "constrained-bo", seed, budget, exact))
-    if full is None:
-        full = run_study(workload, spec, "constrained-bo", seed, "iso", budget, exact, storage, args.workers, TECH, "",
-                         stop_after=n)
+    full = search_run(workload, spec, "constrained-bo", seed, "iso", max(n, budget_of(workload, args)),
+                      search_mapper(args.gap, args.max_nodes), storage, args.workers, TECH, "", cache, cache_path,
+                      stop_after=n)
     proposed = infeasible = 0
     for t in r["trials"]:
         for layer in t.info.get("breakdown", {}).get("layers", []):

@@ -192,14 +192,16 @@ def test_a_finished_search_is_kept_as_a_record_and_not_run_again(tmp_path, monke
 
 def test_stop_after_runs_the_first_evaluations_of_a_search_that_the_whole_budget_resumes(tmp_path):
     """Step 5 compares with the first evaluations of step 3's search: stopping it early
-    and resuming it later gives one study whose first trials are those evaluations."""
+    keeps no record (the run is unfinished), and resuming it later gives one study whose
+    first trials are those evaluations."""
     mapper = shi2020.search_mapper(0.0, 20_000)
     storage = f"sqlite:///{tmp_path / 'studies.db'}"
-    args = ("dqn[3:4]", "dqn[3:4]", "random", 0, "iso", 3, mapper, storage, 1)
-    early = shi2020.run_study(*args, stop_after=2)
-    assert len(early["curve"]) == 2
-    whole = shi2020.run_study(*args)
-    assert len(whole["curve"]) == 3
+    args = ("dqn[3:4]", "dqn[3:4]", "random", 0, "iso", 3, mapper, storage, 1, shi2020.TECH, "")
+    cache: dict = {}
+    early = shi2020.search_run(*args, cache, tmp_path / "steps.json", stop_after=2)
+    assert len(early["curve"]) == 2 and cache == {}
+    whole = shi2020.search_run(*args, cache, tmp_path / "steps.json")
+    assert len(whole["curve"]) == 3 and list(cache) == [shi2020.run_key("dqn[3:4]", "", "iso", "random", 0, 3, mapper)]
     assert whole["curve"][:2] == early["curve"] and whole["trial_seconds"][:2] == early["trial_seconds"]
 
 
