@@ -790,6 +790,21 @@ HEADER = ["| workload | batch | step | resources | EDP vs baseline | energy vs b
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
+def recorded_hours(results: dict) -> float:
+    """Wall time, in hours, summed over every run ``results`` records: each search's seconds
+    (decomposition, energy-table ablation, inner-BO ablation) and the deterministic steps
+    (baseline, software only). The inner-BO ablation's exact beside it is step 3's own search,
+    already counted; the final re-maps are not included."""
+    seconds = 0.0
+    for res in [*results["workloads"].values(), *(results.get("ablation_table") or {}).values()]:
+        seconds += sum(res[k]["seconds"] for k in ("baseline", "software_only") if k in res)
+        for mode in (res.get("both") or {}).values():
+            seconds += sum(sum(run["seconds"]) for run in mode.values())
+    for r in (results.get("inner_bo") or {}).get("runs", []):
+        seconds += r["seconds"]
+    return seconds / 3600.0
+
+
 def write_table(results: dict, path: Path, args: Any) -> None:
     """table.md: the decomposition per workload (changes vs the baseline, negative =
     better), the energy-table ablation and the inner-BO ablation."""
@@ -801,7 +816,8 @@ def write_table(results: dict, path: Path, args: Any) -> None:
     searched = ("the deterministic steps only, no hardware search" if results["settings"].get("steps_only") else
                 f"{results['settings']['seeds']} seeds; hardware evaluations per run: {budgets}")
     lines += [f"Energy table: {results['settings']['tech']}; {searched}; changes against the baseline, "
-              "negative = better.", "", *HEADER]
+              f"negative = better. Wall time of the runs recorded here, summed: {recorded_hours(results):.1f} h "
+              "(searches and deterministic steps; not the final re-maps).", "", *HEADER]
     for wl, res in results["workloads"].items():
         lines += decomposition_rows(wl, res, batches.get(wl, ""), cmd)
     if results.get("ablation_table"):

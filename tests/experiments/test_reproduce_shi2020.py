@@ -275,3 +275,15 @@ def test_figures_gap_is_zero_when_proven_and_certified_when_a_node_limit_stops_a
     # the stopped layer's figure is within its certified gap of the optimum
     assert cut["edp_uj_ms"] >= proven["edp_uj_ms"] * (1 - 1e-9)
     assert cut["edp_uj_ms"] <= proven["edp_uj_ms"] * (1 + cut["worst_layer_gap"]) * (1 + 1e-9)
+
+
+def test_recorded_hours_sums_every_search_and_step_once():
+    run = {"seconds": [1800.0, 3600.0]}
+    wl = {"baseline": {"seconds": 360.0}, "software_only": {"seconds": 720.0},
+          "both": {"iso": {"constrained-bo": run, "random": {"seconds": [360.0]}}, "free": {"constrained-bo": run}}}
+    results = {"workloads": {"a": wl, "b": {"baseline": {"seconds": 3600.0}, "software_only": {"seconds": 0.0}}},
+               "ablation_table": {"a": {"baseline": {"seconds": 1800.0}, "software_only": {"seconds": 1800.0}}},
+               "inner_bo": {"runs": [{"seconds": 3600.0, "exact_seconds": 1800.0}]}}
+    # a: 0.1 + 0.2 + 1.5 + 0.1 + 1.5; b: 1; ablation: 1; inner BO: 1 (its exact beside it is a's search)
+    assert shi2020.recorded_hours(results) == pytest.approx(6.4)
+    assert shi2020.recorded_hours({"workloads": {}}) == 0.0
