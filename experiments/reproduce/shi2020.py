@@ -798,8 +798,8 @@ def recorded_hours(results: dict) -> float:
     seconds = 0.0
     for res in [*results["workloads"].values(), *(results.get("ablation_table") or {}).values()]:
         seconds += sum(res[k]["seconds"] for k in ("baseline", "software_only") if k in res)
-        for mode in (res.get("both") or {}).values():
-            seconds += sum(sum(run["seconds"]) for run in mode.values())
+        for by_opt in (res.get("both") or {}).values():
+            seconds += sum(sum(summary["seconds"]) for summary in by_opt.values())
     for r in (results.get("inner_bo") or {}).get("runs", []):
         seconds += r["seconds"]
     return seconds / 3600.0
