@@ -47,7 +47,7 @@ clean:
 	rm -rf $(VENV) runs .pytest_cache
 
 # SCALE-Sim 3.0.0 needs numpy<2.4, coexplore pins numpy 2.4: it gets its own venv, used by
-# experiments/benchmarks/scalesim_compare.py and tests/evaluators/test_scalesim_agreement.py.
+# experiments/validation/scalesim_compare.py and tests/evaluators/test_scalesim_agreement.py.
 # The venv ignores itself in git (a '*' .gitignore inside it, as Python 3.13's venv does).
 $(SCALESIM_VENV)/bin/python:
 	$(PYTHON) -m venv $(SCALESIM_VENV)

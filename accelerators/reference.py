@@ -1,4 +1,5 @@
-"""Published reference designs as accelerator models: Eyeriss v1 and a TPU-v1-like array.
+"""Published reference designs as accelerator models: Eyeriss v1 and a TPU-v1-like array,
+and the published data of how Eyeriss ran AlexNet (:data:`EYERISS_TABLE_III`).
 
 Source tags as in :mod:`accelerators.tech`: [V] checked in the named public source, [R]
 as widely reproduced but not re-checked against the original, [inferred] our assumption.
@@ -55,6 +56,20 @@ def eyeriss_v1(tech: TechModel | str = _tech.EYERISS_NORMALIZED) -> SpatialArray
         multicast=True,  # Eyeriss's NoC multicasts [V: slides, "Multicast / P2P single cycle delivery"]
         tech=tech,
     )
+
+
+# JSSC 2017 Table III: per AlexNet convolution, the layer shape as the chip ran it (H input
+# rows incl. padding, R filter rows, E output rows, C channels per group, M filters, U
+# stride) and the row-stationary mapping parameters (m filters and n images per GLB pass,
+# e output rows per PE set, p filters and q channels per PE, r channel and t filter sets
+# on the array). [V: Chen et al., JSSC 2017, Table III]
+EYERISS_TABLE_III: dict[str, dict[str, int]] = {
+    "CONV1": dict(H=227, R=11, E=55, C=3, M=96, U=4, m=96, n=1, e=7, p=16, q=1, r=1, t=2),
+    "CONV2": dict(H=31, R=5, E=27, C=48, M=256, U=1, m=64, n=1, e=27, p=16, q=2, r=1, t=1),
+    "CONV3": dict(H=15, R=3, E=13, C=256, M=384, U=1, m=64, n=4, e=13, p=16, q=4, r=1, t=4),
+    "CONV4": dict(H=15, R=3, E=13, C=192, M=384, U=1, m=64, n=4, e=13, p=16, q=3, r=2, t=2),
+    "CONV5": dict(H=15, R=3, E=13, C=192, M=256, U=1, m=64, n=4, e=13, p=16, q=3, r=2, t=2),
+}
 
 
 # -- TPU v1 (Jouppi et al., "In-Datacenter Performance Analysis of a Tensor Processing Unit",

@@ -163,7 +163,7 @@ class Conventions:
     ``same_index`` and ``on_change`` are the effects there of a split fanout and of
     neighbour link transfers, not rules of Timeloop's own, and it says where they differ.
     The ZigZag rules were traced to ZigZag 3.9.1's source (cited above) and checked count
-    for count against it (``experiments/benchmarks/zigzag_bundled.py``, docs/MODEL.md).
+    for count against it (``experiments/validation/zigzag_bundled.py``, docs/MODEL.md).
     A bad value is a ``ValueError`` naming the field and the value.
     """
 

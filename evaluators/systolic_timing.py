@@ -2,7 +2,7 @@
 
 The model is a closed form of what SCALE-Sim's compute classes build row by row
 (``scalesim/compute/systolic_compute_{os,ws,is}.py``); it agrees with SCALE-Sim's
-compute-cycle count exactly (``experiments/benchmarks/scalesim_compare.py`` checks it on
+compute-cycle count exactly (``experiments/validation/scalesim_compare.py`` checks it on
 ResNet-50 layers, ``tests/evaluators/test_scalesim_agreement.py`` in CI when
 ``.venv-scalesim`` exists).
 
@@ -71,7 +71,7 @@ block is concatenated after the previous one). The layer's compute cycles are
   :class:`Layer` carries its true output size ``P x Q`` and the model uses it, so to
   describe a layer to SCALE-Sim give it the input extent the windows read,
   ``(P - 1)*stride + R`` (``layer.tensor("I").extent``), for which the two formulas agree
-  (``experiments.benchmarks.scalesim_compare`` does; ``--raw-padding`` shows the other
+  (``experiments.validation.scalesim_compare`` does; ``--raw-padding`` shows the other
   choice). SCALE-Sim has no dilation; dilation changes addresses, not operand sizes, so it
   does not change cycles here.
 * Batch ``N``: SCALE-Sim 3.0.0 fixes ``batch_size = 1`` in ``operand_matrix.set_params``;

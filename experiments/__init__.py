@@ -1,4 +1,5 @@
-"""Studies: storage, execution, resume, export, plots, CLI, reproductions and benchmarks.
+"""The study engine (storage, execution, resume, export, plots, CLI) and, in folders by
+kind, the scripts that run on it.
 
 The study layer is the only place that owns storage and execution:
 
@@ -15,6 +16,16 @@ The study layer is the only place that owns storage and execution:
 * :mod:`experiments.inner_search` -- every ask/tell optimizer offered as a mapping search
   strategy (imported here, so that it is in effect wherever the study layer is).
 * :mod:`experiments.plugins` -- imports the plugin modules a config lists.
+* ``examples/`` and ``configs/`` -- the evaluators and YAML studies shipped as examples.
+
+Scripts, one kind per folder, each a leaf: no library module and no test of one imports
+them (import-linter's "Scripts are leaves" contract in ``pyproject.toml``):
+
+* :mod:`experiments.reproduce` -- one module per seed paper, its experiment only;
+* :mod:`experiments.validation` -- our models against other tools and silicon;
+* :mod:`experiments.benchmarks` -- speed and memory of our own code;
+* :mod:`experiments.search_quality` -- what a search reaches within a budget;
+* :mod:`experiments.harnesses` -- the engine under faults and load.
 """
 
 from typing import Any

@@ -33,7 +33,7 @@ and the cost model reports it invalid. Shi et al. 2020 (arXiv 2010.02075) take
 constraints known a priori as input constraints and the others as output constraints
 learned from failed evaluations; this mode makes a mapping's validity such an output
 constraint, so that the inner search's feasibility model has something to learn
-(``experiments/benchmarks/inner_feasibility.py`` measures it). The default, ``"known"``,
+(``experiments/search_quality/inner_feasibility.py`` measures it). The default, ``"known"``,
 rejects overflowing mappings before they are evaluated.
 
 Systolic dataflows (``arch.dataflow``), in SCALE-Sim's convention, by the

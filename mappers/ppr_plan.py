@@ -46,6 +46,7 @@ __all__ = [
     "HW_BRAM_WORDS",
     "HW_INT_BITS",
     "NS_MODES",
+    "PAPER_POINT",
     "MeLoPPRPlan",
     "codesign_space",
     "hardware_space",
@@ -174,6 +175,14 @@ def plan_space(
         else Categorical("pe_assignment", list(assignments)),
         name="meloppr-plan",
     )
+
+
+#: MeLoPPR's chosen design as a point of :func:`codesign_space` (Secs. V-VI of the DAC 2021
+#: paper): P = 16 PEs, l1 = l2 = 3 (13 next-stage nodes, the right end of its Fig. 7),
+#: c = 10, the RTL's 8192 x 32-bit tables, PEs split between the stages.
+PAPER_POINT = {"n_pes": 16, "bram_words_per_table": 8192, "int_bits": 32, "clock_mhz": 100.0,
+               "L": 6, "l1": 3, "ns_mode": "count", "ns_count": 13, "c": 10, "k": 200,
+               "pe_assignment": "split"}
 
 
 def hardware_space(

@@ -28,7 +28,7 @@ a constraint on the ``RF -> GLB -> DRAM`` hierarchy of an Eyeriss-like
   K, P}`` and ``X in {P, C, K}``. Batch ``N``, groups ``G``, ``Q`` and ``S`` are never
   spatial.
 * *The global buffer holds ifmaps and psums; filters go from DRAM straight to the PEs*
-  (JSSC 2017 Sec. IV; see :mod:`experiments.benchmarks.silicon_compare`): the GLB keeps
+  (JSSC 2017 Sec. IV; checked against the chip by :mod:`experiments.validation.silicon_compare`): the GLB keeps
   ``I`` and ``O`` only.
 
 *Fully connected layers run as convolutions whose filter is as large as the input*
@@ -53,11 +53,16 @@ constrained.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from accelerators.arch import ArchSpec
+from accelerators.reference import EYERISS_TABLE_III
 from mappers.constraints import LevelConstraints, MappingConstraints
+from mappers.mapping import Mapping
 from mappers.workloads import Layer
 
-__all__ = ["RS_CONV_DIMS", "row_stationary"]
+__all__ = ["RS_CONV_DIMS", "TABLE_III_SPATIAL", "row_stationary", "table_iii_mapping"]
 
 RS_CONV_DIMS = frozenset({"K", "C", "P", "Q", "R", "S"})
 """The dimensions a layer needs for the RS set (a convolution; ``N`` and ``G`` optional)."""
@@ -100,3 +105,48 @@ def row_stationary(layer: Layer, arch: ArchSpec) -> MappingConstraints:
         LevelConstraints(glb, spatial_y={"R", "C", "K", "P"}, spatial_y_factors={"R": R},
                          spatial_x={"P", "C", "K"}, temporal_factors={"Q": Q}, keep={"I", "O"}),
     ), name="row-stationary")
+
+
+# How each PE set of JSSC 2017 Table III is laid onto the 12 x 14 array (Y = rows, X =
+# columns): R and the r, t sets on Y where they fit, the e output rows on X. CONV1's t = 2
+# sets do not fit on Y (2 x 11 > 12) and go to X (7 x 2 = 14 columns); CONV2's 27 output
+# rows do not fit on 14 columns: Eyeriss folds the 5 x 27 set onto the array, we split them
+# 2 (Y) x 14 (X), one row padded, so 135 of 140 PE positions do useful work, as on the chip.
+TABLE_III_SPATIAL: dict[str, tuple[dict[str, int], dict[str, int]]] = {
+    "CONV1": (dict(P=7, K=2), dict(R=11)),
+    "CONV2": (dict(P=14), dict(R=5, P=2)),
+    "CONV3": (dict(P=13), dict(R=3, K=4)),
+    "CONV4": (dict(P=13), dict(R=3, C=2, K=2)),
+    "CONV5": (dict(P=13), dict(R=3, C=2, K=2)),
+}
+"""Per AlexNet convolution, the GLB's spatial factors on X and on Y (see the comment)."""
+
+
+def table_iii_mapping(name: str, layer: Layer, arch: Any, params: dict[str, int] | None = None,
+                      spatial: tuple[dict[str, int], dict[str, int]] | None = None) -> Mapping:
+    """Eyeriss's own row-stationary mapping of AlexNet's ``name`` (JSSC 2017 Table III,
+    :data:`accelerators.reference.EYERISS_TABLE_III`) on RF -> GLB -> DRAM.
+
+    * RF (per PE): the ``p x q`` filter rows (``S`` weights each) stay while the input
+      window slides; temporal loops S, C = q, K = p.
+    * GLB: spatial as :data:`TABLE_III_SPATIAL`; temporal K = m / (p t) filter passes, N = n
+      images, then Q, the output columns (innermost: the sliding window). Filters bypass it.
+    * DRAM: N / n, groups, the output-row strips E / e (CONV1), the filter blocks of m, then
+      the channel passes C / (q r) innermost, so partial sums stay in the GLB across them.
+
+    ``params`` and ``spatial`` replace Table III's row and :data:`TABLE_III_SPATIAL`'s entry
+    (to try another layer's PE-set parameters on this one).
+    """
+    s = EYERISS_TABLE_III[name] if params is None else params
+    dims = layer.dims
+    sx, sy = TABLE_III_SPATIAL[name] if spatial is None else spatial
+    k_glb = s["m"] // (s["p"] * s["t"])
+    rf = dict(S=s["R"], C=s["q"], K=s["p"])
+    glb = dict(K=k_glb, N=s["n"], Q=dims["Q"])
+    dram = dict(N=dims["N"] // s["n"], K=dims["K"] // s["m"], C=dims["C"] // (s["q"] * s["r"]),
+                P=math.ceil(s["E"] / s["e"]))
+    if "G" in dims:
+        dram["G"] = dims["G"]
+    return Mapping.create(arch, temporal=[rf, glb, dram], spatial_x=[{}, sx, {}], spatial_y=[{}, sy, {}],
+                          order=[(), ("K", "N", "Q"), tuple(d for d in ("N", "G", "P", "K", "C") if d in dims)],
+                          bypass=[(), ("W",), ()])

@@ -19,10 +19,12 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import pairwise
 from typing import Any
 
-from mappers.workloads import Layer, conv2d_from_input, conv_output_size, gemm
+from mappers.workloads import Layer, conv2d, conv2d_from_input, conv_output_size, gemm
 
 __all__ = [
+    "ALEXNET_CONVS",
     "NETWORKS",
+    "alexnet_convs",
     "bert_base_block",
     "dqn",
     "get",
@@ -65,6 +67,32 @@ def _positive(network: str, **vals: int) -> None:
 
 RESNET50_MACS_224 = 4_089_184_256
 """Total MACs of :func:`resnet50` at batch 1, 224x224 (53 convolutions + the fc)."""
+
+
+#: AlexNet's convolutions (Krizhevsky, Sutskever, Hinton, NIPS 2012, with its two GPU halves
+#: as groups) as Eyeriss v1 ran them (JSSC 2017 Table III, :data:`accelerators.reference.
+#: EYERISS_TABLE_III`): K filters, C input channels (all groups), P = Q output size, R = S
+#: filter size, stride, groups.
+ALEXNET_CONVS: dict[str, dict[str, int]] = {
+    "CONV1": dict(K=96, C=3, P=55, R=11, stride=4, groups=1),
+    "CONV2": dict(K=256, C=96, P=27, R=5, stride=1, groups=2),
+    "CONV3": dict(K=384, C=256, P=13, R=3, stride=1, groups=1),
+    "CONV4": dict(K=384, C=384, P=13, R=3, stride=1, groups=2),
+    "CONV5": dict(K=256, C=384, P=13, R=3, stride=1, groups=2),
+}
+
+
+def alexnet_convs(batch: int = 1) -> list[Layer]:
+    """AlexNet's five convolutions, ``CONV1`` .. ``CONV5`` (:data:`ALEXNET_CONVS`).
+
+    Unlike the other networks here they are built from their output sizes
+    (:func:`~mappers.workloads.conv2d`), as the Eyeriss tables give them, since their
+    padded input sizes (Table III's ``H``) fold the padding in; the fully connected layers
+    are left out (Eyeriss's AlexNet figures cover the convolutions only).
+    """
+    _positive("alexnet", batch=batch)
+    return [conv2d(name, N=batch, K=c["K"], C=c["C"], P=c["P"], Q=c["P"], R=c["R"], S=c["R"],
+                   stride=c["stride"], groups=c["groups"]) for name, c in ALEXNET_CONVS.items()]
 
 
 def resnet50(batch: int = 1, image: int = 224) -> list[Layer]:

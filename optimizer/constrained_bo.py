@@ -25,7 +25,7 @@ candidates, 5 x 5), ``mc_samples`` (QMC samples of the acquisition, 128), ``max_
 observed value, True: without it EI keeps probing failures near the boundary -- measured
 on ``tests/optimizer/test_bo.py``'s disk problem), ``feasibility_model`` (True; False
 drops the classifier, ``P(feasible) = 1``: the ablation that
-``experiments/benchmarks/inner_feasibility.py`` measures), ``torch_threads`` (1; BO's
+``experiments/search_quality/inner_feasibility.py`` measures), ``torch_threads`` (1; BO's
 matrices are small).
 """
 

@@ -1,17 +1,26 @@
-"""Benchmarks and cross-checks: scripts that print measured figures, each against a
-baseline measured in the same run (``python -m experiments.benchmarks.NAME``).
+"""Performance benchmarks: how fast and how lean coexplore's own code is, each figure
+measured against a baseline in the same run (``python -m experiments.benchmarks.NAME``).
 
-* :mod:`~experiments.benchmarks.evaluator_throughput` -- mappings per second of the cost
-  model (and ZigZag's, in its own venv); :mod:`~experiments.benchmarks.scalesim_compare` --
-  the systolic cycle model against SCALE-Sim v3; :mod:`~experiments.benchmarks.zigzag_compare`;
-  :mod:`~experiments.benchmarks.silicon_compare` -- Eyeriss v1 (AlexNet) and TPU v1 published figures;
-  :mod:`~experiments.benchmarks.zigzag_crossval` -- counts, energy and cycles against ZigZag 3.9.1.
-* Search: :mod:`~experiments.benchmarks.bo_enumerable`,
-  :mod:`~experiments.benchmarks.gradient_vs_bo`, :mod:`~experiments.benchmarks.hasco_mobo_hv`,
-  :mod:`~experiments.benchmarks.hil_search`.
-* Studies: :mod:`~experiments.benchmarks.scaling`, :mod:`~experiments.benchmarks.chaos`.
-* MeLoPPR: :mod:`~experiments.benchmarks.ppr_memory_latency`.
+What goes here: scripts that print measured speed or memory (rates, CPU and wall
+seconds, peak memory, proof times) of the cost model, the mappers and the training and
+graph kernels, with their committed outputs under ``docs/benchmarks/``. Not here:
+agreement with another tool or with silicon (:mod:`experiments.validation`), how good a
+search gets within a budget (:mod:`experiments.search_quality`), fault and scale
+harnesses (:mod:`experiments.harnesses`).
+
+* :mod:`~experiments.benchmarks.evaluator_throughput` -- mappings per CPU-second of the
+  loop-nest model, compiled kernel vs numpy, and ZigZag's cost model on the same layer
+  (:mod:`~experiments.benchmarks.zigzag_compare` runs
+  :mod:`~experiments.benchmarks.zigzag_costmodel` inside ``.venv-zigzag``).
+* :mod:`~experiments.benchmarks.mapper_optimality` -- the exact mapper's time to proof and
+  the heuristic and random mappers' distance from the optimum, per layer;
+  :mod:`~experiments.benchmarks.mapper_choice` -- exact vs heuristic on the hardware points
+  a study visits; :mod:`~experiments.benchmarks.shi2020_inner_effort` -- EDP, ranking and
+  time of the Shi 2020 co-design's inner mapper at several node limits.
+* :mod:`~experiments.benchmarks.d2nn_epoch_time` -- wall and CPU seconds per training
+  epoch of the D2NN reproduction's configuration.
+* :mod:`~experiments.benchmarks.ppr_memory_latency` -- MeLoPPR vs single-stage local PPR on
+  CPU: latency, peak memory and precision@k.
 """
 
 __all__: list[str] = []  # scripts: run them as modules
-

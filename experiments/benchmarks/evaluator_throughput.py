@@ -47,7 +47,7 @@ from mappers.workloads import conv2d  # noqa: E402
 
 LAYER = conv2d("resnet50.layer1.0.conv2", K=64, C=64, P=56, Q=56, R=3, S=3)
 BATCHES = (1, 1_000, 100_000)
-TARGET = 1_000_000  # mappings/s on one core at batch 100,000 (issue #15, item 7)
+TARGET = 1_000_000  # mappings/s on one core at batch 100,000: the throughput this model is held to
 PATHS = {"kernel": True, "numpy": False}
 
 # a fresh interpreter: import the model, score a few mappings and bound them, print the

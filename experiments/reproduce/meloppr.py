@@ -85,6 +85,7 @@ from evaluators.ppr.engine_evaluator import (
 )
 from evaluators.ppr.networkx_cpu import local_ppr_networkx, meloppr_networkx, to_networkx
 from experiments.reproduce import jsonable
+from mappers.ppr_plan import PAPER_POINT
 
 logger = logging.getLogger(__name__)
 
@@ -116,11 +117,6 @@ PAPER_FIG6 = {0.01: 0.738, 0.02: 0.781, 0.03: 0.852, 0.05: None, 0.20: 0.961, 0.
 INDEPENDENT_CHECK = {"cora": {1: 0.59, 3: 0.78, 5: 0.85, 13: 0.90},
                      "citeseer": {1: 0.69, 3: 0.82, 5: 0.87, 13: 0.95},
                      "pubmed": {1: 0.77, 3: 0.86, 5: 0.87, 13: 0.87}}
-#: The paper's chosen design (Secs. V-VI): P = 16, l1 = l2 = 3 (13 next-stage
-#: nodes, the right end of Fig. 7; c = 10; the RTL's 8192 x 32-bit tables; split).
-PAPER_POINT = {"n_pes": 16, "bram_words_per_table": 8192, "int_bits": 32, "clock_mhz": 100.0,
-               "L": 6, "l1": 3, "ns_mode": "count", "ns_count": 13, "c": 10, "k": 200,
-               "pe_assignment": "split"}
 K, C, ALPHA = 200, 10, 0.95
 TARGETS = (0.8, 0.9)
 #: Global-table capacities, as ``c`` in ``c * k``, tried for the synthetic operating points

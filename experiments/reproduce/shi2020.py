@@ -14,7 +14,7 @@ Per workload (:data:`WORKLOADS`, one batch rule for all, below):
 0. **The baseline's dataflow checked first** (:func:`rs_check`): the row-stationary
    constraint set (:mod:`mappers.row_stationary`) mapped by the exact mapper on AlexNet's
    five convolutions, against the chip's published latency and access counts (JSSC 2017
-   Table V), as :mod:`experiments.benchmarks.rs_baseline` prints in full.
+   Table V), as :mod:`experiments.validation.rs_baseline` prints in full.
 1. **Baseline** -- hand-tuned Eyeriss: Eyeriss v1 (12 x 14 PEs, 224/12/24-word RFs,
    108 KiB GLB, 16 bit) running row-stationary, each layer mapped by the exact mapper
    within the row-stationary set (the best row-stationary mapping; fully connected layers
@@ -279,14 +279,14 @@ def rs_check() -> dict[str, Any]:
     table, as the chip's figures are in its units) against JSSC 2017 Table V: latency and
     GLB / DRAM accesses, per layer, ours / published."""
     from evaluators.loopnest import LOOPNEST
-    from experiments.benchmarks import rs_baseline
-    from experiments.benchmarks.silicon_compare import EYERISS_TABLE_III, alexnet_layer
+    from experiments.validation import rs_baseline
     from mappers.exact import ExactMapper
+    from mappers.zoo import alexnet_convs
 
     arch = eyeriss_v1().to_arch()
     rows = {}
-    for name in EYERISS_TABLE_III:
-        layer = alexnet_layer(name)
+    for layer in alexnet_convs(batch=rs_baseline.BATCH):
+        name = layer.name
         r = ExactMapper(constraints="row-stationary").map(layer, arch, LOOPNEST, "edp")
         ours, pub = rs_baseline.figures(layer, arch, r.mapping), rs_baseline.published(name)
         rows[name] = {k: {"ours": ours[k], "published": pub[k], "ratio": ours[k] / pub[k]}

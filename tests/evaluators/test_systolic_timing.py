@@ -88,7 +88,7 @@ def test_non_square_array_by_hand():
 
 
 # SCALE-Sim 3.0.0 COMPUTE_REPORT "Total Cycles" (CALC bandwidth mode, 0 stall cycles) for
-# small layers, recorded from runs of experiments.benchmarks.scalesim_compare; SCALE-Sim
+# small layers, recorded from runs of experiments.validation.scalesim_compare; SCALE-Sim
 # reports the 0-based last cycle, so its count of cycles is the total plus one.
 RECORDED = [
     # (layer, rows, cols, dataflow, SCALE-Sim Total Cycles, SCALE-Sim Mapping Efficiency %)

@@ -9,7 +9,7 @@ with exactly the budget of finished trials, each number once, and no driver fail
   wait at a barrier and then all open the storage, create-or-join the study and optimize
   in the same instant; 20 rounds on SQLite and PostgreSQL each, each round on a new
   database (SQLite file / PostgreSQL schema), so the tables are created concurrently too.
-  ``python -m experiments.benchmarks.faults race`` runs the same check 20 times with
+  ``python -m experiments.harnesses.faults race`` runs the same check 20 times with
   ``coexplore run`` processes and prints the figures.
 * ``test_cli_runs_started_together_join_one_study``: the issue's reproduction, four
   ``coexplore run`` processes of the same config started at once (SQLite).
@@ -123,7 +123,7 @@ def test_cli_runs_started_together_join_one_study(tmp_path):
     """Four `coexplore run` of one config started at once (the issue's reproduction: the
     third used to exit with "a study named ... already exists"). SQLite only here: four
     CLI processes take ~20 s on 2 cores, and PostgreSQL runs the same code path in the
-    barrier test above (``experiments.benchmarks.faults race`` runs the CLI on both)."""
+    barrier test above (``experiments.harnesses.faults race`` runs the CLI on both)."""
     storage_url = f"sqlite:///{tmp_path / 'study.db'}"
     out = tmp_path / "out"
     cfg = tmp_path / "study.yaml"

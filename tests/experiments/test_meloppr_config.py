@@ -27,7 +27,7 @@ def test_config_evaluator_scores_the_paper_point(tmp_path):
     loaded = load_config(CONFIG)
     opts = dict(loaded.config.evaluator.options, n_queries=4)
     ev = resolve_evaluator(loaded.config.evaluator.function, opts)
-    from experiments.reproduce.meloppr import PAPER_POINT
+    from mappers.ppr_plan import PAPER_POINT
 
     assert loaded.space.validate(PAPER_POINT) == []
     m = ev(PAPER_POINT).metrics

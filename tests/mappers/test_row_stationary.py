@@ -1,5 +1,5 @@
 """The row-stationary constraint set: the published row-stationary mappings of AlexNet
-(JSSC 2017 Table III, as :func:`experiments.benchmarks.silicon_compare.rs_mapping`
+(JSSC 2017 Table III, as :func:`mappers.row_stationary.table_iii_mapping`
 encodes them) meet it, each of its statements rejects the mapping that breaks it, and
 the exact mapper under it equals brute force over the row-stationary mappings of a
 small convolution."""
@@ -13,21 +13,37 @@ import numpy as np
 import pytest
 
 from accelerators import SpatialArray, eyeriss_v1
+from accelerators.reference import EYERISS_TABLE_III
 from evaluators.loopnest import LOOPNEST, evaluate, evaluate_batch
-from experiments.benchmarks.silicon_compare import EYERISS_TABLE_III, alexnet_layer, rs_mapping
 from mappers.constraints import satisfies
 from mappers.exact import ExactMapper
 from mappers.exhaustive import ExhaustiveMapper, enumerate_mappings
-from mappers.row_stationary import row_stationary
+from mappers.row_stationary import row_stationary, table_iii_mapping
 from mappers.workloads import conv2d, gemm
+from mappers.zoo import alexnet_convs
 
 EYERISS = eyeriss_v1().to_arch()
+
+
+def alexnet_layer(name: str):
+    """AlexNet's convolution ``name`` at Table V's batch of 4."""
+    return {layer.name: layer for layer in alexnet_convs(batch=4)}[name]
+
+
+def test_the_zoo_alexnet_has_table_iii_shapes():
+    """The zoo's AlexNet (from Krizhevsky 2012) is the layer Eyeriss ran (JSSC 2017 Table III:
+    H input rows with padding, R, E, C per group, M, stride U)."""
+    for layer in alexnet_convs(batch=4):
+        t, d, g = EYERISS_TABLE_III[layer.name], layer.dims, layer.dims.get("G", 1)
+        assert (d["R"], d["S"], d["P"], d["Q"], d["K"] * g, d["C"]) == (t["R"], t["R"], t["E"], t["E"], t["M"], t["C"])
+        assert (d["P"] - 1) * t["U"] + t["R"] == t["H"]       # the padded input height
+        assert d["N"] == 4
 
 
 @pytest.mark.parametrize("name", list(EYERISS_TABLE_III))
 def test_the_published_row_stationary_mappings_meet_the_set(name):
     layer = alexnet_layer(name)
-    m = rs_mapping(name, layer, EYERISS)
+    m = table_iii_mapping(name, layer, EYERISS)
     assert m.violations(layer, EYERISS) == []
     assert satisfies(row_stationary(layer, EYERISS), m, layer, EYERISS).tolist() == [True]
 
@@ -45,7 +61,7 @@ def _replace(m, **levels):
 
 def test_each_statement_rejects_the_mapping_that_breaks_it():
     layer = alexnet_layer("CONV3")
-    m = rs_mapping("CONV3", layer, EYERISS)
+    m = table_iii_mapping("CONV3", layer, EYERISS)
     rf, glb, dram = (dict(t) for t in m.temporal)
     broken = {
         "filters kept in the GLB": _replace(m, bypass={1: ()}),
@@ -98,7 +114,7 @@ def test_the_row_stationary_optimum_is_no_worse_than_table_iii_on_conv3():
     searches under the set: the optimum is at most its EDP."""
     layer = alexnet_layer("CONV3")
     c = row_stationary(layer, EYERISS)
-    table = float(evaluate(layer, EYERISS, rs_mapping("CONV3", layer, EYERISS)).edp[0])
+    table = float(evaluate(layer, EYERISS, table_iii_mapping("CONV3", layer, EYERISS)).edp[0])
     r = ExactMapper(constraints=c).map(layer, EYERISS, LOOPNEST, "edp")
     assert r.optimal and satisfies(c, r.batch, layer, EYERISS).all()
     assert r.objective("edp") <= table * (1 + 1e-9)

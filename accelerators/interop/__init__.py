@@ -1,0 +1,16 @@
+"""Architectures in other tools' formats: translators between their specs and
+:class:`~accelerators.arch.ArchSpec`.
+
+One module per tool; each reads (and where it can, writes) that tool's architecture
+schema as plain parsed data (dicts from YAML or JSON, never code), with a
+``ValueError`` naming the part of the spec it cannot express. The workload and mapping
+halves of the same tools' specs are in :mod:`mappers.interop`, one layer up, since a
+mapping needs both an architecture and a layer.
+
+* :mod:`accelerators.interop.zigzag` -- ZigZag 3.9.1's accelerator schema
+  (``hardware/*.yaml``) to an ArchSpec.
+"""
+
+from accelerators.interop.zigzag import MEMORY_OPERAND, OPERAND_OF, Translation, arch_from_zigzag
+
+__all__ = ["MEMORY_OPERAND", "OPERAND_OF", "Translation", "arch_from_zigzag"]

@@ -1,0 +1,170 @@
+"""A layer and a mapping in ZigZag 3.9.1's schemas, and ZigZag's spatial mappings read back.
+
+ZigZag (``zigzag-dse``) takes a workload (one entry per layer: its loop dimensions and
+sizes, operand precisions, the input's relation to output and filter indices), a spatial
+mapping (per operational-array dimension, the loops unrolled on it) and a temporal
+mapping (per operand, one list of loops per memory level of that operand, innermost
+first). The writers here give those for a coexplore :class:`~mappers.workloads.Layer`
+and :class:`~mappers.mapping.Mapping`; the loop names follow ZigZag's Eyeriss naming
+(:data:`DIM`: ``OY`` output rows, ``FY`` filter rows, ``B`` batch). Only ungrouped
+convolutions (and GEMMs as 1x1 convolutions) are written; their agreement with ZigZag's
+counts is checked by :mod:`experiments.validation.zigzag_crossval` and
+:mod:`experiments.validation.zigzag_bundled`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelerators.interop.zigzag import MEMORY_OPERAND
+from mappers.mapping import Mapping
+from mappers.workloads import Layer
+
+__all__ = [
+    "DIM",
+    "spatial_from_zigzag",
+    "zigzag_accelerator",
+    "zigzag_spatial",
+    "zigzag_temporal",
+    "zigzag_workload",
+]
+
+#: our dimension -> ZigZag's (Eyeriss/ZigZag naming: OY output rows, FY filter rows)
+DIM = {"N": "B", "K": "K", "C": "C", "P": "OY", "Q": "OX", "R": "FY", "S": "FX"}
+_OUR_DIM = {v: k for k, v in DIM.items()}
+_OPS = ("W", "I", "O")
+
+
+def zigzag_workload(layer: Layer, bits: int = 16) -> list[dict[str, Any]]:
+    """The one-layer workload in ZigZag's schema, every operand ``bits`` wide."""
+    d = layer.dims
+    sh, sw = layer.attrs.get("stride", (1, 1)) if isinstance(layer.attrs.get("stride"), tuple) else (
+        (layer.attrs.get("stride", 1),) * 2)
+    return [{
+        "id": 0, "name": layer.name, "operator_type": "Conv",
+        "equation": "O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]",
+        "dimension_relations": [f"ix={sw}*ox+1*fx", f"iy={sh}*oy+1*fy"],
+        "loop_dims": [DIM[x] for x in ("N", "K", "C", "P", "Q", "R", "S")],
+        "loop_sizes": [d[x] for x in ("N", "K", "C", "P", "Q", "R", "S")],
+        "operand_precision": {"W": bits, "I": bits, "O": bits, "O_final": bits},
+        "operand_source": {"W": 0, "I": 0},
+        "pr_loop_dims": ["IX", "IY"],
+        "pr_loop_sizes": [(d["Q"] - 1) * sw + d["S"], (d["P"] - 1) * sh + d["R"]],
+        "padding": [[0, 0], [0, 0]],
+    }]
+
+
+def zigzag_temporal(layer: Layer, arch: Any, mapping: Mapping) -> dict[str, list[list[list[Any]]]]:
+    """ZigZag's temporal mapping of ``mapping``: layer operand (``W``, ``I``, ``O``) -> one
+    list per memory level of that operand, innermost first, of ``[dim, factor]`` loops
+    innermost first. A level that does not keep the operand passes its loops on to the
+    operand's next level up, so every loop sits at the memory that holds the operand
+    while it runs. Unit factors are left out."""
+    temporal: dict[str, list[list[list[Any]]]] = {}
+    for op in _OPS:
+        levels: list[list[list[Any]]] = []
+        pending: list[list[Any]] = []
+        for lv in range(arch.n_levels):
+            order = mapping.full_order(lv, list(layer.dims))  # outermost first
+            pending += [[DIM[d], mapping.temporal[lv][d]] for d in reversed(order)
+                        if mapping.temporal[lv].get(d, 1) > 1]
+            if mapping.keeps(arch, lv, op):
+                levels.append(pending)
+                pending = []
+        temporal[op] = levels
+    return temporal
+
+
+def zigzag_spatial(mapping: Mapping, axes: dict[tuple[int, str], str], dimensions: list[str],
+                   n_levels: int) -> dict[str, list[str]]:
+    """ZigZag's spatial mapping: operational-array dimension -> ``"DIM, factor"`` loops.
+
+    ``axes`` maps ``(level, "x" | "y")`` to the array dimension that level's fanout axis
+    unrolls. An array dimension nothing is unrolled on is pinned to ``"K, 1"`` (left out,
+    ZigZag's spatial-mapping generator would fill it). Raises ``ValueError`` where the
+    mapping unrolls a level axis that has no array dimension."""
+    spatial: dict[str, list[str]] = {d: [] for d in dimensions}
+    for (li, ax), d_zz in axes.items():
+        facs = (mapping.spatial_x if ax == "x" else mapping.spatial_y)[li]
+        spatial[d_zz] += [f"{DIM[d]}, {f}" for d, f in facs.items() if f > 1]
+    for li in range(n_levels):
+        for ax in ("x", "y"):
+            facs = (mapping.spatial_x if ax == "x" else mapping.spatial_y)[li]
+            if (li, ax) not in axes and any(f > 1 for f in facs.values()):
+                raise ValueError(f"mapping unrolls {facs} on level {li} axis {ax}, which has no array dimension")
+    return {k: v or ["K, 1"] for k, v in spatial.items()}
+
+
+def spatial_from_zigzag(mapping_file: list[dict[str, Any]] | None) -> dict[str, list[tuple[str, int]]] | None:
+    """The ``default`` entry's spatial unrolling of a ZigZag mapping file: array dimension
+    -> ``[(our dimension, factor), ...]``; ``None`` without a file."""
+    if not mapping_file:
+        return None
+    entry = next((e for e in mapping_file if e.get("name") == "default"), None)
+    if entry is None:
+        raise ValueError("the ZigZag mapping file has no 'default' entry")
+    out: dict[str, list[tuple[str, int]]] = {}
+    for d_zz, loops in entry["spatial_mapping"].items():
+        for loop in loops:
+            dim, f = (x.strip() for x in loop.split(","))
+            if dim not in _OUR_DIM:
+                raise ValueError(f"spatial loop {loop!r} on {d_zz}: dimension {dim!r} is not one of {sorted(_OUR_DIM)}")
+            out.setdefault(d_zz, []).append((_OUR_DIM[dim], int(f)))
+    return out
+
+
+def _port(name: str, kind: str, bits: int, allocation: list[str]) -> dict[str, Any]:
+    return {"name": name, "type": kind, "bandwidth_min": bits, "bandwidth_max": bits, "allocation": allocation}
+
+
+def _alloc(ops: list[str], reading: bool) -> list[str]:
+    out = []
+    for op in ops:
+        m = MEMORY_OPERAND[op]
+        if reading:
+            out += [f"{m}, tl"] + ([f"{m}, th"] if op == "O" else [])
+        else:
+            out += [f"{m}, fh"] + ([f"{m}, fl"] if op == "O" else [])
+    return out
+
+
+def zigzag_accelerator(arch: Any, mapping: Mapping) -> dict[str, Any]:
+    """An RF -> GLB -> DRAM ArchSpec in ZigZag's accelerator schema, each operand in the
+    memories the mapping keeps it in (ZigZag has no bypass of its own: a memory holds the
+    operands it lists); energies per word from the ArchSpec; one-word ports; the GLB's
+    fanout as the two array dimensions ``D1`` (x) and ``D2`` (y)."""
+    if arch.n_levels != 3:
+        raise ValueError(f"zigzag_accelerator writes RF -> GLB -> DRAM; {arch.name!r} has {arch.n_levels} levels")
+    bits = arch.word_bits
+    rf, glb, dram = arch.levels
+    mems: dict[str, Any] = {}
+    for op in _OPS:
+        if mapping.keeps(arch, 0, op):
+            mems[f"rf_{op.lower()}"] = {
+                "size": int(rf.capacity_of(op)) * bits, "r_cost": rf.read_energy_pj[op],
+                "w_cost": rf.write_energy_pj[op], "area": 0.0, "latency": 1, "operands": [MEMORY_OPERAND[op]],
+                "ports": [_port("r_port_1", "read", bits, _alloc([op], True)),
+                          _port("w_port_1", "write", bits, _alloc([op], False))],
+                "served_dimensions": [],
+            }
+    glb_ops = [op for op in _OPS if mapping.keeps(arch, 1, op)]
+    if glb_ops:
+        mems["glb"] = {
+            "size": int(glb.capacity_words) * bits, "r_cost": glb.read_energy_pj["I"],
+            "w_cost": glb.write_energy_pj["I"], "area": 0.0, "latency": 1,
+            "operands": [MEMORY_OPERAND[op] for op in glb_ops],
+            "ports": [_port("r_port_1", "read", bits, _alloc(glb_ops, True)),
+                      _port("w_port_1", "write", bits, _alloc(glb_ops, False))],
+            "served_dimensions": ["D1", "D2"],
+        }
+    mems["dram"] = {
+        "size": 10**12, "r_cost": dram.read_energy_pj["I"], "w_cost": dram.write_energy_pj["I"], "area": 0.0,
+        "latency": 1, "operands": [MEMORY_OPERAND[op] for op in _OPS],
+        "ports": [_port("rw_port_1", "read_write", bits, _alloc(list(_OPS), True) + _alloc(list(_OPS), False))],
+        "served_dimensions": ["D1", "D2"],
+    }
+    return {
+        "name": arch.name, "memories": mems,
+        "operational_array": {"unit_energy": arch.mac_energy_pj, "unit_area": 1.0, "dimensions": ["D1", "D2"],
+                              "sizes": [glb.fanout_x, glb.fanout_y]},
+    }
