@@ -85,7 +85,8 @@ of the root (the best objective no mapping beats, before any branching), the num
 mappings the cost model scored and the wall time. With ``time_limit_s`` the search stops
 when the time is up and returns the best mapping so far with ``stopped_early`` and, as
 ``lower_bound``, the smallest bound of the nodes not yet explored (the optimum lies
-between it and the result).
+between it and the result). ``info["incumbents"]`` is the anytime trace: ``(CPU seconds
+since the search began, objective)`` at each new incumbent, the heuristic's first.
 """
 
 from __future__ import annotations
@@ -374,6 +375,7 @@ class ExactMapper:
                          lower_bound=search.lower_bound, optimal=not search.stopped and self.gap == 0,
                          stopped_early=search.stopped,
                          info={"nodes": search.nodes, "leaves": search.leaves,
+                               "incumbents": search.incumbents,
                                "keep_choices": search.n_keep, "gap": self.gap,
                                "constraints": cons.name if cons.levels else None})
 
@@ -388,6 +390,8 @@ class _Search:
         self.bypass, self.deadline, self.chunk, self.gap, self.rc = bypass, deadline, chunk, gap, rc
         self.max_nodes = max_nodes
         self.best: tuple[MappingBatch, float] | None = None
+        self._cpu0 = time.process_time()
+        self.incumbents: list[tuple[float, float]] = []   # (CPU s since the start, objective)
         self.evaluated = 0
         self.nodes = 0
         self.leaves = 0
@@ -427,7 +431,7 @@ class _Search:
             # the heuristic knows no constraints: its mapping is an incumbent only if it meets them
             b = h.batch
             if (self.rc.factors_ok(b.temporal, b.spatial_x, b.spatial_y) & self.rc.keep_ok(b.keep)).all():
-                self.best = (h.batch, h.objective(self.objective))
+                self._improve(h.batch, h.objective(self.objective))
         except NoLegalMapping:
             pass
         p = _problem(self.layer, self.arch, self.bypass, self.rc)
@@ -703,7 +707,12 @@ class _Search:
         r = self.cost(self.layer, self.arch, one)
         v = float(objective_of(self.objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[0])
         if bool(np.asarray(r.valid)[0]) and v < self.incumbent:
-            self.best = (one, v)
+            self._improve(one, v)
+
+    def _improve(self, one: MappingBatch, value: float) -> None:
+        """A new incumbent, with the CPU time it was found at (the anytime trace)."""
+        self.best = (one, value)
+        self.incumbents.append((time.process_time() - self._cpu0, value))
 
 
 @dataclass

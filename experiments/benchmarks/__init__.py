@@ -15,7 +15,10 @@ harnesses (:mod:`experiments.harnesses`).
 * :mod:`~experiments.benchmarks.mapper_optimality` -- the exact mapper's time to proof and
   the heuristic and random mappers' distance from the optimum, per layer;
   :mod:`~experiments.benchmarks.mapper_choice` -- exact vs heuristic on the hardware points
-  a study visits; :mod:`~experiments.benchmarks.shi2020_inner_effort` -- EDP, ranking and
+  a study visits; :mod:`~experiments.benchmarks.mapper_codesign` -- time to proof, nodes
+  and anytime quality of every unique layer of four workloads on the hardware points a
+  co-design search visits (Shi iso/free, the demo's systolic space, Eyeriss v1);
+  :mod:`~experiments.benchmarks.shi2020_inner_effort` -- EDP, ranking and
   time of the Shi 2020 co-design's inner mapper at several node limits.
 * :mod:`~experiments.benchmarks.d2nn_epoch_time` -- wall and CPU seconds per training
   epoch of the D2NN reproduction's configuration.

@@ -1,0 +1,179 @@
+"""The exact mapper on the designs a co-design search visits: time to proof, nodes and
+anytime quality of every unique layer map.
+
+A co-design search maps every layer of its workload on every hardware point it
+proposes, so the mapper's speed has to hold across the space, not on one reference
+design. This benchmark maps every unique layer of DQN at batch 1 and 32, ResNet-50
+(batch 1) and the BERT-base block (:mod:`mappers.zoo`) with
+:class:`mappers.exact.ExactMapper` (EDP, the loop-nest model
+:data:`evaluators.loopnest.LOOPNEST`) on
+
+* ``--shi-points`` hardware points drawn from each of the Shi et al. 2020 iso- and
+  free-resource spaces (:func:`experiments.reproduce.shi2020.hardware_space`; seeds 0 and
+  1, the reproduction's fixed clock, bandwidths and energy table);
+* ``--demo-points`` points of the demo's systolic space (``experiments/configs/demo.yaml``,
+  seed 0, its area budget enforced);
+* Eyeriss v1 (:func:`accelerators.eyeriss_v1`).
+
+Per layer map it prints the CPU seconds of the search (``time.process_time`` of this
+process; BLAS threads are set to 1), the search nodes expanded, whether the layer was
+proven optimal, the certified gap of an unproven one (its EDP over the least open bound,
+minus 1), the heuristic mapper's EDP over the result, and the anytime incumbent's ratio
+to the final result at 0.1, 0.5 and 2 CPU seconds (from the search's incumbent trace;
+``inf`` before the first incumbent). The summary gives the share proven, the median, 90th
+and 95th percentiles and the maximum of CPU seconds, and the share of layer maps whose
+incumbent at 0.5 s is within 2 % of the final result (a lower bound on "of the optimum"
+only where the result is proven). Without limits the run maps until every layer is
+proven; ``--max-nodes`` / ``--time-limit-s`` (wall clock, per layer) cap each search, and
+a capped layer counts as unproven at its certified gap.
+
+Run: ``python -m experiments.benchmarks.mapper_codesign [--shi-points 15] [--demo-points 10]
+[--workloads dqn dqn@32 resnet50 bert] [--max-nodes N] [--time-limit-s S] [--json FILE]``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from accelerators import eyeriss_v1  # noqa: E402
+from evaluators.loopnest import LOOPNEST  # noqa: E402
+from evaluators.nested import NestedEvaluator  # noqa: E402
+from experiments.config import load_config  # noqa: E402
+from experiments.reproduce import shi2020  # noqa: E402
+from mappers.exact import ExactMapper  # noqa: E402
+from mappers.heuristic import HeuristicMapper  # noqa: E402
+from mappers.zoo import resolve  # noqa: E402
+
+DEMO = Path(__file__).resolve().parents[1] / "configs" / "demo.yaml"
+WORKLOADS = {"dqn": "dqn", "dqn@32": "dqn@32", "resnet50": "resnet50", "bert": "bert_base_block"}
+"""name -> zoo spec (:func:`mappers.zoo.resolve`)."""
+CHECKPOINTS_S = (0.1, 0.5, 2.0)
+"""CPU seconds at which the anytime incumbent is read."""
+OBJECTIVE = "edp"
+
+
+def designs(shi_points: int, demo_points: int) -> Iterator[tuple[str, str, Any]]:
+    """``(space, point label, ArchSpec)`` of every hardware point of the benchmark."""
+    fixed = shi2020.fixed()
+    shi = NestedEvaluator("spatial", "dqn", "heuristic", fixed=fixed)
+    for seed, mode in enumerate(shi2020.MODES):
+        for k, p in enumerate(shi2020.hardware_space(mode).sample(shi_points, seed=seed)):
+            yield f"shi-{mode}", f"{mode}{k}:" + ",".join(f"{v}" for v in p.values()), shi.build(p).to_arch()
+    loaded = load_config(DEMO)
+    opts = loaded.config.evaluator.options
+    demo = NestedEvaluator(opts["accelerator"], "dqn", "heuristic")
+    for k, p in enumerate(loaded.space.sample(demo_points, seed=0)):
+        yield "demo", f"demo{k}:" + ",".join(f"{v}" for v in p.values()), demo.build(p).to_arch()
+    yield "eyeriss", "eyeriss_v1", eyeriss_v1().to_arch()
+
+
+def anytime(trace: list[tuple[float, float]], final: float, at_s: float) -> float:
+    """The incumbent at ``at_s`` CPU seconds over ``final`` (``inf`` before the first)."""
+    best = math.inf
+    for t, v in trace:
+        if t > at_s:
+            break
+        best = v
+    return best / final
+
+
+def map_one(layer: Any, arch: Any, mapper: ExactMapper) -> dict[str, Any]:
+    """One layer map: the exact search's figures and the heuristic's EDP beside them."""
+    h = HeuristicMapper().map(layer, arch, LOOPNEST, OBJECTIVE)
+    c0, w0 = time.process_time(), time.perf_counter()
+    r = mapper.map(layer, arch, LOOPNEST, OBJECTIVE)
+    cpu_s, wall_s = time.process_time() - c0, time.perf_counter() - w0
+    final = r.objective(OBJECTIVE)
+    gap = 0.0 if r.optimal else (final / r.lower_bound - 1.0 if r.lower_bound else math.inf)
+    trace = [tuple(x) for x in r.info.get("incumbents", [])]
+    return {"cpu_s": cpu_s, "wall_s": wall_s, "nodes": int(r.info.get("nodes", 0)), "proven": bool(r.optimal),
+            "edp": final, "lower_bound": r.lower_bound, "gap": gap,
+            "heuristic_over_result": h.objective(OBJECTIVE) / final,
+            "anytime": {str(s): anytime(trace, final, s) for s in CHECKPOINTS_S}}
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Shares proven and within 2 % at 0.5 s, and CPU-second percentiles, of ``rows``."""
+    cpu = np.array([r["cpu_s"] for r in rows])
+    return {
+        "layer_maps": len(rows), "proven": int(sum(r["proven"] for r in rows)),
+        "cpu_s_median": float(np.median(cpu)), "cpu_s_p90": float(np.percentile(cpu, 90)),
+        "cpu_s_p95": float(np.percentile(cpu, 95)), "cpu_s_max": float(cpu.max()),
+        "cpu_s_total": float(cpu.sum()),
+        "within_2pct_at_0.5s": float(np.mean([r["anytime"]["0.5"] <= 1.02 for r in rows])),
+        "worst_gap_unproven": max((r["gap"] for r in rows if not r["proven"]), default=0.0),
+        "heuristic_over_result_median": float(np.median([r["heuristic_over_result"] for r in rows])),
+        "heuristic_over_result_max": float(max(r["heuristic_over_result"] for r in rows)),
+    }
+
+
+def fmt_summary(name: str, s: dict[str, Any]) -> str:
+    return (f"{name:<10} {s['layer_maps']:>5} maps, proven {s['proven']:>5} "
+            f"({100 * s['proven'] / s['layer_maps']:.1f} %); CPU s median {s['cpu_s_median']:.3f}, "
+            f"p90 {s['cpu_s_p90']:.2f}, p95 {s['cpu_s_p95']:.2f}, max {s['cpu_s_max']:.1f}, "
+            f"total {s['cpu_s_total']:.0f}; incumbent within 2 % at 0.5 s: {100 * s['within_2pct_at_0.5s']:.1f} %; "
+            f"heuristic/result median {s['heuristic_over_result_median']:.3f}, max "
+            f"{s['heuristic_over_result_max']:.2f}")
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shi-points", type=int, default=15, help="points drawn from each Shi space (iso, free)")
+    ap.add_argument("--demo-points", type=int, default=10, help="points drawn from the demo's systolic space")
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
+    ap.add_argument("--max-nodes", type=int, default=None, help="cap per layer (default: none)")
+    ap.add_argument("--time-limit-s", type=float, default=None, help="wall-clock cap per layer (default: none)")
+    ap.add_argument("--json", type=Path, default=None, help="write every row and the summary here")
+    args = ap.parse_args(argv)
+    for name in ("shi_points", "demo_points"):
+        if getattr(args, name) < 0:
+            ap.error(f"--{name.replace('_', '-')}: must be >= 0, got {getattr(args, name)}")
+    mapper = ExactMapper(max_nodes=args.max_nodes, time_limit_s=args.time_limit_s)
+    layers = {w: resolve(WORKLOADS[w]) for w in args.workloads}
+    print(f"exact mapper on co-design points: {args.shi_points} x 2 Shi, {args.demo_points} demo, Eyeriss v1; "
+          f"workloads {args.workloads} ({sum(len(v) for v in layers.values())} unique layers); objective "
+          f"{OBJECTIVE}; limits max_nodes={args.max_nodes} time_limit_s={args.time_limit_s}; "
+          f"{platform.processor() or platform.machine()}, load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"{'space':<9} {'workload':<9} {'layer':<28}{'CPU s':>8}{'nodes':>10} proven {'gap':>7}"
+          f"{'heur/res':>9}  anytime@{'/'.join(str(s) for s in CHECKPOINTS_S)}", flush=True)
+    rows: list[dict[str, Any]] = []
+    for space, label, arch in designs(args.shi_points, args.demo_points):
+        for w, ls in layers.items():
+            for layer in ls:
+                r = map_one(layer, arch, mapper)
+                r.update(space=space, point=label, workload=w, layer=layer.name)
+                rows.append(r)
+                at = "/".join(f"{r['anytime'][str(s)]:.3f}" for s in CHECKPOINTS_S)
+                print(f"{space:<9} {w:<9} {layer.name[:27]:<28}{r['cpu_s']:>8.3f}{r['nodes']:>10} "
+                      f"{'yes' if r['proven'] else 'NO ':>6} {r['gap']:>7.3f}{r['heuristic_over_result']:>9.3f}  {at}",
+                      flush=True)
+    out: dict[str, Any] = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+                           "load_after": os.getloadavg()[0], "summary": {}, "rows": rows}
+    print("\nsummary (CPU seconds per layer map, one core):")
+    groups = {"all": rows} | {s: [r for r in rows if r["space"] == s] for s in dict.fromkeys(r["space"] for r in rows)}
+    groups |= {f"w:{w}": [r for r in rows if r["workload"] == w] for w in args.workloads}
+    for name, g in groups.items():
+        if g:
+            out["summary"][name] = summarize(g)
+            print(fmt_summary(name, out["summary"][name]))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1, default=float))
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""The co-design benchmark of the exact mapper (experiments/benchmarks/mapper_codesign.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from experiments.benchmarks import mapper_codesign as bench
+
+
+def test_the_anytime_incumbent_is_the_last_one_found_by_then():
+    trace = [(0.05, 12.0), (0.3, 11.0), (1.5, 10.0)]
+    assert bench.anytime(trace, 10.0, 0.1) == pytest.approx(1.2)
+    assert bench.anytime(trace, 10.0, 0.5) == pytest.approx(1.1)
+    assert bench.anytime(trace, 10.0, 2.0) == 1.0
+    assert bench.anytime([(0.2, 10.0)], 10.0, 0.1) == math.inf
+
+
+def test_a_small_run_maps_every_layer_of_every_design(capsys):
+    out = bench.main(["--shi-points", "1", "--demo-points", "1", "--workloads", "dqn", "--max-nodes", "3000"])
+    rows = out["rows"]
+    assert len(rows) == (2 + 1 + 1) * 5                     # iso, free, demo, Eyeriss x DQN's 5 layers
+    assert {r["space"] for r in rows} == {"shi-iso", "shi-free", "demo", "eyeriss"}
+    for r in rows:
+        assert r["heuristic_over_result"] >= 1 - 1e-9       # the search starts from the heuristic's mapping
+        assert min(r["anytime"].values()) >= 1 - 1e-9       # no incumbent beats the final result
+        if r["proven"]:
+            assert r["gap"] == 0.0
+        else:                                               # capped: the result is within its certified gap
+            assert r["nodes"] >= 3000 and r["gap"] >= 0
+            assert r["edp"] <= r["lower_bound"] * (1 + r["gap"]) * (1 + 1e-9)
+    s = out["summary"]["all"]
+    assert s["layer_maps"] == 20 and 0 <= s["proven"] <= 20 and s["cpu_s_median"] <= s["cpu_s_max"]
+    assert "summary (CPU seconds per layer map" in capsys.readouterr().out
