@@ -248,16 +248,25 @@ class DiffractiveAccelerator:
         """Named reasons why this design cannot be built or simulated faithfully
         (``propagation=False``: the structural ones only, without the propagator check)."""
         out = []
-        if self.layers < 1 or self.tasks < 1:
-            out.append("layers and tasks must be >= 1")
+        c = type(self).__name__
+        for name in ("wavelength_m", "pitch_m", "z_m"):
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
+                out.append(f"{c}.{name} must be a positive finite length, got {v!r}")
+        for name, low in (("n", 1), ("pad", 0), ("layers", 1), ("tasks", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                out.append(f"{c}.{name} must be an integer >= {low}, got {v!r}")
+        if out:  # the checks below need these
+            return out
         if not 0 <= self.k_shared <= self.layers:
             out.append(f"shared_layers {self.k_shared} not in [0, layers={self.layers}]")
         if self.tasks == 1 and self.k_shared != self.layers:
             out.append("a single-task system shares all its layers (shared_layers == layers)")
         if self.phase_levels is not None and self.phase_levels < 2:
-            out.append("phase_levels must be >= 2 or None")
+            out.append(f"{c}.phase_levels must be >= 2 or None, got {self.phase_levels!r}")
         if self.modulation not in ("phase", "coupled", "complex"):
-            out.append(f"unknown modulation {self.modulation!r}")
+            out.append(f"{c}.modulation must be 'phase', 'coupled' or 'complex', got {self.modulation!r}")
         if propagation:
             rep = check_propagation(self.wavelength_m, self.pitch_m, self.grid, self.z_m, self.propagation,
                                     warn=False)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from design_space.constraints import import_ref
 from design_space.errors import SpaceDefinitionError
+from design_space.references import import_ref
 from design_space.registry import Registry
 
 __all__ = ["ACCELERATORS", "register", "resolve_accelerator"]

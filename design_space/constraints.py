@@ -24,7 +24,6 @@ the parent when that matters (``"arch != 'spatial' or rf_kib <= 1"``).
 from __future__ import annotations
 
 import ast
-import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +31,9 @@ from typing import Any
 import numpy as np
 
 from design_space.errors import SpaceDefinitionError
+from design_space.references import callable_ref, import_ref
+
+__all__ = ["Columns", "Constraint", "Predicate"]
 
 Predicate = Callable[[Mapping[str, np.ndarray]], Any]
 
@@ -196,36 +198,6 @@ class _Expr:
                 return out
             return _FUNCS[fname](*args)
         raise AssertionError(f"unhandled node {node!r}")  # pragma: no cover
-
-
-def import_ref(ref: str, what: str) -> Any:
-    """Import ``"package.module:attr"``; errors name the reference."""
-    if ":" not in ref:
-        raise SpaceDefinitionError(f"{what}: expected 'module:function', got {ref!r}")
-    mod, _, attr = ref.partition(":")
-    try:
-        obj: Any = importlib.import_module(mod)
-    except ImportError as e:
-        raise SpaceDefinitionError(f"{what}: cannot import module {mod!r}: {e}") from None
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise SpaceDefinitionError(f"{what}: module {mod!r} has no attribute {attr!r}") from None
-    return obj
-
-
-def callable_ref(fn: Any) -> str | None:
-    """``"module:qualname"`` if ``fn`` can be imported back by that name, else ``None``."""
-    mod = getattr(fn, "__module__", None)
-    qual = getattr(fn, "__qualname__", None)
-    if not mod or not qual or "<" in qual or mod == "__main__":
-        return None
-    try:
-        back = import_ref(f"{mod}:{qual}", "ref")
-    except SpaceDefinitionError:
-        return None
-    return f"{mod}:{qual}" if back is fn else None
 
 
 @dataclass(frozen=True)

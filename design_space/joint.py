@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from design_space.errors import SpaceDefinitionError, Violation
+from design_space.references import callable_ref
 from design_space.space import DesignSpace, EncodedGroup, Point, SeedLike, as_rng
 
 SoftwareFactory = Callable[[Point], DesignSpace]
@@ -252,6 +253,19 @@ class JointSpace:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        from design_space.serialization import space_to_dict
+        """``{hardware: <space>, software: "module:function"}`` (read back by
+        :func:`design_space.serialization.space_from_dict`).
 
-        return space_to_dict(self)
+        Raises:
+            SpaceDefinitionError: the software factory is not importable by name.
+        """
+        ref = callable_ref(self.software)
+        if ref is None:
+            raise SpaceDefinitionError(
+                f"JointSpace: its software factory {self.software!r} cannot be saved; use a "
+                "module-level function"
+            )
+        d: dict[str, Any] = {"hardware": self.hardware.to_dict(), "software": ref}
+        if self.name:
+            d["name"] = self.name
+        return d

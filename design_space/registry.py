@@ -6,11 +6,12 @@ owns such a kind keeps one :class:`Registry` of them (:mod:`optimizer.registry`,
 :mod:`accelerators.registry`, :mod:`mappers.registry`, :mod:`evaluators.registry`); this
 module is the one implementation they share.
 
-A name reaches a registry in one of four ways, looked up in this order:
+A name reaches a registry in one of three ways, looked up in this order:
 
 1. **Built in**: entries the owning package lists, given as objects or as lazy
    ``"module:attr"`` references (imported on first use, so that naming Optuna's sampler
-   does not import Optuna until it is built).
+   does not import Optuna until it is built). A package lists only its own modules or
+   those of packages below it (a reference is an import the layer contracts cannot see).
 2. **Registered from Python**: ``registry.register("my-opt", MyOptimizer)`` -- typically
    at import time of a user module. A study config lists such modules under
    ``plugins:``; :mod:`experiments.config` imports them *before* it validates any name.
@@ -23,10 +24,17 @@ A name reaches a registry in one of four ways, looked up in this order:
 
    is found by :func:`importlib.metadata.entry_points` under the registry's group
    (``coexplore.optimizers``, ``coexplore.accelerators``, ``coexplore.mappers``,
-   ``coexplore.evaluators``) on the first lookup; the object is imported when first used.
-4. **Resolvers**: functions ``name -> factory | None`` consulted for names none of the
-   above knows. A higher layer uses one to offer a family of names a lower layer cannot
-   list (the study layer offers every ask/tell optimizer as a mapping search this way).
+   ``coexplore.searches``, ``coexplore.evaluators``) on the first lookup; the object is
+   imported when first used.
+
+So what a registry holds depends only on its own package, the user's registrations and
+the installed plugins -- never on which other coexplore package happens to have been
+imported. (Where one package's entries must be used through another's -- every ask/tell
+optimizer as a mapping search -- the layer that sees both wires them explicitly:
+:mod:`experiments.inner_search`.)
+
+The class lives in :mod:`design_space` because that is the bottom package, which every
+package that owns a registry may import; it knows nothing of spaces.
 
 Errors name the kind, the name and what is available (``unknown optimizer 'bayes'
 (available: [...])``); a plugin that fails to import names its entry point.
@@ -35,11 +43,11 @@ Errors name the kind, the name and what is available (``unknown optimizer 'bayes
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Generic, TypeVar
 
-from design_space.constraints import import_ref
 from design_space.errors import SpaceDefinitionError
+from design_space.references import import_ref
 
 __all__ = ["Registry"]
 
@@ -60,7 +68,6 @@ class Registry(Generic[T]):
         self.group = group
         self._entries: dict[str, T | str] = dict(builtins or {})
         self._origin: dict[str, str] = dict.fromkeys(self._entries, "built in")
-        self._resolvers: list[Callable[[str], T | None]] = []
         self._entry_points: dict[str, importlib.metadata.EntryPoint] | None = None
 
     # ------------------------------------------------------------------ extension
@@ -76,11 +83,6 @@ class Registry(Generic[T]):
         self._entries[name] = obj
         self._origin[name] = getattr(obj, "__module__", None) or "registered"
         return obj
-
-    def add_resolver(self, resolver: Callable[[str], T | None]) -> None:
-        """Consult ``resolver(name)`` for names no entry or plugin provides (once each)."""
-        if resolver not in self._resolvers:
-            self._resolvers.append(resolver)
 
     # ------------------------------------------------------------------ lookup
     def _plugins(self) -> dict[str, importlib.metadata.EntryPoint]:
@@ -109,23 +111,16 @@ class Registry(Generic[T]):
             self._entries[name] = loaded
             self._origin[name] = f"entry point {ep.value}"
             return loaded
-        for resolver in self._resolvers:
-            found = resolver(name)
-            if found is not None:
-                return found
         raise ValueError(f"unknown {self.kind} {name!r} (available: {self.names()})")
 
     def names(self) -> list[str]:
-        """Every name an entry or an installed plugin provides (resolvers' families are
-        not enumerable and are not listed)."""
+        """Every name an entry or an installed plugin provides."""
         return sorted(set(self._entries) | set(self._plugins()))
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
-        if name in self._entries or name in self._plugins():
-            return True
-        return any(r(name) is not None for r in self._resolvers)
+        return name in self._entries or name in self._plugins()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

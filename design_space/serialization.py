@@ -26,10 +26,11 @@ from typing import Any
 
 import yaml
 
-from design_space.constraints import Constraint, callable_ref, import_ref
+from design_space.constraints import Constraint
 from design_space.errors import ConfigError, SpaceDefinitionError
 from design_space.joint import JointSpace
 from design_space.parameters import PARAMETER_KINDS
+from design_space.references import import_ref
 from design_space.space import DesignSpace
 from design_space.yamlio import LineMap, load_yaml, load_yaml_file
 
@@ -45,30 +46,19 @@ _FIELDS: dict[str, dict[str, bool]] = {  # field -> required
 
 
 def space_to_dict(space: DesignSpace | JointSpace) -> dict[str, Any]:
-    """A plain-dict description of ``space`` (JSON/YAML serializable)."""
-    if isinstance(space, JointSpace):
-        ref = callable_ref(space.software)
-        if ref is None:
-            raise SpaceDefinitionError(
-                f"JointSpace: its software factory {space.software!r} cannot be saved; use a "
-                "module-level function"
-            )
-        d: dict[str, Any] = {"hardware": space_to_dict(space.hardware), "software": ref}
-        if space.name:
-            d["name"] = space.name
-        return d
-    if space.proposal is not None or getattr(space, "repair", None) is not None:
-        what = "proposal" if space.proposal is not None else "repair"
-        raise SpaceDefinitionError(
-            f"space {space.name or ''!r} has a custom {what} function and cannot be saved; "
-            "save the function that builds it instead"
-        )
-    d = {"parameters": [p.to_dict() for p in space.params]}
-    if space.constraints:
-        d["constraints"] = [c.to_dict() for c in space.constraints]
-    if space.name:
-        d["name"] = space.name
-    return d
+    """A plain-dict description of ``space`` (JSON/YAML serializable): its ``to_dict()``.
+
+    Each space writes itself (:meth:`DesignSpace.to_dict`, :meth:`JointSpace.to_dict`), as
+    each parameter and constraint does; this module only reads the format back, so that
+    the space modules need not import it.
+
+    Raises:
+        SpaceDefinitionError: ``space`` is not a space, or holds a function that cannot be
+            saved (a custom proposal or repair, a joint space's closure).
+    """
+    if not isinstance(space, DesignSpace | JointSpace):
+        raise SpaceDefinitionError(f"space_to_dict: expected a DesignSpace or JointSpace, got {space!r}")
+    return space.to_dict()
 
 
 def _param_from_dict(item: Any, path: tuple, lm: LineMap, name_hint: str | None = None) -> Any:

@@ -707,9 +707,24 @@ class DesignSpace:
 
     # ---------------------------------------------------------------- serialization
     def to_dict(self) -> dict[str, Any]:
-        from design_space.serialization import space_to_dict
+        """A plain-dict description (JSON/YAML serializable; read back by
+        :func:`design_space.serialization.space_from_dict`).
 
-        return space_to_dict(self)
+        Raises:
+            SpaceDefinitionError: the space has a custom proposal or repair function.
+        """
+        if self.proposal is not None or getattr(self, "repair", None) is not None:
+            what = "proposal" if self.proposal is not None else "repair"
+            raise SpaceDefinitionError(
+                f"space {self.name or ''!r} has a custom {what} function and cannot be saved; "
+                "save the function that builds it instead"
+            )
+        d: dict[str, Any] = {"parameters": [p.to_dict() for p in self.params]}
+        if self.constraints:
+            d["constraints"] = [c.to_dict() for c in self.constraints]
+        if self.name:
+            d["name"] = self.name
+        return d
 
     def to_jsonable(self, point: Mapping[str, Any]) -> dict[str, Any]:
         """A JSON-serializable copy (tuples -> lists)."""

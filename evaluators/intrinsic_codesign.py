@@ -28,7 +28,7 @@ with its software searched (the nested evaluator with HASCO's schedule mapper).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from accelerators.intrinsic import ACC_BANKS, DATAFLOWS, HASCO_SPACES, IntrinsicAccelerator
@@ -37,6 +37,7 @@ from evaluators.nested import NestedEvaluator
 from mappers import tensor_ir as ir
 from mappers import zoo
 from mappers.schedule import SCHEDULE_SEARCHES, ScheduleMapper
+from mappers.searches import SEARCHES
 from mappers.tensor_ir import Computation
 from mappers.workloads import Layer, conv2d
 
@@ -189,6 +190,8 @@ class HascoCoDesign(NestedEvaluator):
         workload: a name for :func:`workload` or a list of computations.
         sw_method: the schedule search (``heuristic``, ``random``, or an ask/tell
             strategy such as ``qlearning``; :class:`~mappers.schedule.ScheduleMapper`).
+        sw_factory: the ask/tell strategy's factory for a ``sw_method`` that is neither
+            built in nor registered (:class:`experiments.inner_search.OptimizerSearch`).
         sw_budget: schedules evaluated per layer (and stage).
         schedule: ``"search"`` (co-design) or ``"default"`` (no software search: the
             default schedule only).
@@ -198,9 +201,15 @@ class HascoCoDesign(NestedEvaluator):
             a hardware point always gets the same software (and cache hits).
     """
 
+    MAPPER_OPTIONS: tuple[str, ...] = ()
+    SEARCH_OPTIONS: Mapping[str, str] = {"sw_method": "sw_factory"}
+    """``sw_method`` names a search whose ask/tell factory goes in ``sw_factory`` (wired by
+    the study layer, :func:`experiments.inner_search.wire_evaluator_options`)."""
+
     def __init__(self, intrinsic: str, workload: str | Sequence[Computation], *, sw_method: str = "heuristic",
                  sw_budget: int = 60, schedule: str = "search", max_bank_kib: float = MAX_BANK_KIB,
-                 workload_options: Mapping[str, Any] | None = None, sw_seed: int = 0) -> None:
+                 workload_options: Mapping[str, Any] | None = None, sw_seed: int = 0,
+                 sw_factory: Callable[..., Any] | None = None) -> None:
         kind = intrinsic.upper() if isinstance(intrinsic, str) else intrinsic
         if kind not in HASCO_SPACES:
             raise ValueError(f"unknown intrinsic {intrinsic!r}; choices: {sorted(HASCO_SPACES)}")
@@ -211,8 +220,13 @@ class HascoCoDesign(NestedEvaluator):
                              f"ask/tell strategy), got {sw_method!r}")
         self.intrinsic = kind
         self.max_bank_kib = float(max_bank_kib)
-        mapper = ScheduleMapper("default" if schedule == "default" else sw_method, sw_budget,
-                                fixed_seed=int(sw_seed))
+        method = "default" if schedule == "default" else sw_method
+        if sw_factory is None and method not in SCHEDULE_SEARCHES and method not in SEARCHES:
+            raise ValueError(f"sw_method={sw_method!r} is not a schedule search {list(SCHEDULE_SEARCHES[1:])} "
+                             f"nor a registered search strategy (SEARCHES: {SEARCHES.names()}); for an "
+                             f"ask/tell optimizer pass its factory, sw_factory=experiments.inner_search."
+                             f"OptimizerSearch({sw_method!r}) (a study or config does this for you)")
+        mapper = ScheduleMapper(method, sw_budget, fixed_seed=int(sw_seed), factory=sw_factory)
         super().__init__(_Builder(kind), _workload(workload, kind, **dict(workload_options or {})), mapper,
                          objective="latency", check=_GeneratorCheck(self.max_bank_kib))
 

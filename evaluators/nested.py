@@ -173,8 +173,11 @@ class NestedEvaluator:
         workload: units (layers, or HASCO computations), or a zoo name with an optional
             selection (``"resnet50[0:6]"``, :func:`mappers.zoo.resolve`).
         mapper: a :class:`~mappers.base.Mapper`, a name (``"heuristic"``, ``"random"``,
-            ``"exhaustive"``, any ask/tell optimizer's name ...) or ``{"name": ...,
-            **options}`` (:func:`mappers.registry.make_mapper`).
+            ``"exhaustive"``, ``"exact"`` ...) or ``{"name": ..., **options}``
+            (:func:`mappers.registry.make_mapper`). An ask/tell optimizer searches the
+            mappings when wired in: from Python ``mapper=search_mapper("constrained-bo")``
+            (:func:`experiments.inner_search.search_mapper`); a study or config's
+            ``mapper: constrained-bo`` is wired by the study layer.
         objective: what the mapper minimizes per unit: ``"edp"``, ``"energy"`` or
             ``"latency"``.
         cost: the cost function handed to the mapper (default: the loop-nest model).
@@ -184,6 +187,10 @@ class NestedEvaluator:
         cache_size: mapping results kept per (hardware point, unit shape).
     """
 
+    MAPPER_OPTIONS: tuple[str, ...] = ("mapper",)
+    """Options holding a mapper spec: the study layer builds them into mappers with the
+    ask/tell optimizers wired in (:func:`experiments.inner_search.wire_evaluator_options`)."""
+
     def __init__(self, accelerator: Any, workload: Sequence[Any] | str, mapper: Any = "heuristic", *,
                  objective: str = "edp", cost: CostFunction | None = None,
                  fixed: Mapping[str, Any] | None = None, check: Callable[[Any], str | None] | None = None,
@@ -192,7 +199,7 @@ class NestedEvaluator:
         self.units = zoo.resolve(workload) if isinstance(workload, str) else list(workload)
         if not self.units:
             raise ValueError("workload must hold at least one layer")
-        self.mapper: Mapper = make_mapper(mapper)
+        self.mapper: Mapper = make_mapper(mapper, "mapper")
         self.objective = check_objective(objective)
         self.cost = cost or LOOPNEST
         self.fixed = dict(fixed or {})

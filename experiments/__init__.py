@@ -13,8 +13,10 @@ The study layer is the only place that owns storage and execution:
 * :mod:`experiments.export` -- trials/Pareto data frames and CSV/JSON/Parquet files.
 * :mod:`experiments.plots` -- compute-then-render matplotlib figures.
 * :mod:`experiments.cli` -- the ``coexplore`` command.
-* :mod:`experiments.inner_search` -- every ask/tell optimizer offered as a mapping search
-  strategy (imported here, so that it is in effect wherever the study layer is).
+* :mod:`experiments.inner_search` -- the explicit wiring of every ask/tell optimizer as a
+  mapping search strategy (:func:`~experiments.inner_search.search_mapper`,
+  :class:`~experiments.inner_search.OptimizerSearch`); studies and configs apply it to
+  their evaluator's options. Importing it registers nothing.
 * :mod:`experiments.plugins` -- imports the plugin modules a config lists.
 * ``examples/`` and ``configs/`` -- the evaluators and YAML studies shipped as examples.
 
@@ -29,8 +31,6 @@ them (import-linter's "Scripts are leaves" contract in ``pyproject.toml``):
 """
 
 from typing import Any
-
-from experiments import inner_search as _inner_search  # noqa: F401  (registers the resolver)
 
 __all__ = ["Study", "load_study"]
 

@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from design_space.constraints import import_ref
 from design_space.errors import ConfigError, SpaceDefinitionError
+from design_space.references import import_ref
 from design_space.serialization import space_from_dict
 from design_space.yamlio import LineMap, load_yaml, load_yaml_file
 from experiments.plugins import load_plugins

@@ -59,12 +59,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from design_space.constraints import callable_ref, import_ref
 from design_space.errors import SpaceDefinitionError
+from design_space.references import callable_ref, import_ref
 from design_space.serialization import space_from_dict, space_to_dict
 from evaluators.base import EvalStatus
 from experiments.executors import Result, Task, make_executor
 from experiments.export import pareto_dataframe, trials_dataframe, write_table
+from experiments.inner_search import wire_evaluator_options
 from experiments.storage import (
     Storage,
     StorageError,
@@ -113,7 +114,9 @@ class BoundEvaluator:
 def resolve_evaluator(spec: Any, options: Mapping[str, Any] | None = None) -> Callable[..., Any]:
     """A callable from ``"module:function"`` / ``"module:Class"`` or a registered name
     (:data:`evaluators.registry.EVALUATORS`; a class is instantiated with ``options``, a
-    function bound with them) or a callable (bound with ``options``)."""
+    function bound with them) or a callable (bound with ``options``). A class's declared
+    mapper and search options are wired to the ask/tell optimizers first
+    (:func:`experiments.inner_search.wire_evaluator_options`: ``mapper: constrained-bo``)."""
     options = dict(options or {})
     obj = spec
     if isinstance(spec, str) and ":" not in spec:
@@ -126,6 +129,7 @@ def resolve_evaluator(spec: Any, options: Mapping[str, Any] | None = None) -> Ca
         except SpaceDefinitionError as e:
             raise ValueError(str(e)) from None
     if isinstance(obj, type):
+        options = wire_evaluator_options(obj, options)  # ask/tell optimizers as mapping searches
         try:
             return obj(**options)
         except TypeError as e:

@@ -8,9 +8,10 @@ tile over a buffer's capacity the known constraints did not catch), an INFEASIBL
 that a strategy with a feasibility model (constrained BO) learns from: Shi et al.'s
 inner BO with the invalid mappings as its unknown (output) constraints.
 
-The strategy comes by name from :data:`mappers.registry.SEARCHES`, where the study layer
-offers every ask/tell optimizer (``constrained-bo``, ``qlearning``, ``tpe`` ...); this
-module imports no optimizer.
+The strategy is a factory handed in (``factory=``), or a name registered in
+:data:`mappers.searches.SEARCHES`; this module imports no optimizer. The study layer hands
+every ask/tell optimizer (``constrained-bo``, ``qlearning``, ``tpe`` ...) down as a factory
+(:func:`experiments.inner_search.search_mapper`, :class:`experiments.inner_search.OptimizerSearch`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from mappers.base import (
     result_of,
 )
 from mappers.mapping_space import CAPACITY_MODES, batch_from_columns, mapping_space
+from mappers.searches import search_factory
 from mappers.workloads import Layer
 
 __all__ = ["AskTellMapper"]
@@ -44,16 +46,17 @@ class AskTellMapper:
     """The best of ``budget`` mappings proposed one at a time by the strategy ``search``.
 
     Args:
-        search: a strategy's name in :data:`mappers.registry.SEARCHES`.
+        search: the strategy's name (recorded in the result's ``info``; looked up in
+            :data:`mappers.searches.SEARCHES` when no ``factory`` is given).
         budget: mappings evaluated.
         options: the strategy's options (e.g. ``{"n_init": 20}`` for constrained BO).
         capacity: ``"known"`` (buffer capacities are constraints of the space: no
             overflowing mapping is proposed) or ``"unknown"`` (they are not: an overflowing
             mapping is evaluated, found invalid and told as INFEASIBLE, Shi et al.'s output
             constraints; see :func:`mappers.mapping_space.mapping_space`).
-        factory: the strategy factory; by default looked up by ``search`` when the mapper
-            is built (so an unknown name fails at once, and the mapper carries its
-            strategy to worker processes).
+        factory: the strategy factory ``(space, objectives, seed, **options)``; by default
+            looked up by ``search`` when the mapper is built (so an unknown name fails at
+            once, and the mapper carries its strategy to worker processes).
     """
 
     search: str
@@ -68,9 +71,7 @@ class AskTellMapper:
         if self.capacity not in CAPACITY_MODES:
             raise ValueError(f"AskTellMapper.capacity must be one of {CAPACITY_MODES}, got {self.capacity!r}")
         if self.factory is None:
-            from mappers.registry import search_factory  # the registry lists this mapper
-
-            object.__setattr__(self, "factory", search_factory(self.search))
+            object.__setattr__(self, "factory", search_factory(self.search, "AskTellMapper.search"))
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
             seed: int = 0) -> MappingResult:

@@ -1,19 +1,18 @@
-"""Mappers and search strategies by name, so configs can say ``mapper: heuristic``.
+"""Mappers by name, so configs can say ``mapper: heuristic``.
 
-Two :class:`design_space.registry.Registry` s:
+:data:`MAPPERS` (a :class:`design_space.registry.Registry`, entry-point group
+``coexplore.mappers``): classes whose instances implement :class:`~mappers.base.Mapper` --
+``heuristic``, ``random``, ``exhaustive``, ``exact`` (provably optimal,
+:mod:`mappers.exact`), ``schedule`` (HASCO's) and ``asktell`` (any ask/tell strategy,
+:mod:`mappers.asktell`) built in.
 
-* :data:`MAPPERS` (entry-point group ``coexplore.mappers``): classes whose instances
-  implement :class:`~mappers.base.Mapper` -- ``heuristic``, ``random``, ``exhaustive``,
-  ``exact`` (provably optimal, :mod:`mappers.exact`), ``schedule`` (HASCO's) built in.
-* :data:`SEARCHES` (group ``coexplore.searches``): ask/tell search strategies, factories
-  ``(space, objectives, seed, **options) -> strategy`` with ``ask`` and ``tell``. None is
-  built in here: mappers import no optimizer. The study layer adds a resolver that offers
-  every registered optimizer (:mod:`experiments.inner_search`), so once :mod:`experiments`
-  is imported ``constrained-bo``, ``qlearning``, ``tpe`` ... are strategies.
+Search strategies by name are :data:`mappers.searches.SEARCHES` (re-exported here); only
+strategies registered there explicitly are names (see :mod:`mappers.searches` for why the
+ask/tell optimizers are handed down as factories by the study layer instead).
 
 :func:`make_mapper` builds a mapper from a spec: a mapper object as is; a name (a mapper,
-or a strategy -- then an :class:`~mappers.asktell.AskTellMapper` over the layer's mapping
-space); or ``{"name": ..., **options}``.
+or a registered strategy -- then an :class:`~mappers.asktell.AskTellMapper` over the
+layer's mapping space); or ``{"name": ..., **options}``.
 """
 
 from __future__ import annotations
@@ -22,7 +21,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from design_space.registry import Registry
+from mappers.asktell import AskTellMapper
 from mappers.base import Mapper
+from mappers.searches import SEARCHES, register_search, search_factory, unknown_search_help
 
 __all__ = ["MAPPERS", "SEARCHES", "make_mapper", "register_mapper", "register_search", "search_factory"]
 
@@ -32,9 +33,8 @@ MAPPERS: Registry[Callable[..., Mapper]] = Registry("mapper", "coexplore.mappers
     "exhaustive": "mappers.exhaustive:ExhaustiveMapper",
     "exact": "mappers.exact:ExactMapper",
     "schedule": "mappers.schedule:ScheduleMapper",
+    "asktell": AskTellMapper,
 })
-
-SEARCHES: Registry[Callable[..., Any]] = Registry("search strategy", "coexplore.searches")
 
 
 def register_mapper(name: str, cls: Callable[..., Mapper], *, replace: bool = False) -> Callable[..., Mapper]:
@@ -42,26 +42,16 @@ def register_mapper(name: str, cls: Callable[..., Mapper], *, replace: bool = Fa
     return MAPPERS.register(name, cls, replace=replace)
 
 
-def register_search(name: str, factory: Callable[..., Any], *, replace: bool = False) -> Callable[..., Any]:
-    """Make an ask/tell strategy factory available as search ``name``."""
-    return SEARCHES.register(name, factory, replace=replace)
-
-
-def search_factory(name: str) -> Callable[..., Any]:
-    """The strategy factory called ``name``; the error says where strategies come from."""
-    try:
-        return SEARCHES.get(name)
-    except ValueError:
-        raise ValueError(f"unknown search strategy {name!r} (registered: {SEARCHES.names()}; every "
-                         "ask/tell optimizer is one once the experiments package is imported)") from None
-
-
-def make_mapper(spec: Any) -> Mapper:
+def make_mapper(spec: Any, param: str = "mapper") -> Mapper:
     """A mapper from an object, a name or ``{"name": ..., **options}`` (see module docstring).
 
+    Args:
+        spec: the mapper or its spec.
+        param: the caller's parameter name, for messages.
+
     Raises:
-        ValueError: an unknown name (listing the mappers), or options the mapper does not
-            take (naming them).
+        ValueError: an unknown name (naming ``param``, listing the mappers and saying how
+            to search with an ask/tell optimizer), or options the mapper does not take.
     """
     if isinstance(spec, Mapper):
         return spec
@@ -69,21 +59,19 @@ def make_mapper(spec: Any) -> Mapper:
         opts = dict(spec)
         name = opts.pop("name", None)
         if not isinstance(name, str):
-            raise ValueError(f"mapper spec {dict(spec)!r} needs a 'name'")
+            raise ValueError(f"{param}={dict(spec)!r}: a mapper spec needs a 'name'")
     elif isinstance(spec, str):
         name, opts = spec, {}
     else:
-        raise ValueError(f"a mapper must be a Mapper, a name or a mapping with a 'name', got {spec!r}")
+        raise ValueError(f"{param} must be a Mapper, a name or a mapping with a 'name', got {spec!r}")
     if name in MAPPERS.names():
-        cls = MAPPERS.get(name)
-    elif name in SEARCHES:
-        from mappers.asktell import AskTellMapper
-
+        return _build(MAPPERS.get(name), name, opts)
+    if name in SEARCHES:
         return _build(AskTellMapper, name, dict(opts, search=name))
-    else:
-        raise ValueError(f"unknown mapper {name!r} (available: {MAPPERS.names()}; every ask/tell "
-                         "optimizer is also a mapper once the experiments package is imported)")
-    return _build(cls, name, opts)
+    raise ValueError(f"{param}={spec!r}: {name!r} is neither a mapper (MAPPERS: {MAPPERS.names()}) nor a "
+                     f"registered search strategy (SEARCHES: {SEARCHES.names()}); if it is an ask/tell "
+                     f"optimizer, pass {param}=experiments.inner_search.search_mapper({spec!r}) -- "
+                     f"{unknown_search_help(name, param)}")
 
 
 def _build(cls: Callable[..., Mapper], name: str, opts: Mapping[str, Any]) -> Mapper:

@@ -46,8 +46,9 @@ Searches (:func:`search_schedule`), at an equal budget of evaluated schedules:
   best) / best)``), evaluate its whole neighbourhood (one vectorized batch: a "full
   walk"), keep everything that improves as new candidate starts, retire the start when
   nothing around it does (a local minimum);
-* any ask/tell search strategy by name (:data:`mappers.registry.SEARCHES`; the study layer
-  offers every optimizer there, so ``qlearning`` is HASCO's FlexTensor Q-learning:
+* any ask/tell search strategy, its factory handed in (``factory=``; the study layer hands
+  down every optimizer's, :class:`experiments.inner_search.OptimizerSearch`) or a name
+  registered in :data:`mappers.searches.SEARCHES`: ``qlearning`` is HASCO's FlexTensor Q-learning:
   tabular Q over moves to neighbouring schedules,
   :class:`optimizer.qlearning.QLearning`), after the same random warm-up as the
   heuristic, episodes restarting at the best point with probability 0.8; ``qnetwork`` is
@@ -93,6 +94,7 @@ from design_space.trials import Objective, Trial, TrialStatus
 from mappers.base import CostFunction, MappingResult, NoLegalMapping, check_objective
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import divisors
+from mappers.searches import search_factory
 from mappers.tensor_ir import (
     Computation,
     Partition,
@@ -107,8 +109,8 @@ __all__ = ["EXACT_REFERENCE_MAX_NODES", "SCHEDULE_SEARCHES", "SEARCH_CACHE", "Ex
            "random_schedule", "schedule_of", "schedule_result", "search_curves", "search_schedule", "tile_candidates"]
 
 SCHEDULE_SEARCHES = ("default", "random", "heuristic")
-"""The searches built in here; any other name is an ask/tell strategy of
-:data:`mappers.registry.SEARCHES`."""
+"""The searches built in here; any other name is an ask/tell strategy (its ``factory``
+handed in, or registered in :data:`mappers.searches.SEARCHES`)."""
 
 
 def tile_candidates(extent: int) -> list[int]:
@@ -733,7 +735,7 @@ def ask_tell_schedule(problem: ScheduleProblem, search: str, budget: int, seed: 
                       objective: str = "latency", factory: Callable[..., Any] | None = None,
                       **options: Any) -> ScheduleResult:
     """An ask/tell search strategy over the schedule space (``factory``, or by name from
-    :data:`mappers.registry.SEARCHES`), after the same random warm-up as the heuristic;
+    :data:`mappers.searches.SEARCHES`), after the same random warm-up as the heuristic;
     invalid schedules are told as INFEASIBLE. For ``qlearning`` the episodes restart at
     the best point with probability ``restart_best`` (default 0.8), as HASCO runs
     FlexTensor's Q-learning. ``qnetwork`` gets the schedule's features and state keys,
@@ -745,8 +747,6 @@ def ask_tell_schedule(problem: ScheduleProblem, search: str, budget: int, seed: 
     chooses one move per round, so a start needs several rounds for as many moves).
     ``options`` go to the strategy and override these."""
     if factory is None:
-        from mappers.registry import search_factory  # the registry lists this module's mapper
-
         factory = search_factory(search)
     if search == "qlearning":
         options = {"restart_best": 0.8, **options}
@@ -862,9 +862,7 @@ class ScheduleMapper:
         if not isinstance(self.search, str) or not self.search:
             raise ValueError(f"ScheduleMapper.search must be a search name, got {self.search!r}")
         if self.factory is None and self.search not in SCHEDULE_SEARCHES:
-            from mappers.registry import search_factory  # the registry lists this mapper
-
-            object.__setattr__(self, "factory", search_factory(self.search))
+            object.__setattr__(self, "factory", search_factory(self.search, "ScheduleMapper.search"))
 
     def map(self, layer: Computation, arch: ArchSpec, cost: CostFunction, objective: str = "latency", *,
             seed: int = 0) -> MappingResult:
@@ -908,14 +906,19 @@ class ScheduleMapper:
 
 
 def search_curves(problem: ScheduleProblem, searches: Sequence[str], budget: int,
-                  seeds: Sequence[int]) -> dict[str, np.ndarray]:
+                  seeds: Sequence[int], factories: Mapping[str, Callable[..., Any]] | None = None,
+                  ) -> dict[str, np.ndarray]:
     """Best latency after each evaluation, per search, ``(seeds, budget)`` arrays (the
-    software-search convergence of one two-input computation; no default seed point)."""
+    software-search convergence of one two-input computation; no default seed point).
+    ``factories``: search name -> ask/tell strategy factory, for the searches that are
+    not :data:`SCHEDULE_SEARCHES` (e.g. :func:`experiments.inner_search.optimizer_searches`)."""
+    factories = factories or {}
     out = {}
     for m in searches:
         rows = []
         for s in seeds:
-            h = np.asarray(search_schedule(problem, m, budget, s).history, dtype=float)
+            h = np.asarray(search_schedule(problem, m, budget, s, factory=factories.get(m)).history,
+                           dtype=float)
             rows.append(np.pad(h, (0, budget - len(h)), mode="edge"))
         out[m] = np.array(rows)
     return out

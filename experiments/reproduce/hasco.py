@@ -325,6 +325,7 @@ def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
     from evaluators.intrinsic_codesign import build
     from evaluators.intrinsic_codesign import workload as wl
     from evaluators.loopnest import LOOPNEST, evaluate_batch
+    from experiments.inner_search import optimizer_searches
     from mappers.schedule import ScheduleProblem, exact_reference, search_curves
     from mappers.tensor_ir import decompositions, intrinsic, match
 
@@ -346,7 +347,7 @@ def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
         found = {}
         for m in methods:
             t = time.perf_counter()
-            curves = search_curves(problem, [m], budget, seeds)[m]
+            curves = search_curves(problem, [m], budget, seeds, optimizer_searches())[m]
             seconds[m] += time.perf_counter() - t
             total[m] += np.where(np.isfinite(curves), curves, np.nan) * rep
             found[m] = float(np.min(curves)) if np.isfinite(curves).any() else math.inf

@@ -46,9 +46,9 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-import experiments  # noqa: E402,F401  (installs the optimizers as mapping searches)
 from accelerators import eyeriss_v1  # noqa: E402
 from evaluators.loopnest import LOOPNEST  # noqa: E402
+from experiments.inner_search import OptimizerSearch  # noqa: E402  (the optimizers as mapping searches)
 from mappers import zoo  # noqa: E402
 from mappers.asktell import AskTellMapper  # noqa: E402
 from mappers.base import NoLegalMapping  # noqa: E402
@@ -82,7 +82,8 @@ def mapper(name: str, budget: int) -> AskTellMapper:
     opts = dict(s["options"])
     if s["search"] == "constrained-bo":
         opts.update(n_init=N_INIT, pool_size=POOL)
-    return AskTellMapper(s["search"], budget=budget, options=opts, capacity=s["capacity"])
+    return AskTellMapper(s["search"], budget=budget, options=opts, capacity=s["capacity"],
+                         factory=OptimizerSearch(s["search"]))
 
 
 def run(layers: list[str], searches: list[str], seeds: int, budget: int, exact_max_nodes: int | None = None) -> dict[str, Any]:

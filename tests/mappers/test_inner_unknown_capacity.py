@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import experiments  # noqa: F401  (installs the optimizers as mapping searches)
 from accelerators import eyeriss_v1
 from evaluators.loopnest import LOOPNEST, evaluate_batch
 from mappers.asktell import AskTellMapper
