@@ -3,9 +3,9 @@
 Every optimizer implements :class:`Optimizer`: ``ask(n) -> list[point]`` and
 ``tell(trials)``. An optimizer knows only its space, the objectives and the history;
 its state is a pure function of ``(seed, history)``, so a resumed study rebuilds it by
-telling it every stored trial and then continues exactly where it stopped (except
-``qnetwork``, whose walk depends on when points were asked: a resumed one starts from the
-same evaluated points but not the same walk; see :mod:`optimizer.qnetwork`).
+telling it every stored trial and then continues exactly where it stopped (the walks,
+``qlearning`` and ``qnetwork``, re-derive the plan of each trial; exactly so in serial
+use, see :mod:`optimizer.qlearning` and :mod:`optimizer.qnetwork`).
 
 Baselines: with the optional ``baselines`` extra (Optuna), :mod:`optimizer.optuna_adapter`
 puts Optuna's samplers behind the same protocol: ``tpe`` (multivariate TPE), ``nsga2``

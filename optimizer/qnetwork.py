@@ -74,15 +74,28 @@ Rewards and training
     few hundred evaluations of a schedule search here, training every round with Adam is
     what lets the network learn anything before the budget is spent.
 
-Determinism
+Determinism and reconstruction
     Every random choice (initial weights, minibatch order, epsilon draws, acceptance)
-    comes from generators derived from the seed and trial numbers, so a serial run
-    (ask 1, tell 1) is reproducible. Trials this optimizer did not propose only join the
-    pool; a resumed study therefore does not replay the original walk.
+    comes from generators derived from the seed and trial numbers (and the count of
+    trainings), so a serial run (ask 1, tell 1) is reproducible. The walk's state (the
+    pool, the queued moves of the current round, the rounds planned, the transitions and
+    the trained network) is a function of ``(seed, history)``: finished trials are
+    learned in trial-number order, and one this instance did not ask (a resumed study's,
+    told to a fresh instance) gets the plan that made it re-derived -- when every earlier
+    trial is learned, the walk takes the step that ``ask`` would have taken for its number
+    (the next queued move, or a new round planned, training first, when the queue is
+    empty, or a fresh sample); if that step proposes the trial's state, the step is kept
+    and the trial is learned as a move (annealing acceptance, a transition), otherwise the
+    step is undone and the trial only joins the pool (a warm-up, another driver's point).
+    So in serial use an instance rebuilt from the finished history continues with exactly
+    the points the uninterrupted one proposes. With several trials in flight (``ask(n)``,
+    asynchronous tells) a re-derived step may differ from the one taken when the points
+    were asked, and reconstruction is deterministic but not identical to the original.
 """
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
 from collections import deque
@@ -296,6 +309,7 @@ class QNetwork(Optimizer):
         self._plans: dict[int, _Plan] = {}
         self._seen: set[Any] = set()
         self._done: set[int] = set()
+        self._prefix = 0                                        # trials 0.._prefix-1 are all learned
         self._transitions: deque[tuple[np.ndarray, int, np.ndarray | None, float]] = deque(maxlen=self.memory)
         self._fresh_transitions = 0
         self._trainings = 0
@@ -336,15 +350,39 @@ class QNetwork(Optimizer):
         out: list[Point] = []
         for i in range(n):
             number = first_number + i
-            if not self._queue:
-                self._plan_round(number)
-            plan = self._queue.popleft() if self._queue else self._fresh(number)
+            plan = self._next_plan(number)
             if plan is None:
                 break
             self._plans[number] = plan
             self._seen.add(plan.key)
             out.append(dict(plan.point))
         return out
+
+    def _next_plan(self, number: int) -> _Plan | None:
+        """The proposal for trial ``number``: the next queued move, after planning a round
+        when the queue is empty, else a fresh sample (mutates the walk's state)."""
+        if not self._queue:
+            self._plan_round(number)
+        return self._queue.popleft() if self._queue else self._fresh(number)
+
+    def _derive(self, number: int, key: Any) -> _Plan | None:
+        """The plan that made trial ``number`` if this walk, in its state after every
+        earlier trial, proposes a point of state ``key`` for it (a trial asked by an
+        earlier process of a resumed study); else ``None`` with the state untouched (a
+        trial proposed by someone else)."""
+        if self._queue:  # the next queued move, or nothing: no round is planned
+            if self._queue[0].key != key:
+                return None
+            return self._queue.popleft()
+        saved = (list(self._pool), self._rounds, copy.deepcopy(self._net), self._target,
+                 self._fresh_transitions, self._trainings)
+        plan = self._next_plan(number)
+        if plan is not None and plan.key == key:
+            return plan
+        (self._pool, self._rounds, self._net, self._target, self._fresh_transitions,
+         self._trainings) = saved
+        self._queue.clear()
+        return None
 
     def _fresh(self, number: int) -> _Plan | None:
         return self._sample(proposal_rng(self.seed, number), ())
@@ -421,8 +459,11 @@ class QNetwork(Optimizer):
     def tell(self, trials: Iterable[Trial]) -> None:
         super().tell(trials)
         for number in sorted(n for n, t in self._trials.items() if t.status.finished and n not in self._done):
+            canonical = number == self._prefix  # every earlier trial is learned
             self._done.add(number)
-            self._learn(number, self._trials[number])
+            while self._prefix in self._done:
+                self._prefix += 1
+            self._learn(number, self._trials[number], canonical)
 
     def _value(self, t: Trial) -> float:
         """Sign-adjusted objective (smaller is better), NaN when not usable."""
@@ -434,11 +475,15 @@ class QNetwork(Optimizer):
             return math.nan
         return v if math.isfinite(v) else math.nan
 
-    def _learn(self, number: int, t: Trial) -> None:
+    def _learn(self, number: int, t: Trial, canonical: bool = False) -> None:
         v = self._value(t)
         point = self.space.normalize(t.params)
         plan = self._plans.get(number)
         key = self._state_key([point])[0]
+        if plan is None and canonical:  # not asked of this instance: re-derive its plan
+            plan = self._derive(number, key)
+            if plan is not None:
+                self._plans[number] = plan
         self._seen.add(key)
         if plan is not None and plan.key != key:
             plan = None

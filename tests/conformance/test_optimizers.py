@@ -36,16 +36,11 @@ def test_every_registered_optimizer_has_a_case():
     assert set(OPTIMIZERS.names()) == set(CASES), "add a conformance case for each new optimizer"
 
 
-def _marks(name, case):
-    marks = [pytest.mark.slow] if case.get("slow") else []
-    if name == "qnetwork":  # found by this suite; not fixed in this change (see the report on issue 40)
-        marks.append(pytest.mark.xfail(strict=True, raises=ConformanceError,
-                                       reason="QNetwork rebuilt from a serial history diverges from the "
-                                              "uninterrupted walk (check_resume)"))
-    return marks
+def _marks(case):
+    return [pytest.mark.slow] if case.get("slow") else []
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n, c)) for n, c in CASES.items()])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(c)) for n, c in CASES.items()])
 def test_registered_optimizer_conforms(name):
     case = CASES[name]
     check_optimizer(OPTIMIZERS.get(name), case.get("options"), objectives=case.get("objectives", 1))

@@ -233,3 +233,57 @@ def test_learning_finds_the_optimum_of_a_split_space():
     found = [sum(h <= 150 for h in x) for x in (trained, untrained, rand)]
     assert found[0] > found[1] > found[2] == 0, found
     assert statistics.median(trained) < statistics.median(untrained), (trained, untrained)
+
+
+# ---------------------------------------------------------------- resume: state = f(seed, history)
+def _scored(number: int, p: dict) -> Trial:
+    """COMPLETE below x = 26, INFEASIBLE above (so -1 rewards are replayed too)."""
+    if p["x"] > 25:
+        return Trial(number, p, TrialStatus.INFEASIBLE, reason="x > 25")
+    return Trial(number, p, TrialStatus.COMPLETE, {"f": f(p)})
+
+
+@pytest.mark.parametrize("kill", [0, 1, 9, 30])
+def test_rebuilt_from_a_serial_history_continues_the_walk(kill):
+    """A study killed after ``kill`` serial steps (a random warm-up told first, as the
+    schedule search does) and rebuilt by telling a fresh instance the history continues
+    with the original's points, and holds its walk: the rounds planned, the network's
+    weights, the queued moves. The walk's plans live only in the process that asked, so an
+    instance that lets the resumed trials merely join its pool fails this."""
+    s = valley()
+    opts = {"epochs": 2, "parallel": 3, "rewarm_every": 3, "keep_starts": True}
+    a = QNetwork(s, OBJ, 7, **opts)
+    history = [_scored(i, p) for i, p in enumerate(s.sample(4, 123))]
+    a.tell(history)
+    for n in range(len(history), len(history) + kill):
+        (p,) = a.ask(1)
+        history.append(_scored(n, p))
+        a.tell([history[-1]])
+    b = QNetwork(s, OBJ, 7, **opts)
+    b.tell(history)
+    assert b.rounds == a.rounds
+    assert [q.key for q in b._queue] == [q.key for q in a._queue]
+    assert all(np.array_equal(u, v) for u, v in zip(b.network.weights, a.network.weights))
+    n = len(history)
+    for _ in range(25):
+        pa, pb = a.ask(1), b.ask(1)
+        assert pa == pb
+        a.tell([_scored(n, pa[0])])
+        b.tell([_scored(n, pa[0])])
+        n += 1
+
+
+def test_trials_it_did_not_propose_leave_the_walk_untouched():
+    """A trial that is not the walk's next proposal (a warm-up, another driver's point)
+    only joins the pool: re-deriving its plan plans no round and trains nothing."""
+    s = valley()
+    opt = QNetwork(s, OBJ, 0, epochs=2, parallel=2)
+    run(opt, 12)
+    before = (opt.rounds, [w.copy() for w in opt.network.weights], list(opt._queue), len(opt._pool))
+    n = opt.next_number
+    proposed = {s.point_key(t.params) for t in opt.trials}
+    other = next(p for p in s.sample(50, 9) if s.point_key(p) not in proposed)
+    opt.tell([Trial(n, other, TrialStatus.COMPLETE, {"f": f(other)})])
+    assert opt.rounds == before[0] and list(opt._queue) == before[2]
+    assert all(np.array_equal(u, v) for u, v in zip(opt.network.weights, before[1]))
+    assert len(opt._pool) == before[3] + 1 and n not in opt._plans
