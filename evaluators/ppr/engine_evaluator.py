@@ -18,6 +18,9 @@ of one graph (``n_queries`` sources drawn without replacement with ``query_seed`
 * **bram36**, **lut** (and ``_pct`` of the XC7K325T) -- the engine's resource model.
 * ``fpga_mem_kib`` -- the mean per-query on-chip bytes of its largest sub-graph (the
   paper's FPGA memory metric).
+* ``subgraphs`` -- the mean number of sub-graphs per query; ``conflict_pct`` -- the share
+  of FPGA cycles that are scheduler-conflict stalls. ``precision``, ``bram36``, ``lut`` and
+  ``subgraphs`` are unitless (a fraction and counts).
 
 A point whose engine does not fit the device raises :class:`~evaluators.Infeasible`
 (normally the space's known constraint rejects it first), and so does a point for which
