@@ -1,10 +1,13 @@
 """The accelerator conformance suite: checks every registered accelerator model must pass.
 
 Library code, like ``optuna.testing``, so that a plugin's author runs on their model what
-coexplore runs on its own (``tests/conformance``)::
+coexplore runs on its own (``tests/conformance``). In the plugin's own tests
+(``tests/experiments/test_plugins.py`` does this for its toy plugin)::
 
     from accelerators.testing import check_accelerator
-    check_accelerator(MyArray, MyArray(rows=4, cols=4))
+
+    def test_my_array_conforms():
+        check_accelerator(MyArray, MyArray(rows=4, cols=4))
 
 The model is a (frozen) dataclass built by ``from_point``; ``example`` is a valid instance.
 Each check raises :class:`ConformanceError` (an ``AssertionError``) naming what broke:

@@ -1,10 +1,15 @@
 """The evaluator conformance suite: checks every registered evaluator must pass.
 
 Library code, like ``optuna.testing``, so that a plugin's author runs on their evaluator
-what coexplore runs on its own (``tests/conformance``)::
+what coexplore runs on its own (``tests/conformance``). In the plugin's own tests
+(``tests/experiments/test_plugins.py`` does this for its toy plugin)::
 
     from evaluators.testing import check_evaluator
-    check_evaluator(MyEvaluator(...), good_point, bad_point)
+
+    def test_my_evaluator_conforms():
+        ev = MyEvaluator(accelerator=MyArray, workload="dqn[2:3]")
+        check_evaluator(ev, {"rows": 4, "cols": 2}, {"rows": 0, "cols": 2},  # good, unbuildable
+                        unitless={"my_score"})   # documented unitless metric names, if any
 
 Each check raises :class:`ConformanceError` (an ``AssertionError``) naming what broke:
 

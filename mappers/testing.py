@@ -2,11 +2,14 @@
 
 Library code, like ``optuna.testing``, so that a plugin's author runs on their mapper what
 coexplore runs on its own (``tests/conformance``). The cost function is handed in, as to
-every mapper (mappers import no evaluator)::
+every mapper (mappers import no evaluator). In the plugin's own tests
+(``tests/experiments/test_plugins.py`` does this for its toy plugin)::
 
     from evaluators.loopnest import evaluate_batch
     from mappers.testing import check_mapper, tiny_case
-    check_mapper(MyMapper(), *tiny_case(), evaluate_batch)
+
+    def test_my_mapper_conforms():
+        check_mapper(MyMapper(), *tiny_case(), evaluate_batch)
 
 Each check raises :class:`ConformanceError` (an ``AssertionError``) naming what broke:
 

@@ -1,10 +1,13 @@
 """The optimizer conformance suite: checks every ask/tell optimizer must pass.
 
 Like ``optuna.testing``, this is library code so that a plugin's author runs the same
-checks on their optimizer as coexplore runs on its own (``tests/conformance``)::
+checks on their optimizer as coexplore runs on its own (``tests/conformance``). In the
+plugin's own tests (``tests/experiments/test_plugins.py`` does this for its toy plugin)::
 
     from optimizer.testing import check_optimizer
-    check_optimizer(MyOptimizer, options={"n_init": 3})
+
+    def test_my_optimizer_conforms():
+        check_optimizer(MyOptimizer, options={"n_init": 3})   # the class (or any factory)
 
 Each check raises :class:`ConformanceError` (an ``AssertionError``) that names the check
 and what differed. The protocol (:mod:`optimizer.base`):

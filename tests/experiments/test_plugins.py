@@ -3,7 +3,8 @@ editing coexplore, and a study runs with all four from YAML: once through ``plug
 (modules that register at import) and once through installed entry points.
 
 Each run is the real command line in a fresh process (``coexplore run``), so the plugin
-is found the way a user's would be.
+is found the way a user's would be. The same toy entries pass the conformance suites
+(``*.testing``), called as a plugin's author calls them in their own tests.
 """
 
 from __future__ import annotations
@@ -74,11 +75,12 @@ class ToyMapper(HeuristicMapper):
 
 
 class ToyEvaluator(NestedEvaluator):
-    """The nested evaluator plus a marker metric."""
+    """The nested evaluator plus the energy per MAC (a metric of its own, unit in its name)."""
 
     def __call__(self, point, seed=None):
         ev = super().__call__(point, seed)
-        return type(ev)(metrics={**ev.metrics, "plugin_marker": 42.0}, info=ev.info)
+        per_mac = ev.metrics["energy_pj"] / ev.metrics["macs"]
+        return type(ev)(metrics={**ev.metrics, "energy_per_mac_pj": per_mac}, info=ev.info)
 
 
 class ToyOptimizer(Optimizer):
@@ -167,7 +169,8 @@ def _check(tmp_path: Path) -> None:
     assert params == [{"rows": 4, "cols": 4}, {"rows": 4, "cols": 2}, {"rows": 2, "cols": 4},
                       {"rows": 2, "cols": 2}]
     metrics = [json.loads(r[3]) for r in rows]
-    assert all(m["plugin_marker"] == 42.0 for m in metrics)              # the plugin evaluator
+    assert all(m["energy_per_mac_pj"] == pytest.approx(m["energy_pj"] / m["macs"])  # the plugin evaluator
+               for m in metrics)
     assert metrics[0]["area_mm2"] == pytest.approx(0.16)                 # the plugin accelerator
     # the plugin mapper minimized latency: the network energy is that of the
     # latency-minimizing heuristic mapping, far from the EDP-minimizing one's
@@ -206,6 +209,33 @@ def test_plugin_installed_with_entry_points(tmp_path):
     proc = _run(_config(tmp_path, ""), pkg)
     assert proc.returncode == 0, proc.stderr[-3000:]
     _check(tmp_path)
+
+
+def test_the_plugin_entries_pass_the_conformance_suites(tmp_path, monkeypatch):
+    """What a plugin's author runs in their own tests: each registry's suite
+    (``optimizer.testing``, ``accelerators.testing``, ``mappers.testing``,
+    ``evaluators.testing``) on their entries. (The classes are imported, not registered, so
+    this process's registries stay coexplore's own.)"""
+    import importlib
+
+    from accelerators.testing import check_accelerator
+    from evaluators.loopnest import evaluate_batch
+    from evaluators.testing import check_evaluator
+    from mappers.testing import check_mapper, tiny_case
+    from optimizer.testing import check_optimizer
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "toy_suite_plugin.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(pkg))
+    toy = importlib.import_module("toy_suite_plugin")
+
+    check_optimizer(toy.ToyOptimizer)
+    check_accelerator(toy.ToyArray, toy.ToyArray(rows=4, cols=4))
+    check_mapper(toy.ToyMapper(), *tiny_case(), evaluate_batch)
+    ev = toy.ToyEvaluator(toy.ToyArray, "dqn[2:3]", toy.ToyMapper())
+    out = check_evaluator(ev, {"rows": 4, "cols": 2}, {"rows": 0, "cols": 2})
+    assert out.metrics["energy_per_mac_pj"] > 0
 
 
 def test_an_unknown_plugin_is_a_named_config_error(tmp_path):
