@@ -1,11 +1,14 @@
 """One-off conversion of the reproductions' caches of the format before the record store
 (:mod:`experiments.records`) into records: ``python -m experiments.reproduce.migrate_records
-shi2020 STEPS.json DEST [--results RESULTS.json]``.
+shi2020 STEPS.json DEST [--results RESULTS.json]`` and ``... meloppr OUT`` (``OUT/graphs/*.json``
+and ``OUT/host_models.json`` into ``OUT/records``) and ``... d2nn OUT`` (``OUT/units/*.pt``
+into ``OUT/records``, the parameters in ``.pt`` files beside the records).
 
 Only Shi 2020 committed its cache (``docs/reproduction/results/shi2020/steps.json``, converted
 into ``records/`` beside it); MeLoPPR's ``graphs/*.json`` and D2NN's ``units/*.pt`` were
-never committed. The converter stays for the ``steps.json`` of runs still in progress under
-``runs/`` on some machine, which the new code refuses to read (it says to run this).
+never committed. The converter stays for the caches of runs still in progress under
+``runs/`` on some machine, which the new code does not read (Shi 2020 refuses to start on
+one and says to run this).
 
 A ``steps.json`` key says, as text, what its entry depends on; each is parsed (never
 evaluated: the design points' ``repr`` is read by a regular expression) into the settings
@@ -27,7 +30,7 @@ from typing import Any
 from experiments.records import RecordStore
 from experiments.reproduce import shi2020 as s
 
-__all__ = ["migrate_shi2020", "parse_shi2020_key"]
+__all__ = ["migrate_d2nn", "migrate_meloppr", "migrate_shi2020", "parse_shi2020_key"]
 
 _POINT = re.compile(r"\('(\w+)', (-?\d+)\)")
 _NOTE = "converted from steps.json (its studies were in that invocation's studies.db, never committed)"
@@ -118,6 +121,39 @@ def migrate_shi2020(steps: Path, dest: Path, results: Path | None = None,
     return store
 
 
+def migrate_meloppr(out: Path) -> RecordStore:
+    """MeLoPPR's ``OUT/graphs/*.json`` (``{"signature", "result"}`` each) and
+    ``OUT/host_models.json`` as records of ``OUT/records``; the old files are left as they are."""
+    from experiments.reproduce import meloppr as m
+
+    store = RecordStore(Path(out) / "records")
+    for path in sorted((Path(out) / "graphs").glob("*.json")):
+        data = json.loads(path.read_text())
+        kind = m.KINDS["operating_points"] if path.name.endswith(("-operating-points.json",
+                                                                   "-operating-points-unbounded.json")) else m.KINDS["graph"]
+        wall = data["result"].get("seconds")
+        store.put(kind, data["signature"], data["result"], wall_s=wall if isinstance(wall, float | int) else None,
+                  note=f"converted from {path.name}")
+    hosts = Path(out) / "host_models.json"
+    if hosts.exists():
+        store.put(m.KINDS["hosts"], {"graph": "cora", "extractors": list(m.HOST_EXTRACTORS)},
+                  json.loads(hosts.read_text()), note="converted from host_models.json")
+    return store
+
+
+def migrate_d2nn(out: Path) -> RecordStore:
+    """D2NN's ``OUT/units/KEY.pt`` (``torch.save`` of ``record``, ``state`` and / or ``rows``,
+    read with ``weights_only=True``) as records of ``OUT/records``; the old files are left."""
+    import torch
+
+    from experiments.reproduce.d2nn import UnitRecords
+
+    units = UnitRecords(out)
+    for path in sorted((Path(out) / "units").glob("*.pt")):
+        units.save(path.stem, torch.load(path, weights_only=True, map_location="cpu"))
+    return units.store
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m experiments.reproduce.migrate_records",
                                  description=__doc__.splitlines()[0])
@@ -127,9 +163,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("dest", type=Path)
     p.add_argument("--results", type=Path, default=None, help="the invocation's results.json (inner-BO workload)")
     p.add_argument("--storage", default=None, help="the invocation's studies.db URL, for the trials' provenance")
+    p = sub.add_parser("meloppr", help="MeLoPPR's OUT/graphs/ and host_models.json into OUT/records")
+    p.add_argument("out", type=Path)
+    p = sub.add_parser("d2nn", help="D2NN's OUT/units/*.pt into OUT/records")
+    p.add_argument("out", type=Path)
     args = ap.parse_args(argv)
-    store = migrate_shi2020(args.steps, args.dest, args.results, args.storage)
-    print(f"{len(store.keys())} records in {args.dest}")
+    if args.what == "meloppr":
+        store = migrate_meloppr(args.out)
+    elif args.what == "d2nn":
+        store = migrate_d2nn(args.out)
+    else:
+        store = migrate_shi2020(args.steps, args.dest, args.results, args.storage)
+    print(f"{len(store.keys())} records in {store.root}")
 
 
 if __name__ == "__main__":
