@@ -22,7 +22,8 @@ Per workload (:data:`WORKLOADS`, one batch rule for all, below):
 2. **Software only**: Eyeriss v1, each layer's best mapping without the dataflow
    restriction (the exact mapper): the mapping share of any gain.
 3. **Both**: the hardware searched by constrained BO (the paper's outer loop; random
-   search beside it with ``--optimizers``) over :func:`hardware_space`, every layer of
+   search beside it with ``--optimizers``) over :func:`hardware_space`
+   (:func:`accelerators.spaces.shi2020_space`), every layer of
    every hardware point mapped by the exact mapper with an effort limit of
    :data:`MAX_NODES` search nodes per layer (``--max-nodes``; deterministic, unlike a
    time limit). Most layers are proven optimal well within it; a layer that is not keeps
@@ -87,8 +88,14 @@ from typing import Any
 import numpy as np
 
 from accelerators import eyeriss_v1
+from accelerators.spaces import (
+    EYERISS_PES,
+    EYERISS_STORAGE_BYTES,  # noqa: F401  (the benchmarks take it from here)
+    FREE_MAX_PES,
+    SHI2020_MODES,
+)
+from accelerators.spaces import shi2020_space as hardware_space
 from accelerators.spatial import SpatialArray
-from design_space import Constraint, DesignSpace, Integer, Ordinal
 from evaluators.base import Evaluation
 from evaluators.bounds import energy_lower_bound_pj, latency_lower_bound_cycles
 from evaluators.nested import NestedEvaluator
@@ -153,15 +160,12 @@ QUICK_WORKLOADS: dict[str, tuple[str, str]] = {
     "dqn": ("dqn", "1 (acting)"),
 }
 OPTIMIZERS = ("constrained-bo",)
-MODES = ("iso", "free")
+MODES = SHI2020_MODES
 ABLATION_WORKLOADS = ("dqn", "dqn@32")
 
 EYERISS = eyeriss_v1()
-RF_WORDS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 224, 256, 384, 512]
-GLB_KIB = [16, 32, 48, 64, 96, 108, 128, 192, 256, 384, 512]
 TECH = "horowitz_45nm"
 ABLATION_TECH = "eyeriss_normalized"
-FREE_MAX_PES = 1024
 
 
 def fixed(tech: str = TECH) -> dict[str, Any]:
@@ -174,9 +178,6 @@ def fixed(tech: str = TECH) -> dict[str, Any]:
 
 EYERISS_POINT = {"pe_x": EYERISS.pe_x, "pe_y": EYERISS.pe_y, "rf_w_words": EYERISS.rf_w_words,
                  "rf_i_words": EYERISS.rf_i_words, "rf_o_words": EYERISS.rf_o_words, "glb_kib": EYERISS.glb_kib}
-EYERISS_PES = EYERISS.pe_x * EYERISS.pe_y
-EYERISS_STORAGE_BYTES = (EYERISS_PES * (EYERISS.rf_w_words + EYERISS.rf_i_words + EYERISS.rf_o_words)
-                         * EYERISS.word_bits // 8 + int(EYERISS.glb_kib * 1024))
 RS_MAPPER = {"name": "exact", "constraints": "row-stationary"}
 EXACT_MAPPER = {"name": "exact"}
 MAX_NODES = 3_000_000
@@ -204,34 +205,6 @@ BUDGETS = {"resnet50": 16}
 """Hardware evaluations per run where it differs from ``--budget``'s default (30): the
 exact mapper proves ResNet-50's 24 unique layers in about 3 min per hardware point on
 this machine's cores, against 5-60 s for the other workloads."""
-
-
-def storage_bytes(p: Any) -> Any:
-    """On-chip storage of a point (vectorized over constraint columns)."""
-    return p["pe_x"] * p["pe_y"] * (p["rf_w_words"] + p["rf_i_words"] + p["rf_o_words"]) * 2 + p["glb_kib"] * 1024
-
-
-def iso_resources(p: Any) -> Any:
-    return (p["pe_x"] * p["pe_y"] <= EYERISS_PES) & (storage_bytes(p) <= EYERISS_STORAGE_BYTES)
-
-
-def free_resources(p: Any) -> Any:
-    return (p["pe_x"] * p["pe_y"] <= FREE_MAX_PES) & (storage_bytes(p) <= 4 * EYERISS_STORAGE_BYTES)
-
-
-def hardware_space(mode: str = "iso") -> DesignSpace:
-    """PE array 2..32 x 2..32, per-operand RF words and GLB KiB; ``iso`` or ``free``
-    resources as a known constraint."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be 'iso' or 'free', got {mode!r}")
-    pred = iso_resources if mode == "iso" else free_resources
-    return DesignSpace(
-        Integer("pe_x", 2, 32), Integer("pe_y", 2, 32),
-        Ordinal("rf_w_words", RF_WORDS), Ordinal("rf_i_words", RF_WORDS), Ordinal("rf_o_words", RF_WORDS),
-        Ordinal("glb_kib", GLB_KIB),
-        constraints=[Constraint(f"{mode}_resources", pred)],
-        name=f"shi2020-{mode}",
-    )
 
 
 def search_mapper(gap: float = 0.0, max_nodes: int | None = None) -> dict[str, Any]:
