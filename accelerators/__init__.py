@@ -25,6 +25,8 @@ Modules:
 * :mod:`accelerators.ppr_fpga`: MeLoPPR's FPGA PPR engine (resources, latency).
 * :mod:`accelerators.diffractive`: multi-task diffractive optical layers, and
   :mod:`accelerators.diffraction_limits`, where a propagator is valid for a geometry.
+* :mod:`accelerators.spaces`: the hardware design spaces of the published co-design flows
+  (Shi et al. 2020, HASCO, MeLoPPR), each over one of the models above.
 * :mod:`accelerators.registry`: models by name (``"systolic"``), extensible by plugins.
 """
 

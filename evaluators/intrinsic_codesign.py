@@ -9,7 +9,8 @@ with its software searched (the nested evaluator with HASCO's schedule mapper).
   github.com/pku-liang/HASCO): :data:`KERNELS`. For the CONV intrinsic a network's
   fully connected layer is written as a 1x1 convolution (HASCO: "We treat GEMMs as 1x1
   CONVs").
-* **Hardware spaces** (:func:`hardware_space`): :data:`accelerators.intrinsic.HASCO_SPACES`
+* **Hardware spaces** (:func:`hardware_space`, defined as
+  :func:`accelerators.spaces.hasco_space`): :data:`accelerators.intrinsic.HASCO_SPACES`
   as a :class:`~design_space.DesignSpace`, with the known constraint HASCO's code
   comment says is missing (``local_kib <= sp_kib``) and optionally an area budget
   (:func:`reference_area_mm2`: that of a Gemmini-like reference design).
@@ -32,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from accelerators.intrinsic import ACC_BANKS, DATAFLOWS, HASCO_SPACES, IntrinsicAccelerator
-from design_space import Categorical, Constraint, DesignSpace, Integer, Ordinal
+from accelerators.spaces import hasco_space as hardware_space
 from evaluators.nested import NestedEvaluator
 from mappers import tensor_ir as ir
 from mappers import zoo
@@ -111,35 +112,6 @@ def workload(name: str | Sequence[Computation], intrinsic_kind: str, **kw: Any) 
     if name == "proxy":
         return list(PROXIES[kind])
     raise ValueError(f"unknown workload {name!r}; choices: {sorted(NETWORKS) + sorted(KERNELS) + ['proxy']}")
-
-
-def hardware_space(intrinsic_kind: str, area_cap_mm2: float | None = None) -> DesignSpace:
-    """HASCO's hardware space of an intrinsic (:data:`~accelerators.intrinsic.HASCO_SPACES`)
-    with the known constraint ``local_kib <= sp_kib`` and, given ``area_cap_mm2``, the
-    known constraint ``area <= area_cap_mm2`` (vectorized
-    :meth:`IntrinsicAccelerator.area_mm2_of`)."""
-    kind = intrinsic_kind.upper() if isinstance(intrinsic_kind, str) else intrinsic_kind
-    if kind not in HASCO_SPACES:
-        raise ValueError(f"unknown intrinsic {intrinsic_kind!r}; choices: {sorted(HASCO_SPACES)}")
-    s = HASCO_SPACES[kind]
-    params: list[Any] = []
-    if s["square"]:
-        params.append(Ordinal("pe", list(s["pe"])))
-    else:
-        params += [Integer("pe_x", *s["pe"]), Integer("pe_y", *s["pe"])]
-    params += [Ordinal("sp_kib", list(s["sp_kib"])), Ordinal("local_kib", list(s["local_kib"]))]
-    if len(s["dataflow"]) > 1:
-        params.append(Categorical("dataflow", list(s["dataflow"])))
-    params += [Integer("sp_banks", *s["sp_banks"]), Ordinal("dma_bus_bits", list(s["dma_bus_bits"]))]
-    cons = [Constraint("local_le_sp", "local_kib <= sp_kib")]
-    name = f"hasco-{kind.lower()}"
-    if area_cap_mm2 is not None:
-        cap = float(area_cap_mm2)
-        if not cap > 0:
-            raise ValueError(f"area_cap_mm2 must be > 0, got {area_cap_mm2!r}")
-        cons.append(Constraint("area_budget", lambda p, cap=cap: IntrinsicAccelerator.area_mm2_of(p) <= cap))
-        name += f"-area{cap:.3g}"
-    return DesignSpace(*params, constraints=cons, name=name)
 
 
 def build(intrinsic_kind: str, point: Mapping[str, Any]) -> IntrinsicAccelerator:

@@ -27,7 +27,12 @@ Every co-design flow in coexplore scores a hardware point the same way, in five 
 Metrics (units in the names): ``energy_pj``, ``energy_uj``, ``latency_cycles``,
 ``latency_ms`` (at the architecture's clock), ``edp_uj_ms`` (network energy x network
 latency), ``power_mw`` (average: energy / latency), ``area_mm2``, ``utilization``
-(MAC-weighted PE utilization), ``macs``. The evaluator returns an
+(MAC-weighted PE utilization), ``macs``; and how far the mapper's answers are from proven
+(:func:`proof_metrics`, dimensionless): ``layers_proven`` (units whose mapping the mapper
+proved optimal), ``all_layers_proven`` (1 when every unit's is, else 0) and
+``certified_gap`` (the worst unit's (objective value - lower bound) / lower bound, 0 when
+every unit is proven; infinite -- stored by a study as null -- where an unproven unit has
+no positive lower bound, so no certificate). The evaluator returns an
 :class:`~evaluators.base.Evaluation` whose ``info["breakdown"]`` is::
 
     {"levels": ["RF", "GLB", "DRAM"],
@@ -74,7 +79,7 @@ from mappers.mapping_space import batch_from_columns, mapping_space
 from mappers.registry import make_mapper
 
 __all__ = ["JointEvaluator", "NestedEvaluator", "TaskMap", "breakdown", "build_accelerator",
-           "network_metrics", "unit_key"]
+           "network_metrics", "proof_metrics", "unit_gap", "unit_key"]
 
 TaskMap = Callable[[Callable[[Any], Any], Sequence[Any]], Sequence[Any]]
 """``task_map(fn, items) -> [fn(item) for item in items]``, possibly in parallel (e.g. a
@@ -129,6 +134,26 @@ def network_metrics(arch: ArchSpec, area_mm2: float, units: Sequence[Any],
             "power_mw": energy * 1e-12 / seconds * 1e3 if latency else 0.0,
             "area_mm2": float(area_mm2),
             "utilization": macs / (latency * arch.n_macs) if latency else 0.0, "macs": float(macs)}
+
+
+def unit_gap(result: MappingResult, objective: str = "edp") -> float:
+    """How far ``result`` may be from the optimum of ``objective``, certified: 0 when the
+    mapper proved it optimal, else its objective value / its lower bound - 1, infinite
+    without a positive lower bound."""
+    if result.optimal:
+        return 0.0
+    lb = result.lower_bound
+    if lb is None or not lb > 0:
+        return math.inf
+    return result.objective(objective) / lb - 1.0
+
+
+def proof_metrics(results: Sequence[MappingResult], objective: str = "edp") -> dict[str, float]:
+    """``layers_proven``, ``all_layers_proven`` (0/1) and ``certified_gap`` (the worst
+    :func:`unit_gap`) of ``results``, one per unit (see the module docstring)."""
+    proven = sum(bool(r.optimal) for r in results)
+    return {"layers_proven": float(proven), "all_layers_proven": float(proven == len(results)),
+            "certified_gap": max((unit_gap(r, objective) for r in results), default=0.0)}
 
 
 def breakdown(arch: ArchSpec, units: Sequence[Any], results: Sequence[MappingResult],
@@ -259,6 +284,7 @@ class NestedEvaluator:
         metrics = network_metrics(arch, _area(acc, arch), self.units, results)
         if not all(math.isfinite(v) for v in metrics.values()):
             raise Infeasible("no legal mapping for some layer (a non-finite figure)")
+        metrics.update(proof_metrics(results, self.objective))
         return Evaluation(metrics=metrics, info={"breakdown": breakdown(arch, self.units, results, self.cost)})
 
 

@@ -6,7 +6,11 @@ The study layer is the only place that owns storage and execution:
 * :mod:`experiments.storage` -- trial rows in SQLite (embedded default) through SQLAlchemy;
   every state change is one transaction (RUNNING before evaluation, finished after).
 * :mod:`experiments.executors` -- in-process and local process-pool execution with
-  per-trial timeouts; a raising, hanging or crashing evaluation becomes a FAILED result.
+  per-trial timeouts; a raising, hanging or crashing evaluation becomes a FAILED result
+  (``map_tasks`` runs work that is not a study's trials, e.g. a reproduction's, on them).
+* :mod:`experiments.records` -- the record store: finished pieces of work as plain JSON
+  records keyed by their settings, written atomically; what the reproductions resume
+  from and commit.
 * :mod:`experiments.study` -- :class:`Study`: space + objectives + evaluator + optimizer +
   seed + storage; ``optimize`` drives ask/evaluate/tell and resumes after a kill.
 * :mod:`experiments.config` -- YAML study configs (pydantic), errors with key and line.

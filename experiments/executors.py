@@ -106,7 +106,7 @@ import time
 import traceback
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,6 +122,7 @@ __all__ = [
     "Result",
     "Task",
     "make_executor",
+    "map_tasks",
     "run_evaluation",
 ]
 
@@ -1035,3 +1036,22 @@ def make_executor(
             )
         return InlineExecutor(evaluator, timeout_s=timeout_s)
     return ProcessExecutor(evaluator, workers=workers, timeout_s=timeout_s)
+
+
+def map_tasks(executor: Executor, tasks: Iterable[Task]) -> Iterator[Result]:
+    """Run ``tasks`` on ``executor``, keeping it at capacity, and yield each
+    :class:`Result` as it finishes (in no particular order). For work that is not a
+    study's trials (a reproduction's re-maps or training units): the caller records each
+    result as it comes, so a stopped run keeps the finished ones."""
+    todo = iter(tasks)
+    exhausted = False
+    while True:
+        while not exhausted and executor.n_running < executor.capacity:
+            task = next(todo, None)
+            if task is None:
+                exhausted = True
+            else:
+                executor.submit(task)
+        if executor.n_running == 0:
+            return
+        yield from executor.wait()

@@ -31,14 +31,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelerators.ppr_fpga import ASSIGNMENTS, fits_kc705
+from accelerators.spaces import PPR_BRAM_WORDS, PPR_INT_BITS, ordinal_or_fixed
+from accelerators.spaces import ppr_fpga_space as hardware_space
 from design_space import (
     Categorical,
     Constraint,
     DesignSpace,
     Fixed,
     Integer,
-    Ordinal,
-    PowerOfTwo,
     Real,
 )
 
@@ -54,8 +54,8 @@ __all__ = [
 ]
 
 NS_MODES = ("count", "fraction")
-HW_BRAM_WORDS = (1024, 2048, 4096, 8192, 16384)
-HW_INT_BITS = (16, 20, 24, 32)
+HW_BRAM_WORDS = PPR_BRAM_WORDS
+HW_INT_BITS = PPR_INT_BITS
 C_VALUES = (1, 2, 4, 8, 10, 16)
 
 
@@ -132,13 +132,6 @@ class MeLoPPRPlan:
         return (self.L, self.l1, self.next_stage, self.c, self.k)
 
 
-def _ordinal_or_fixed(name: str, values: Sequence[Any]) -> Any:
-    values = list(values)
-    if not values:
-        raise ValueError(f"{name}: need at least one value")
-    return Fixed(name, values[0]) if len(values) == 1 else Ordinal(name, values)
-
-
 def plan_space(
     L: int = 6,
     max_next_stage: int = 32,
@@ -169,8 +162,8 @@ def plan_space(
         Categorical("ns_mode", list(NS_MODES)),
         Integer("ns_count", 1, max_next_stage, log=True, active_if={"ns_mode": ["count"]}),
         Real("ns_fraction", min_fraction, 1.0, log=True, active_if={"ns_mode": ["fraction"]}),
-        _ordinal_or_fixed("c", c_values),
-        _ordinal_or_fixed("k", k_values),
+        ordinal_or_fixed("c", c_values),
+        ordinal_or_fixed("k", k_values),
         Fixed("pe_assignment", assignments[0]) if len(assignments) == 1
         else Categorical("pe_assignment", list(assignments)),
         name="meloppr-plan",
@@ -183,24 +176,6 @@ def plan_space(
 PAPER_POINT = {"n_pes": 16, "bram_words_per_table": 8192, "int_bits": 32, "clock_mhz": 100.0,
                "L": 6, "l1": 3, "ns_mode": "count", "ns_count": 13, "c": 10, "k": 200,
                "pe_assignment": "split"}
-
-
-def hardware_space(
-    n_pes: tuple[int, int] = (1, 32),
-    bram_words: Sequence[int] = HW_BRAM_WORDS,
-    int_bits: Sequence[int] = HW_INT_BITS,
-    clock_mhz: float = 100.0,
-) -> DesignSpace:
-    """The FPGA engine's parameters: ``n_pes`` (powers of two; the RTL has 2/4/8/16
-    variants), ``bram_words_per_table``, ``int_bits``, and ``clock_mhz`` fixed (there is
-    no timing model to say which clocks close; the paper runs at 100 MHz)."""
-    return DesignSpace(
-        PowerOfTwo("n_pes", *n_pes),
-        _ordinal_or_fixed("bram_words_per_table", bram_words),
-        _ordinal_or_fixed("int_bits", int_bits),
-        Fixed("clock_mhz", float(clock_mhz)),
-        name="ppr-fpga",
-    )
 
 
 def codesign_space(L: int = 6, max_next_stage: int = 32, k_values: Sequence[int] = (200,),

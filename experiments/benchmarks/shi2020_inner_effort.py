@@ -103,6 +103,7 @@ def design_layers(spec: str, point: dict[str, Any], limits: list[int], names: li
     (``EDP``, proven, certified gap, nodes, CPU seconds)."""
     from accelerators.spatial import SpatialArray
     from evaluators.loopnest import LOOPNEST
+    from evaluators.nested import unit_gap
     from experiments.reproduce.shi2020 import fixed
     from mappers import zoo
     from mappers.exact import ExactMapper
@@ -119,7 +120,7 @@ def design_layers(spec: str, point: dict[str, Any], limits: list[int], names: li
         for n in limits:
             t = time.process_time()
             r = ExactMapper(max_nodes=n).map(layer, arch, LOOPNEST, "edp")
-            row[str(n)] = {"edp": r.edp, "optimal": r.optimal, "gap": 0.0 if r.optimal else r.edp / r.lower_bound - 1,
+            row[str(n)] = {"edp": r.edp, "optimal": r.optimal, "gap": unit_gap(r, "edp"),
                            "nodes": r.info["nodes"], "cpu_s": time.process_time() - t}
             x = row[str(n)]
             print(f"{layer.name:<10} {n:>12,} {x['edp'] / heur:>12.4f} {x['optimal']!s:>7} {100 * x['gap']:>7.1f} % "

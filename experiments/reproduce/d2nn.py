@@ -40,12 +40,14 @@ examples for LightRidge's and Lin et al.'s geometries; "n/a" where there is none
    constraint; the feasible Pareto front.
 8. **GPU scale** (``--gpu``) -- 200 x 200, 5 layers, 0.3 m, full MNIST, on ``--device cuda``.
 
-**Resumable.** Every trained model, fine-tuned model and robustness sweep is one file
-under ``OUT/units/`` (written atomically), so a run that is stopped resumes where it
-stopped; ``--no-train`` writes the results of the units that exist (missing ones are
+**Resumable.** Every trained model, fine-tuned model and robustness sweep is one record
+of the study engine's record store (:mod:`experiments.records`) under
+``OUT/records/d2nn.unit/`` (:class:`UnitRecords`; a model's trained parameters in a
+``.pt`` file beside its record), so a run that is stopped resumes where it stopped; ``--no-train`` writes the results of the units that exist (missing ones are
 listed as pending) without training anything. ``OUT/settings.json`` fingerprints the
 configuration: a run with other settings in the same ``OUT`` is refused. ``--jobs N``
-trains N units at a time in separate processes (``--threads`` torch threads each).
+trains N units at a time in the study engine's worker processes
+(:class:`~experiments.executors.ProcessExecutor`, ``--threads`` torch threads each).
 
 Writes ``results.json``, ``table.md``, CSVs and PNGs to ``OUT`` (``runs/reproduce/d2nn/``).
 Run: ``coexplore reproduce d2nn [--quick] [--jobs 2] [--gpu --device cuda]``.
@@ -54,17 +56,15 @@ Run: ``coexplore reproduce d2nn [--quick] [--jobs 2] [--gpu --device cuda]``.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import json
 import logging
 import math
-import multiprocessing
 import os
 import platform
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ import pandas as pd
 import torch
 
 from accelerators.diffractive import LIGHTRIDGE_VISIBLE, LIN2018_THZ, DiffractiveAccelerator
+from evaluators.base import Evaluation
 from evaluators.optics.data import stratified_subset
 from evaluators.optics.model import DiffractiveNetwork
 from evaluators.optics.multitask_evaluator import loss_weights
@@ -93,6 +94,8 @@ from evaluators.optics.train import (
     resolve_device,
     train,
 )
+from experiments.executors import ProcessExecutor, Task, map_tasks
+from experiments.records import RecordStore, record_key
 from experiments.reproduce import jsonable
 
 logger = logging.getLogger(__name__)
@@ -288,34 +291,63 @@ def plan(s: dict[str, Any], skip: set[str]) -> list[list[Unit]]:
     return [p for p in phases if p]
 
 
-class UnitStore:
-    """One file per finished unit, ``OUT/units/KEY.pt`` (torch.save of plain data and
-    tensors), written to a temporary name and renamed, so a stopped run leaves no half file."""
+UNIT_KIND = "d2nn.unit"
+
+
+class UnitRecords:
+    """The run's units as records of the record store (:mod:`experiments.records`) under
+    ``OUT/records/``: kind :data:`UNIT_KIND`, settings ``{"unit": KEY}`` (the key names the
+    unit's kind, tasks, shared depth, ratio and seed; ``OUT/settings.json`` guards the rest
+    of the configuration, :func:`check_fingerprint`), value ``{"record": ..., "rows": ...
+    (a robustness sweep's), "weights": FILE | None}``, wall and CPU seconds from the
+    unit's record. A model's trained parameters (tensors only, on the CPU) are in ``FILE``
+    beside its record, written atomically before the record is published (so a record never
+    names a missing file) and loaded with ``torch.load(..., weights_only=True)``."""
 
     def __init__(self, out: Path) -> None:
-        self.root = Path(out) / "units"
-        self.root.mkdir(parents=True, exist_ok=True)
-
-    def path(self, key: str) -> Path:
-        return self.root / f"{key}.pt"
+        self.store = RecordStore(Path(out) / "records")
 
     def has(self, key: str) -> bool:
-        return self.path(key).exists()
+        return self.store.has(UNIT_KIND, {"unit": key})
+
+    def keys(self) -> list[str]:
+        """The stored units' keys, sorted."""
+        return sorted(r.settings["unit"] for r in self.store if r.kind == UNIT_KIND)
+
+    def weights_path(self, key: str) -> Path:
+        return self.store.path(record_key(UNIT_KIND, {"unit": key})).with_suffix(".pt")
 
     def load(self, key: str) -> dict[str, Any]:
         """The unit's data, tensors on the CPU (a unit trained on a GPU loads anywhere)."""
-        return torch.load(self.path(key), weights_only=True, map_location="cpu")
+        v = self.store.get(UNIT_KIND, {"unit": key})
+        if v is None:
+            raise KeyError(f"no unit {key!r} in {self.store.root}")
+        out = {k: v[k] for k in ("record", "rows") if k in v}
+        if v.get("weights"):
+            out["state"] = torch.load(self.weights_path(key).with_name(v["weights"]), weights_only=True,
+                                      map_location="cpu")
+        return out
 
     def record(self, key: str) -> dict[str, Any] | None:
-        return self.load(key)["record"] if self.has(key) else None
+        v = self.store.get(UNIT_KIND, {"unit": key})
+        return None if v is None else v["record"]
 
     def save(self, key: str, obj: dict[str, Any]) -> None:
-        """Store ``obj`` with its state tensors moved to the CPU."""
+        """Store ``obj`` (``record``, and ``state`` and / or ``rows``), its state tensors
+        moved to the CPU."""
+        value: dict[str, Any] = {"record": jsonable(obj["record"]), "weights": None}
+        if "rows" in obj:
+            value["rows"] = jsonable(obj["rows"])
         if "state" in obj:
-            obj = {**obj, "state": {k: v.detach().cpu() for k, v in obj["state"].items()}}
-        tmp = self.path(key).with_suffix(f".tmp{os.getpid()}")
-        torch.save(obj, tmp)
-        os.replace(tmp, self.path(key))
+            path = self.weights_path(key)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+            torch.save({k: v.detach().cpu() for k, v in obj["state"].items()}, tmp)
+            os.replace(tmp, path)
+            value["weights"] = path.name
+        rec = value["record"]
+        wall = rec.get("train_s", rec.get("seconds"))
+        self.store.put(UNIT_KIND, {"unit": key}, value, wall_s=wall, cpu_s=rec.get("cpu_s"), replace=True)
 
 
 @dataclass
@@ -327,7 +359,7 @@ class Context:
     tasks: dict[str, TaskData]
     finetune: dict[str, TaskData]
     robust: dict[str, TaskData]
-    store: UnitStore
+    store: UnitRecords
 
 
 def _subset(t: TaskData, n_train: int | None, n_test: int | None, seed: int) -> TaskData:
@@ -340,7 +372,7 @@ def make_context(s: dict[str, Any], device: str, out: Path) -> Context:
     tasks = dict(zip(TASKS, prepare_tasks(TASKS, s["train"], s["test"], seed=0)))
     ft = {k: _subset(t, s["finetune_train"], None, 10) for k, t in tasks.items()}
     rb = {k: _subset(t, None, s["robust_test"], 20) for k, t in tasks.items()}
-    return Context(s, device, tasks, ft, rb, UnitStore(out))
+    return Context(s, device, tasks, ft, rb, UnitRecords(out))
 
 
 def _sweeps(levels: int | None) -> tuple:
@@ -417,18 +449,28 @@ def run_unit(ctx: Context, u: Unit) -> dict[str, Any]:
     raise ValueError(f"unknown unit kind {u.kind!r}")
 
 
-_PROC: dict[str, Context] = {}
+class UnitEvaluator:
+    """One unit as an evaluator of the study engine's executors: ``{"unit": fields} ->``
+    :class:`~evaluators.base.Evaluation` with the unit's record in ``info``. A worker
+    process builds its context (the data) once, at its first unit, and runs with
+    ``threads`` torch threads."""
 
+    def __init__(self, s: dict[str, Any], device: str, out: str, threads: int) -> None:
+        self.s, self.device, self.out, self.threads = s, device, out, threads
+        self._ctx: Context | None = None
 
-def _worker(s: dict[str, Any], device: str, out: str, threads: int | None, u: Unit) -> tuple[str, dict[str, Any]]:
-    """Process-pool entry: one context (data) per worker process, then the unit."""
-    if threads:
-        torch.set_num_threads(threads)
-    logging.basicConfig(level=logging.WARNING)
-    warnings.simplefilter("ignore")
-    if "ctx" not in _PROC:
-        _PROC["ctx"] = make_context(s, device, Path(out))
-    return u.key, run_unit(_PROC["ctx"], u)
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_ctx": None}
+
+    def __call__(self, params: dict[str, Any]) -> Evaluation:
+        torch.set_num_threads(self.threads)
+        logging.basicConfig(level=logging.WARNING)
+        warnings.simplefilter("ignore")
+        if self._ctx is None:
+            self._ctx = make_context(self.s, self.device, Path(self.out))
+        u = params["unit"]
+        u = Unit(**{**u, "tasks": tuple(u["tasks"])})
+        return Evaluation(metrics={}, info={"key": u.key, "record": jsonable(run_unit(self._ctx, u))})
 
 
 def _describe(key: str, rec: dict[str, Any]) -> str:
@@ -448,10 +490,12 @@ def execute(phases: list[list[Unit]], ctx: Context, jobs: int, out: Path, thread
             for u in todo:
                 log(_describe(u.key, run_unit(ctx, u)))
             continue
-        with cf.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futs = [pool.submit(_worker, ctx.s, ctx.device, str(out), threads, u) for u in todo]
-            for f in cf.as_completed(futs):
-                log(_describe(*f.result()))
+        ev = UnitEvaluator(ctx.s, ctx.device, str(out), threads or torch.get_num_threads())
+        with ProcessExecutor(ev, workers=min(jobs, len(todo)), start_method="spawn") as executor:
+            for res in map_tasks(executor, (Task(i, {"unit": asdict(u)}, 0) for i, u in enumerate(todo))):
+                if res.status.value != "ok":
+                    raise RuntimeError(f"unit {todo[res.number].key}: {res.reason}\n{res.traceback or ''}")
+                log(_describe(res.info["key"], res.info["record"]))
 
 
 ROBUST_FORWARD_COST = 1.2
@@ -558,11 +602,11 @@ def logistic_baseline(task: TaskData) -> float:
 
 
 # ------------------------------------------------------------------------------ results
-def _recs(store: UnitStore, keys: Sequence[str]) -> list[dict[str, Any]]:
+def _recs(store: UnitRecords, keys: Sequence[str]) -> list[dict[str, Any]]:
     return [r for r in (store.record(k) for k in keys) if r is not None]
 
 
-def single_results(s: dict[str, Any], store: UnitStore) -> dict[str, Any]:
+def single_results(s: dict[str, Any], store: UnitRecords) -> dict[str, Any]:
     """Single-task accuracy per data set over the seeds, time per epoch, the baseline."""
     out: dict[str, Any] = {"d2nn": {}, "logreg": {}}
     for ds in TASKS:
@@ -587,7 +631,7 @@ def single_results(s: dict[str, Any], store: UnitStore) -> dict[str, Any]:
     return out
 
 
-def multitask_results(s: dict[str, Any], store: UnitStore) -> dict[str, Any]:
+def multitask_results(s: dict[str, Any], store: UnitRecords) -> dict[str, Any]:
     """Every shared depth over the seeds against the separate systems of the same seeds,
     with the cost model's layers, area and energy per inference."""
     one = cpu_spec(s)
@@ -632,7 +676,7 @@ def _model_label(key: str) -> str:
     return "K_s=" + key.split("-")[1][2:]
 
 
-def robustness_frame(s: dict[str, Any], phases: list[list[Unit]], store: UnitStore) -> pd.DataFrame:
+def robustness_frame(s: dict[str, Any], phases: list[list[Unit]], store: UnitRecords) -> pd.DataFrame:
     rows = []
     for u in (u for p in phases for u in p if u.kind == "robust"):
         if not store.has(u.key):
@@ -672,7 +716,7 @@ def robustness_summary(df: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def regularization_results(s: dict[str, Any], store: UnitStore) -> dict[str, Any]:
+def regularization_results(s: dict[str, Any], store: UnitRecords) -> dict[str, Any]:
     """Per ratio: accuracy per task with t-intervals over seeds; the slope of accuracy on
     log2(ratio) with its interval (distinguishable from seed noise when it excludes 0).
     Every seed is trained at every ratio, so the slope is taken within seeds (``slope_*``:
@@ -985,8 +1029,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         device = str(resolve_device(args.device))
     except RuntimeError as e:
         raise SystemExit(f"error: {e}") from None
-    if args.compare_with is not None and not (args.compare_with / "units").is_dir():
-        raise SystemExit(f"error: --compare-with {args.compare_with}: no units/ folder there")
+    if args.compare_with is not None and not (args.compare_with / "records" / UNIT_KIND).is_dir():
+        raise SystemExit(f"error: --compare-with {args.compare_with}: no records/{UNIT_KIND}/ folder there")
     skip = {x.strip() for x in args.skip.split(",") if x.strip()}
     unknown = skip - {"physics", "multitask", "regularization", "robustness", "codesign", "single"}
     if unknown:
@@ -1064,7 +1108,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         res["gpu"] = gpu_scale(args, s, device)
     res["compute"] = compute_used(store)
     if args.compare_with is not None:
-        rows = compare_stores(store, UnitStore(args.compare_with))
+        rows = compare_stores(store, UnitRecords(args.compare_with))
         pd.DataFrame(rows).to_csv(out / "device_check.csv", index=False)
         res["device_check"] = {"units": len(rows), "other": str(args.compare_with),
                                "max_abs_acc_diff": max((r["max_abs_acc_diff"] for r in rows), default=None),
@@ -1091,7 +1135,7 @@ def _device_kind(record: dict[str, Any]) -> str:
     return str(record.get("device", "cpu")).split(":")[0]
 
 
-def compute_used(store: UnitStore) -> dict[str, Any]:
+def compute_used(store: UnitRecords) -> dict[str, Any]:
     """What the stored units cost, whenever run: CPU and wall hours of the units computed on
     the CPU, wall hours of those trained on a GPU (``gpu_wall_hours``; their host CPU time
     is no measure of the work), and how many units were trained on each device
@@ -1100,8 +1144,8 @@ def compute_used(store: UnitStore) -> dict[str, Any]:
     cpu = wall = gpu_wall = 0.0
     n = 0
     by_device: dict[str, int] = {}
-    for p in sorted(store.root.glob("*.pt")):
-        r = store.load(p.stem).get("record", {})
+    for key in store.keys():
+        r = store.record(key) or {}
         dev = _device_kind(r)
         w = float(r.get("train_s", r.get("seconds", 0.0)))
         if dev == "cpu":
@@ -1115,22 +1159,22 @@ def compute_used(store: UnitStore) -> dict[str, Any]:
             "by_device": by_device}
 
 
-def compare_stores(a: UnitStore, b: UnitStore) -> list[dict[str, Any]]:
+def compare_stores(a: UnitRecords, b: UnitRecords) -> list[dict[str, Any]]:
     """The units trained in both stores on different devices (say one on the CPU, one on a
     GPU), side by side: each one's test accuracies and the largest difference between their
     parameters (phase, rad). Training is seeded, so the two differ only by floating-point
     order. Units trained on the same device in both (one store's copy of the other's) are
     left out."""
     rows = []
-    for p in sorted(a.root.glob("*.pt")):
-        if not b.has(p.stem):
+    for key in a.keys():
+        if not b.has(key):
             continue
-        x, y = a.load(p.stem), b.load(p.stem)
+        x, y = a.load(key), b.load(key)
         if "state" not in x or "state" not in y or _device_kind(x["record"]) == _device_kind(y["record"]):
             continue
         dp = max(float((x["state"][k].double() - y["state"][k].double()).abs().max()) for k in x["state"])
         rx, ry = x["record"], y["record"]
-        rows.append({"unit": p.stem, "device_a": rx.get("device"), "device_b": ry.get("device"),
+        rows.append({"unit": key, "device_a": rx.get("device"), "device_b": ry.get("device"),
                      "acc_a": list(rx["acc"]), "acc_b": list(ry["acc"]),
                      "max_abs_acc_diff": max(abs(u - v) for u, v in zip(rx["acc"], ry["acc"])),
                      "max_abs_param_diff": dp})

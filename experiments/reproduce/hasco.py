@@ -39,19 +39,25 @@ and each seed:
 
 Run: ``coexplore reproduce hasco [--quick]`` (or ``python -m
 experiments.reproduce.hasco``); results in ``runs/reproduce/hasco/``: ``results.json``,
-``table.md``, PNGs. Finished hardware searches and finished pairs of the closing phase
-(separate-flow tuning, software comparison, oracle) are cached as JSON under ``runs/``
-there and reused, so a stopped run resumes (delete the directory to start over).
+``table.md``, PNGs. Each hardware search is a :class:`~experiments.study.Study` (in
+memory), and each finished search (its trials' rows) and each finished pair of the closing
+phase (separate-flow tuning, software comparison, oracle) is a record of the study
+engine's record store (:mod:`experiments.records`, kinds :data:`KINDS`) under ``records/``
+there, reused, so a stopped run resumes (delete the directory to start over). With
+``--workers N`` the searches and then the pairs run in the study engine's worker
+processes (:class:`~experiments.executors.ProcessExecutor`). The study derives its
+optimizer's seed from the run's seed (:func:`experiments.study.derived_seed`); the committed
+run, made with a hand-written ask/tell loop seeded with the run's seed itself, drew other
+points.
 """
 
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import json
 import logging
 import math
-import multiprocessing as mp
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -60,7 +66,9 @@ from typing import Any
 
 import numpy as np
 
-from experiments.reproduce import jsonable, write_atomic
+from evaluators.base import Evaluation
+from experiments.records import RecordStore, trials_ref
+from experiments.reproduce import jsonable
 from mappers.schedule import EXACT_REFERENCE_MAX_NODES
 
 PAPER_RATIO = (1.25, 1.44)
@@ -86,30 +94,49 @@ logger = logging.getLogger(__name__)
 # ------------------------------------------------------------------------------ runs
 
 
+KINDS = {"search": "hasco.search", "finish": "hasco.finish"}
+"""The kinds of this reproduction's records: one hardware search (value: its evaluations,
+:func:`run_search`) and one finished pair of the closing phase (:func:`_finish_task`)."""
+
+
 def _key(*parts: Any) -> str:
     return "-".join(str(p) for p in parts)
 
 
+def _as_store(store: RecordStore | str | os.PathLike[str] | None) -> RecordStore | None:
+    return store if store is None or isinstance(store, RecordStore) else RecordStore(store)
+
+
+def search_settings(kind: str, workload: str, optimizer: str, seed: int, budget: int, n_init: int,
+                    sw_budget: int, schedule: str, area_cap: str) -> dict[str, Any]:
+    """The settings of one hardware search's record (everything its evaluations depend on)."""
+    return {"intrinsic": kind, "workload": workload, "optimizer": optimizer, "seed": seed, "budget": budget,
+            "n_init": n_init, "sw_budget": sw_budget, "schedule": schedule, "area_cap": area_cap}
+
+
 def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int, n_init: int,
-               sw_budget: int, schedule: str = "search", store: Path | None = None,
+               sw_budget: int, schedule: str = "search", store: RecordStore | str | os.PathLike[str] | None = None,
                area_cap: str = "reference") -> list[dict[str, Any]]:
     """One hardware search (``optimizer``: ``mobo``, ``mobo-reject`` or ``random``) under
     the area budget ``area_cap`` (``"reference"``: :func:`evaluators.intrinsic_codesign.reference_area_mm2`;
-    ``"none"``); returns every evaluation in order (``point``, ``status``, ``metrics``,
-    ``reason``, ``seconds``), cached as JSON under ``store``."""
-    from evaluators.base import Infeasible
-    from evaluators.intrinsic_codesign import HascoCoDesign, hardware_space, reference_area_mm2
-    from optimizer import Trial, TrialStatus, make_optimizer, parse_objectives
+    ``"none"``), run as a :class:`~experiments.study.Study` of the ``hasco`` evaluator
+    (:class:`evaluators.intrinsic_codesign.HascoCoDesign`) in memory, one evaluation at a
+    time; returns every evaluation in order (``point``, ``status``, ``metrics``,
+    ``reason``, ``seconds``: ``evaluate`` = the trial's wall time, ``ask`` = the driver's
+    time from the previous trial's end to this one's creation, the proposal), recorded in
+    ``store`` (a :class:`~experiments.records.RecordStore` or its folder) with the study's
+    name and trial numbers."""
+    from evaluators.intrinsic_codesign import hardware_space, reference_area_mm2
+    from experiments.study import Study
 
     if area_cap not in ("reference", "none"):
         raise ValueError(f"area_cap must be 'reference' or 'none', got {area_cap!r}")
-    path = None
+    store = _as_store(store)
+    settings = search_settings(kind, workload, optimizer, seed, budget, n_init, sw_budget, schedule, area_cap)
     if store is not None:
-        path = store / (f"{_key(workload, kind, optimizer, schedule, 's' + str(seed), budget, n_init, sw_budget)}"
-                        f"{'' if area_cap == 'reference' else '-nocap'}.json")
-        if path.exists():
-            return json.loads(path.read_text())
-    ev = HascoCoDesign(kind, workload, sw_budget=sw_budget, schedule=schedule)
+        kept = store.get(KINDS["search"], settings)
+        if kept is not None:
+            return kept
     space = hardware_space(kind, reference_area_mm2(kind) if area_cap == "reference" else None)
     if optimizer == "random":
         name, opts = "random", {}
@@ -118,27 +145,25 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
         opts = dict(MOBO_OPTIONS, n_init=n_init, infeasible="reject" if optimizer == "mobo-reject" else "model")
     else:
         raise ValueError(f"unknown hardware optimizer {optimizer!r} (mobo, mobo-reject, random)")
-    opt = make_optimizer(name, space, parse_objectives(OBJECTIVES), seed, opts)
+    study_name = _key("hasco", workload, kind, optimizer, schedule, f"s{seed}", budget, n_init, sw_budget, area_cap)
+    t0, c0 = time.time(), time.process_time()
+    study = Study.create(study_name, space, OBJECTIVES, "hasco", name, optimizer_options=opts,
+                         evaluator_options={"intrinsic": kind, "workload": workload, "sw_budget": sw_budget,
+                                            "schedule": schedule},
+                         storage="sqlite:///:memory:", seed=seed)
+    study.optimize(budget, workers=1, progress=False)
+    cpu_s = time.process_time() - c0
     records: list[dict[str, Any]] = []
-    for i in range(budget):
-        t0 = time.perf_counter()
-        pts = opt.ask(1)
-        if not pts:
-            break
-        p = pts[0]
-        t1 = time.perf_counter()
-        try:
-            m = dict(ev(p).metrics)
-            tr = Trial(i, p, TrialStatus.COMPLETE, m)
-            rec = {"point": p, "status": "COMPLETE", "metrics": m, "reason": None}
-        except Infeasible as e:
-            tr = Trial(i, p, TrialStatus.INFEASIBLE, reason=str(e))
-            rec = {"point": p, "status": "INFEASIBLE", "metrics": {}, "reason": str(e)}
-        opt.tell([tr])
-        rec["seconds"] = {"ask": t1 - t0, "evaluate": time.perf_counter() - t1}
-        records.append(rec)
-    if path is not None:
-        write_atomic(path, json.dumps(records, default=float))
+    last = t0
+    for t in sorted(study.trials, key=lambda r: r.number):
+        ok = t.status.value == "COMPLETE"
+        records.append({"point": dict(t.params), "status": t.status.value, "metrics": dict(t.metrics) if ok else {},
+                        "reason": t.reason, "seconds": {"ask": max(t.created_at - last, 0.0),
+                                                        "evaluate": float(t.wall_time_s or 0.0)}})
+        last = t.finished_at or t.created_at
+    if store is not None:
+        store.put(KINDS["search"], settings, records, wall_s=time.time() - t0, cpu_s=cpu_s,
+                  trials=trials_ref(study_name, [t.number for t in study.trials]))
     return records
 
 
@@ -176,22 +201,38 @@ def select(records: Sequence[dict[str, Any]], area_cap: float) -> dict[str, Any]
 # ------------------------------------------------------------------------------ tasks
 
 
-def _init_worker() -> None:
-    from threadpoolctl import threadpool_limits
+class TaskRunner:
+    """The two kinds of task of a run as an evaluator of the study engine's executors:
+    ``{"search": args}`` runs :func:`run_search`, ``{"finish": args}`` :func:`_finish_task`;
+    both record what they compute, so ``info`` holds only the task's wall seconds. A
+    worker process runs with one thread per numerical library (the executors' default)."""
 
-    threadpool_limits(1)
-    try:
-        import torch
+    def __call__(self, params: dict[str, Any]) -> Evaluation:
+        t = time.perf_counter()
+        if "search" in params:
+            run_search(*params["search"])
+        else:
+            _finish_task(tuple(params["finish"]))
+        return Evaluation(metrics={}, info={"seconds": time.perf_counter() - t})
 
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover
-        pass
 
+def _run_tasks(tasks: list[dict[str, Any]], workers: int) -> list[float]:
+    """Every task of ``tasks`` (see :class:`TaskRunner`), on up to ``workers`` worker
+    processes (inline with one); their wall seconds in order."""
+    from experiments.executors import InlineExecutor, ProcessExecutor, Task, map_tasks
 
-def _search_task(args: tuple) -> tuple[tuple, float]:
-    t = time.perf_counter()
-    run_search(*args)
-    return args, time.perf_counter() - t
+    seconds = [0.0] * len(tasks)
+    n = min(workers, len(tasks))
+    with (InlineExecutor(TaskRunner()) if n <= 1 else ProcessExecutor(TaskRunner(), workers=n)) as executor:
+        for res in map_tasks(executor, (Task(i, t, 0) for i, t in enumerate(tasks))):
+            if res.status.value != "ok":
+                raise RuntimeError(f"task {tasks[res.number]}: {res.reason}\n{res.traceback or ''}")
+            seconds[res.number] = res.info["seconds"]
+            args = tasks[res.number].get("search")
+            if args is not None:
+                print(f"  {args[1]:>12} {args[0]:4} {args[2]:11} seed {args[3]}: {seconds[res.number]:6.0f} s",
+                      flush=True)
+    return seconds
 
 
 def _to_json(o: Any) -> Any:
@@ -204,42 +245,43 @@ def _to_json(o: Any) -> Any:
     raise TypeError(f"cannot store {type(o).__name__} in a finished pair's cache")
 
 
-def finish_path(args: tuple) -> Path:
-    """Where :func:`_finish_task` caches the pair of ``args``: the name carries the pair and
-    a digest of every setting the result depends on (seeds, budgets, the oracle's limits)."""
-    import hashlib
-
-    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store, with_random, exact_nodes, exact_s) = args
-    settings = json.dumps([list(seeds), budget, n_init, sw_budget, sw_conv_budget, bool(with_random),
-                           exact_nodes, exact_s])
-    digest = hashlib.sha256(settings.encode()).hexdigest()[:12]
-    return Path(store) / f"finish-{workload}-{kind}-{digest}.json"
+def finish_settings(args: tuple) -> dict[str, Any]:
+    """The settings of the record of :func:`_finish_task`'s pair of ``args``: the pair and
+    every setting the result depends on (seeds, budgets, the oracle's limits)."""
+    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, _store, with_random, exact_nodes, exact_s) = args
+    return {"workload": workload, "intrinsic": kind, "seeds": [int(x) for x in seeds], "budget": budget,
+            "n_init": n_init, "sw_budget": sw_budget, "sw_conv_budget": sw_conv_budget,
+            "random_hardware_search": bool(with_random), "exact_max_nodes": exact_nodes,
+            "exact_time_limit_s": exact_s}
 
 
-def save_finished(path: Path, out: dict[str, Any]) -> None:
-    """Write a finished pair atomically (a run killed while writing leaves no half file)."""
-    write_atomic(path, json.dumps(out, default=_to_json))
+def save_finished(store: RecordStore, settings: dict[str, Any], out: dict[str, Any], **timing: Any) -> None:
+    """Record a finished pair (numpy values as Python's, non-finite floats kept as JSON's
+    ``NaN`` / ``Infinity``, seed keys as strings)."""
+    store.put(KINDS["finish"], settings, json.loads(json.dumps(out, default=_to_json)), **timing)
 
 
-def load_finished(path: Path) -> dict[str, Any]:
-    """A finished pair as :func:`_finish_task` returned it (seed keys back to ``int``)."""
-    out = json.loads(path.read_text())
-    out["seeds"] = {int(k): v for k, v in out["seeds"].items()}
+def load_finished(store: RecordStore, settings: dict[str, Any]) -> dict[str, Any] | None:
+    """A finished pair as :func:`_finish_task` returned it (seed keys back to ``int``), or ``None``."""
+    out = store.get(KINDS["finish"], settings)
+    if out is not None:
+        out["seeds"] = {int(k): v for k, v in out["seeds"].items()}
     return out
 
 
 def _finish_task(args: tuple) -> dict[str, Any]:
     """Separate-flow tuning and software-search convergence of one pair (after the runs),
-    cached under ``store`` (:func:`finish_path`), so that a run stopped in this phase
-    resumes at the first pair not finished."""
-    path = finish_path(args)
-    if path.exists():
-        return load_finished(path)
-    t0 = time.perf_counter()
-    out = _finish_pair(args)
-    save_finished(path, out)
+    recorded in the store of ``args``, so that a run stopped in this phase resumes at the
+    first pair not finished."""
+    store, settings = _as_store(args[7]), finish_settings(args)
+    kept = load_finished(store, settings)
+    if kept is not None:
+        return kept
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = _finish_pair((*args[:7], store, *args[8:]))
+    save_finished(store, settings, out, wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0)
     print(f"  finished {out['workload']:>12} {out['intrinsic']:4}: {time.perf_counter() - t0:6.0f} s", flush=True)
-    return out
+    return load_finished(store, settings)
 
 
 def _finish_pair(args: tuple) -> dict[str, Any]:
@@ -654,8 +696,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     n_init = args.n_init or (4 if q else 5)
     sw_budget = args.sw_budget or (20 if q else 60)
     sw_conv = args.sw_conv_budget if args.sw_conv_budget is not None else (30 if q else 150)
-    store = args.out / "runs"
-    store.mkdir(parents=True, exist_ok=True)
+    store = RecordStore(args.out / "records")
     t0 = time.perf_counter()
     kinds = sorted({k for _, k in pairs})
     tasks = [(k, "proxy", "mobo", s, budget, n_init, sw_budget, "default", store) for k in kinds for s in seeds]
@@ -667,21 +708,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     finish = [(wl, k, seeds, budget, n_init, sw_budget, sw_conv, store, with_random, args.exact_max_nodes,
                args.exact_time_limit)
               for wl, k in pairs]
-    walls: dict[str, float] = {}
-    if args.workers > 1:
-        ctx = mp.get_context("forkserver")
-        with cf.ProcessPoolExecutor(args.workers, mp_context=ctx, initializer=_init_worker) as pool:
-            for a, sec in pool.map(_search_task, tasks):
-                walls[_key(a[1], a[0], a[2], a[3])] = sec
-                print(f"  {a[1]:>12} {a[0]:4} {a[2]:11} seed {a[3]}: {sec:6.0f} s", flush=True)
-            finished = list(pool.map(_finish_task, finish))
-    else:
-        _init_worker()
-        for a in tasks:
-            _, sec = _search_task(a)
-            walls[_key(a[1], a[0], a[2], a[3])] = sec
-            print(f"  {a[1]:>12} {a[0]:4} {a[2]:11} seed {a[3]}: {sec:6.0f} s", flush=True)
-        finished = [_finish_task(f) for f in finish]
+    walls = {_key(a[1], a[0], a[2], a[3]): sec
+             for a, sec in zip(tasks, _run_tasks([{"search": a} for a in tasks], args.workers))}
+    _run_tasks([{"finish": f} for f in finish], args.workers)
+    finished = [load_finished(store, finish_settings(f)) for f in finish]
     results = summarize(finished, store, budget, n_init, sw_budget, seeds, with_random)
     results["settings"] = {"quick": q, "pairs": [list(p) for p in pairs], "seeds": seeds, "budget": budget,
                            "n_init": n_init, "sw_budget": sw_budget, "sw_conv_budget": sw_conv,

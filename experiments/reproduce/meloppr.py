@@ -41,8 +41,11 @@ are read off the figures):
    its Pareto front against the paper's chosen point.
 
 Writes ``results.json``, ``table.md`` (quantity | graph | paper | ours | command | note)
-and plots to ``runs/reproduce/meloppr/``; each finished graph is kept under
-``graphs/`` there, so a killed run resumes. Run: ``coexplore reproduce meloppr [--quick]``.
+and plots to ``runs/reproduce/meloppr/``; each finished graph, each stand-in's operating
+points and the host models are records of the study engine's record store
+(:mod:`experiments.records`, kinds :data:`KINDS`) under ``records/`` there, keyed by their
+settings (the signature of what they were measured with), so a killed run resumes. Run:
+``coexplore reproduce meloppr [--quick]``.
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ from evaluators.ppr.engine_evaluator import (
     meloppr_subgraphs,
 )
 from evaluators.ppr.networkx_cpu import local_ppr_networkx, meloppr_networkx, to_networkx
+from experiments.records import RecordStore
 from experiments.reproduce import jsonable
 from mappers.ppr_plan import PAPER_POINT
 
@@ -137,6 +141,10 @@ SYNTHETIC_NX_MAX_NS = 32
 LARGE_GRAPH_NODES = 10_000
 LARGE_GRAPH_NX_SOURCES = 5
 LARGE_GRAPH_FIG6_SOURCES = 10
+#: The kinds of this reproduction's records: one graph's measurements (:func:`run_graph`),
+#: a stand-in's operating points (:func:`synthetic_operating_points`; ``part:
+#: "unbounded"`` in the settings for :func:`unbounded_operating_points`) and the host models.
+KINDS = {"graph": "meloppr.graph", "operating_points": "meloppr.operating_points", "hosts": "meloppr.host_models"}
 #: Bumped when what a graph's cached result holds changes.
 CACHE_VERSION = 2
 #: Likewise for the cached synthetic operating points.
@@ -997,37 +1005,39 @@ def _restore_keys(o: Any) -> Any:
     return o
 
 
-def _cached(path: Path, signature: dict[str, Any]) -> dict[str, Any] | None:
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if data.get("signature") != jsonable(signature):
-        return None
-    return _restore_keys(data["result"])
+def _cached(store: RecordStore, kind: str, signature: dict[str, Any]) -> dict[str, Any] | None:
+    """The result recorded in ``store`` for ``signature`` (JSON's string keys restored), or
+    ``None``: a result measured with other settings has another key."""
+    value = store.get(kind, jsonable(signature))
+    return None if value is None else _restore_keys(value)
 
 
-def _store(path: Path, signature: dict[str, Any], result: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"signature": jsonable(signature), "result": jsonable(result)}))
+def _store(store: RecordStore, kind: str, signature: dict[str, Any], result: dict[str, Any],
+           cpu_s: float | None = None) -> None:
+    """Record ``result`` for ``signature`` (replacing an earlier one: a graph's record gains
+    its table-bound check after it was first stored), with its ``seconds`` as wall time."""
+    wall = result.get("seconds")
+    if cpu_s is None:                      # an update keeps the CPU seconds the first write measured
+        prev = store.record(kind, jsonable(signature))
+        cpu_s = prev.cpu_s if prev is not None else None
+    store.put(kind, jsonable(signature), jsonable(result), wall_s=wall if isinstance(wall, float | int) else None,
+              cpu_s=cpu_s, replace=True)
 
 
-def _host_models(out: Path, quick: bool, seed: int, fresh: bool) -> dict[str, HostModel]:
-    """Native and numpy host costs, measured once on cora and kept in ``host_models.json``
-    so that a resumed or split run costs every graph with the same host."""
-    path = out / "host_models.json"
-    if path.exists() and not fresh:
-        try:
-            return {k: HostModel(**v) for k, v in json.loads(path.read_text()).items()}
-        except (OSError, ValueError, TypeError):
-            pass
+def _host_models(store: RecordStore, quick: bool, seed: int, fresh: bool) -> dict[str, HostModel]:
+    """Native and numpy host costs, measured once on cora and kept as a record so that a
+    resumed or split run costs every graph with the same host."""
+    settings = {"graph": "cora", "extractors": list(HOST_EXTRACTORS)}
+    kept = None if fresh else store.get(KINDS["hosts"], settings)
+    if kept is not None:
+        return {k: HostModel(**v) for k, v in kept.items()}
+    t, c = time.perf_counter(), time.process_time()
     g = load_graph("cora")
     n, rep = (10, 2) if quick else (40, 5)
     models = {kind: calibrate_host(g, n_sources=n, repeats=rep, seed=seed, extractor=kind)
               for kind in HOST_EXTRACTORS}
-    path.write_text(json.dumps({k: v.__dict__ for k, v in models.items()}, indent=1))
+    store.put(KINDS["hosts"], settings, jsonable({k: v.__dict__ for k, v in models.items()}),
+              wall_s=time.perf_counter() - t, cpu_s=time.process_time() - c, replace=True)
     return models
 
 
@@ -1069,22 +1079,20 @@ def run_graph(name: str, key: str, g: Graph, *, synthetic: bool, scale: float, n
 
 def _operating_points_for(name: str, key: str, g: Graph | None, *, scale: float, n_src: int, ns_values: Sequence[int],
                           rng_seed: int, networkx: bool, nx_sources: int, engines: dict[str, PPRFpgaEngine],
-                          hosts: dict[str, Any], out: Path, fresh: bool) -> dict[str, Any]:
+                          hosts: dict[str, Any], store: RecordStore, fresh: bool) -> dict[str, Any]:
     """:func:`synthetic_operating_points` of one synthetic stand-in, and beside them
-    (``"unbounded"``) :func:`unbounded_operating_points`, kept under
-    ``OUT/graphs/NAME-operating-points.json`` and ``NAME-operating-points-unbounded.json``
+    (``"unbounded"``) :func:`unbounded_operating_points`, each kept as a record in ``store``
     (same sources as :func:`run_graph`)."""
     signature = {"graph": name, "sources": n_src, "ns": list(ns_values), "k": K,
                  "capacities": [_capacity_label(c) for c in TABLE_LADDER], "targets": list(TARGETS),
                  "rng_seed": rng_seed, "scale": scale, "networkx": networkx, "nx_sources": nx_sources,
                  "hosts": hosts, "version": OPS_CACHE_VERSION}
-    cache = out / "graphs" / f"{name.replace('/', '_')}-operating-points.json"
-    cache_unb = out / "graphs" / f"{name.replace('/', '_')}-operating-points-unbounded.json"
+    kind = KINDS["operating_points"]
     sig_unb = dict(signature, part="unbounded")
-    ops = None if fresh else _cached(cache, signature)
-    unb = None if fresh else _cached(cache_unb, sig_unb)
+    ops = None if fresh else _cached(store, kind, signature)
+    unb = None if fresh else _cached(store, kind, sig_unb)
     if ops is not None:
-        print(f"{name}: operating points kept from {cache}")
+        print(f"{name}: operating points kept from {store.root}")
     if ops is None or unb is None:
         if g is None:
             t = time.perf_counter()
@@ -1097,14 +1105,14 @@ def _operating_points_for(name: str, key: str, g: Graph | None, *, scale: float,
             ops = synthetic_operating_points(g, sources, engines, ns_values=ns_values, nx_graph=nx_graph,
                                              nx_sources=nx_sources)
             ops.update(key=key, n=g.n, m=g.m, scale=scale, date=today)
-            _store(cache, signature, ops)
+            _store(store, kind, signature, ops)
             ops = _restore_keys(json.loads(json.dumps(jsonable(ops))))
         unb = unbounded_operating_points(g, sources, engines, ops, nx_graph=nx_graph, nx_sources=nx_sources)
         unb["date"] = today
-        _store(cache_unb, sig_unb, unb)
+        _store(store, kind, sig_unb, unb)
         unb = _restore_keys(json.loads(json.dumps(jsonable(unb))))
     else:
-        print(f"{name}: unbounded-table operating points kept from {cache_unb}")
+        print(f"{name}: unbounded-table operating points kept from {store.root}")
     ops["unbounded"] = unb
     return ops
 
@@ -1164,7 +1172,7 @@ def _main_operating_points(args: argparse.Namespace, scale: float, n_src: int, n
         merged = _restore_keys(json.loads((args.merge_into / "results.json").read_text()))
         hosts = {k: HostModel(**v) for k, v in merged["host_models"].items()}
     else:
-        hosts = _host_models(args.out, args.quick, args.rng_seed, args.fresh)
+        hosts = _host_models(RecordStore(args.out / "records"), args.quick, args.rng_seed, args.fresh)
     host_dicts = {k: v.__dict__ for k, v in hosts.items()}
     engines = {kind: PPRFpgaEngine(host=h) for kind, h in hosts.items()}
     t_all = time.perf_counter()
@@ -1179,7 +1187,7 @@ def _main_operating_points(args: argparse.Namespace, scale: float, n_src: int, n
         name = f"synthetic-{key}" + ("" if scale == 1 else f"-x{scale:g}")
         ops = _operating_points_for(name, key, None, scale=scale, n_src=n_src, ns_values=ns_values,
                                     rng_seed=args.rng_seed, networkx=networkx, nx_sources=nx_src, engines=engines,
-                                    hosts=host_dicts, out=args.out, fresh=args.fresh)
+                                    hosts=host_dicts, store=RecordStore(args.out / "records"), fresh=args.fresh)
         ops_all["graphs"][name] = ops
         _print_operating_points(name, ops)
     ops_all["seconds"] = time.perf_counter() - t_all
@@ -1233,7 +1241,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--codesign-graph", default="cora")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rng-seed", type=int, default=0)
-    ap.add_argument("--fresh", action="store_true", help="ignore finished graphs kept under OUT/graphs/")
+    ap.add_argument("--fresh", action="store_true", help="ignore the finished graphs recorded under OUT/records/")
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/meloppr"))
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -1269,7 +1277,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                      "machine": platform.machine(), "numpy": np.__version__},
         "exactness": {}, "graphs": {},
     }
-    hosts = _host_models(args.out, q, args.rng_seed, args.fresh)
+    store = RecordStore(args.out / "records")
+    hosts = _host_models(store, q, args.rng_seed, args.fresh)
     res["host_models"] = {k: v.__dict__ for k, v in hosts.items()}
     res["host_graph"] = "cora"
     engines = {kind: PPRFpgaEngine(host=h) for kind, h in hosts.items()}
@@ -1294,29 +1303,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         signature = {"graph": name, "sources": n_src, "ns": ns_here, "k": K, "c": C, "rng_seed": args.rng_seed,
                      "scale": scale, "networkx": networkx, "nx_sources": syn_nx if syn else nx_real.get(name),
                      "hosts": res["host_models"], "version": CACHE_VERSION}
-        cache = args.out / "graphs" / f"{name.replace('/', '_')}.json"
-        gr = None if args.fresh else _cached(cache, signature)
+        gr = None if args.fresh else _cached(store, KINDS["graph"], signature)
         if gr is None:
             if g is None:
                 t = time.perf_counter()
                 g = load_graph(f"synthetic-{key}@{scale}", seed=args.rng_seed)
                 print(f"{name}: generated |V|={g.n:,} |E|={g.m:,} in {time.perf_counter() - t:.0f} s", flush=True)
+            c0 = time.process_time()
             gr = run_graph(name, key, g, synthetic=syn, scale=scale, n_src=n_src, ns_values=ns_here,
                            rng_seed=args.rng_seed, quick=q, networkx=networkx,
                            nx_sources=syn_nx if syn else nx_real.get(name), engines=engines)
-            _store(cache, signature, gr)
+            _store(store, KINDS["graph"], signature, gr, cpu_s=time.process_time() - c0)
         else:
-            print(f"{name}: kept from {cache}")
+            print(f"{name}: kept from {store.root}")
         if syn and "table_bound" not in gr:
             if g is None:
                 g = load_graph(f"synthetic-{key}@{scale}", seed=args.rng_seed)
             src = np.random.default_rng(args.rng_seed).choice(g.n, size=min(n_src, g.n), replace=False)
             gr["table_bound"] = table_bound_check(g, src, [ns for ns in (13, max(ns_here)) if ns in ns_here])
-            _store(cache, signature, gr)
+            _store(store, KINDS["graph"], signature, gr)
         if syn:
             ops = _operating_points_for(name, key, g, scale=scale, n_src=n_src, ns_values=ns_here,
                                         rng_seed=args.rng_seed, networkx=networkx, nx_sources=syn_nx,
-                                        engines=engines, hosts=res["host_models"], out=args.out, fresh=args.fresh)
+                                        engines=engines, hosts=res["host_models"], store=store, fresh=args.fresh)
             res.setdefault("synthetic_operating_points", {"command": cmd, "graphs": {}})["graphs"][name] = ops
             _print_operating_points(name, ops)
         del g

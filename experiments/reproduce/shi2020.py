@@ -22,7 +22,8 @@ Per workload (:data:`WORKLOADS`, one batch rule for all, below):
 2. **Software only**: Eyeriss v1, each layer's best mapping without the dataflow
    restriction (the exact mapper): the mapping share of any gain.
 3. **Both**: the hardware searched by constrained BO (the paper's outer loop; random
-   search beside it with ``--optimizers``) over :func:`hardware_space`, every layer of
+   search beside it with ``--optimizers``) over :func:`hardware_space`
+   (:func:`accelerators.spaces.shi2020_space`), every layer of
    every hardware point mapped by the exact mapper with an effort limit of
    :data:`MAX_NODES` search nodes per layer (``--max-nodes``; deterministic, unlike a
    time limit). Most layers are proven optimal well within it; a layer that is not keeps
@@ -64,11 +65,14 @@ the software-only design), and wall time per run.
 Run: ``coexplore reproduce shi2020 [--quick]`` (or ``python -m
 experiments.reproduce.shi2020``); everything lands in ``runs/reproduce/shi2020/``, studies
 resume if interrupted, and the deterministic steps, each finished search (its record:
-:data:`RUN_FIELDS`) and each re-map are cached in ``steps.json``. The full run takes about a
-day on 2 cores, longer than a working session whose checkout may not keep ``runs/``; so it
-continues from committed state: ``--cache-from`` takes an earlier ``steps.json``'s entries
-and ``--reuse`` an earlier ``results.json``'s finished workloads (:func:`reusable`: same
-settings only). Only the search in progress when a session stops is lost.
+:data:`RUN_FIELDS`) and each re-map are records of the study engine's record store
+(:mod:`experiments.records`) under ``records/`` there, of the kinds :data:`KINDS`, each
+keyed by its settings (:func:`search_settings`, :func:`remap_settings`, ...). The full run
+takes about two days on 2 cores, longer than a working session whose checkout may not keep
+``runs/``; so it continues from committed state: ``--cache-from`` takes an earlier store's
+records (the committed ``docs/reproduction/results/shi2020/records``) and ``--reuse`` an
+earlier ``results.json``'s finished workloads (:func:`reusable`: same settings only). Only
+the search in progress when a session stops is lost.
 """
 
 from __future__ import annotations
@@ -84,11 +88,18 @@ from typing import Any
 import numpy as np
 
 from accelerators import eyeriss_v1
+from accelerators.spaces import (
+    EYERISS_PES,
+    EYERISS_STORAGE_BYTES,  # noqa: F401  (the benchmarks take it from here)
+    FREE_MAX_PES,
+    SHI2020_MODES,
+)
+from accelerators.spaces import shi2020_space as hardware_space
 from accelerators.spatial import SpatialArray
-from design_space import Constraint, DesignSpace, Integer, Ordinal
+from evaluators.base import Evaluation
 from evaluators.bounds import energy_lower_bound_pj, latency_lower_bound_cycles
 from evaluators.nested import NestedEvaluator
-from experiments.reproduce import write_atomic
+from experiments.records import RecordStore, plain, trials_ref
 from mappers import zoo
 
 PAPER = {"resnet50": -0.18, "dqn": -0.40}
@@ -149,15 +160,12 @@ QUICK_WORKLOADS: dict[str, tuple[str, str]] = {
     "dqn": ("dqn", "1 (acting)"),
 }
 OPTIMIZERS = ("constrained-bo",)
-MODES = ("iso", "free")
+MODES = SHI2020_MODES
 ABLATION_WORKLOADS = ("dqn", "dqn@32")
 
 EYERISS = eyeriss_v1()
-RF_WORDS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 224, 256, 384, 512]
-GLB_KIB = [16, 32, 48, 64, 96, 108, 128, 192, 256, 384, 512]
 TECH = "horowitz_45nm"
 ABLATION_TECH = "eyeriss_normalized"
-FREE_MAX_PES = 1024
 
 
 def fixed(tech: str = TECH) -> dict[str, Any]:
@@ -170,9 +178,6 @@ def fixed(tech: str = TECH) -> dict[str, Any]:
 
 EYERISS_POINT = {"pe_x": EYERISS.pe_x, "pe_y": EYERISS.pe_y, "rf_w_words": EYERISS.rf_w_words,
                  "rf_i_words": EYERISS.rf_i_words, "rf_o_words": EYERISS.rf_o_words, "glb_kib": EYERISS.glb_kib}
-EYERISS_PES = EYERISS.pe_x * EYERISS.pe_y
-EYERISS_STORAGE_BYTES = (EYERISS_PES * (EYERISS.rf_w_words + EYERISS.rf_i_words + EYERISS.rf_o_words)
-                         * EYERISS.word_bits // 8 + int(EYERISS.glb_kib * 1024))
 RS_MAPPER = {"name": "exact", "constraints": "row-stationary"}
 EXACT_MAPPER = {"name": "exact"}
 MAX_NODES = 3_000_000
@@ -202,34 +207,6 @@ exact mapper proves ResNet-50's 24 unique layers in about 3 min per hardware poi
 this machine's cores, against 5-60 s for the other workloads."""
 
 
-def storage_bytes(p: Any) -> Any:
-    """On-chip storage of a point (vectorized over constraint columns)."""
-    return p["pe_x"] * p["pe_y"] * (p["rf_w_words"] + p["rf_i_words"] + p["rf_o_words"]) * 2 + p["glb_kib"] * 1024
-
-
-def iso_resources(p: Any) -> Any:
-    return (p["pe_x"] * p["pe_y"] <= EYERISS_PES) & (storage_bytes(p) <= EYERISS_STORAGE_BYTES)
-
-
-def free_resources(p: Any) -> Any:
-    return (p["pe_x"] * p["pe_y"] <= FREE_MAX_PES) & (storage_bytes(p) <= 4 * EYERISS_STORAGE_BYTES)
-
-
-def hardware_space(mode: str = "iso") -> DesignSpace:
-    """PE array 2..32 x 2..32, per-operand RF words and GLB KiB; ``iso`` or ``free``
-    resources as a known constraint."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be 'iso' or 'free', got {mode!r}")
-    pred = iso_resources if mode == "iso" else free_resources
-    return DesignSpace(
-        Integer("pe_x", 2, 32), Integer("pe_y", 2, 32),
-        Ordinal("rf_w_words", RF_WORDS), Ordinal("rf_i_words", RF_WORDS), Ordinal("rf_o_words", RF_WORDS),
-        Ordinal("glb_kib", GLB_KIB),
-        constraints=[Constraint(f"{mode}_resources", pred)],
-        name=f"shi2020-{mode}",
-    )
-
-
 def search_mapper(gap: float = 0.0, max_nodes: int | None = None) -> dict[str, Any]:
     """The inner search of step 3: the exact mapper (with ``gap`` > 0 proven within ``1 +
     gap``; with ``max_nodes``, stopped after that many search nodes per layer)."""
@@ -248,17 +225,15 @@ def figures(spec: str, point: dict[str, Any], mapper: Any, tech: str = TECH) -> 
     ev = NestedEvaluator("spatial", spec, mapper, fixed=fixed(tech))(point)
     if ev.status.value != "ok":
         raise RuntimeError(f"{spec} on {point}: {ev.status.value}: {ev.reason}")
-    layers = ev.info["breakdown"]["layers"]
-    optimal = all(r.get("optimal") is True for r in layers)
-    # a certified bound on the worst layer's distance from its optimum: 0 when every layer
-    # is proven, else the worst unproven layer's EDP over its search's least open bound
-    unproven = [r for r in layers if r.get("optimal") is not True]
-    gap = None if any(r.get("objective_lower_bound") is None for r in unproven) else max(
-        (r["edp"] / r["objective_lower_bound"] - 1.0 for r in unproven if r["objective_lower_bound"]), default=0.0)
     m = ev.metrics
+    # the nested evaluator's certificate (evaluators.nested.proof_metrics): the worst
+    # layer's EDP over its search's least open bound, 0 when every layer is proven;
+    # None where an unproven layer has no bound
+    gap = m["certified_gap"]
     return {"edp_uj_ms": m["edp_uj_ms"], "energy_uj": m["energy_uj"], "latency_ms": m["latency_ms"],
             "utilization": m["utilization"], "area_mm2": m["area_mm2"], "seconds": time.perf_counter() - t,
-            "all_layers_proven_optimal": optimal, "worst_layer_gap": gap}
+            "all_layers_proven_optimal": m["all_layers_proven"] == 1.0,
+            "worst_layer_gap": gap if math.isfinite(gap) else None}
 
 
 def bound(spec: str, pes: int, tech: str = TECH) -> dict[str, float]:
@@ -294,6 +269,11 @@ def rs_check() -> dict[str, Any]:
     return rows
 
 
+def study_name(workload: str, mode: str, optimizer: str, tag: str, seed: int) -> str:
+    """The name of the study of one outer search (its trials are a search record's)."""
+    return f"{workload}-{mode}-{optimizer}{tag}-s{seed}"
+
+
 def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, budget: int, mapper: Any,
               storage: str, workers: int, tech: str = TECH, tag: str = "", stop_after: int | None = None) -> dict[str, Any]:
     """Run (or resume) one outer search; returns its best-so-far EDP after each evaluation,
@@ -306,7 +286,7 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
 
     bo = {"n_init": max(5, budget // 6), "pool_size": 1000}
     study = Study.create(
-        f"{workload}-{mode}-{optimizer}{tag}-s{seed}", hardware_space(mode), {"edp_uj_ms": "min"},
+        study_name(workload, mode, optimizer, tag, seed), hardware_space(mode), {"edp_uj_ms": "min"},
         "nested", optimizer, optimizer_options=bo if optimizer == "constrained-bo" else {},
         evaluator_options={"accelerator": "spatial", "workload": spec, "mapper": mapper, "fixed": fixed(tech)},
         storage=storage, seed=seed,
@@ -318,17 +298,19 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
     for t in trials:
         v = t.metrics.get("edp_uj_ms") if t.status.value == "COMPLETE" else None
         failed += v is None
-        for layer in t.info.get("breakdown", {}).get("layers", []):
-            mapped += 1
-            proven += layer.get("optimal") is True
+        if v is not None:
+            if "layers_proven" not in t.metrics:
+                raise ValueError(f"trial {t.number} of study {study.name!r} has no 'layers_proven' metric: it was "
+                                 "evaluated before the nested evaluator gave one; run it in a new --out")
+            mapped += len(t.info.get("breakdown", {}).get("layers", []))
+            proven += int(t.metrics["layers_proven"])
         if v is not None and v < best:
             best, best_t = v, t
         curve.append(best)
     seconds = [float(t.wall_time_s or 0.0) for t in trials]
     metrics = None
     if best_t is not None:
-        layers = best_t.info.get("breakdown", {}).get("layers", [])
-        if layers and all(r.get("optimal") is True for r in layers):
+        if best_t.metrics.get("all_layers_proven") == 1.0:
             m = best_t.metrics
             metrics = {k: m[k] for k in ("edp_uj_ms", "energy_uj", "latency_ms", "utilization", "area_mm2")}
             metrics.update(seconds=best_t.wall_time_s, all_layers_proven_optimal=True, worst_layer_gap=0.0)
@@ -341,28 +323,71 @@ RUN_FIELDS = ("curve", "best_point", "best_metrics", "failed", "layer_mappings",
               "trial_seconds", "seconds")
 
 
-def run_key(workload: str, tag: str, mode: str, optimizer: str, seed: int, budget: int, mapper: Any) -> str:
-    """The :data:`steps.json <_cached>` key of one finished outer search: everything its
-    result depends on (the study's name, budget and inner mapper)."""
-    return f"{workload}{tag}:{mode}:{optimizer}:s{seed}:run:b{budget}:" + json.dumps(mapper, sort_keys=True)
+KINDS = {"step": "shi2020.step", "rs_check": "shi2020.rs_check", "search": "shi2020.search",
+         "remap": "shi2020.remap", "inner_bo": "shi2020.inner_bo"}
+"""The kinds of this reproduction's records (:mod:`experiments.records`): a deterministic
+step (baseline, software only: :func:`step_settings`), the row-stationary check, a
+finished outer search (:func:`search_settings`, value :data:`RUN_FIELDS`), a re-map of a
+search's best design (:func:`remap_settings`, value :func:`figures`'s) and one seed of the
+inner-BO ablation (:func:`inner_bo_settings`)."""
+
+RS_CHECK_SETTINGS = {"check": "alexnet-conv1-5-vs-jssc2017-table-v", "mapper": RS_MAPPER, "batch": 4}
+
+
+def step_settings(step: str, workload: str, spec: str, tech: str) -> dict[str, Any]:
+    """The settings of a deterministic step's record (``baseline`` or ``software_only``)."""
+    return {"step": step, "workload": workload, "spec": spec, "tech": tech}
+
+
+def search_settings(workload: str, spec: str, optimizer: str, seed: int, mode: str, budget: int, mapper: Any,
+                    tech: str) -> dict[str, Any]:
+    """The settings of one finished outer search's record: everything its result depends
+    on (workload and spec, energy table, resources, optimizer, seed, budget, inner mapper)."""
+    return {"workload": workload, "spec": spec, "tech": tech, "mode": mode, "optimizer": optimizer, "seed": seed,
+            "budget": budget, "mapper": mapper}
+
+
+def remap_settings(search: str, workload: str, spec: str, tech: str, mode: str, optimizer: str, seed: int,
+                   point: dict[str, Any], mapper: Any) -> dict[str, Any]:
+    """The settings of a re-map's record: the design ``point`` of the ``search`` (``exact``:
+    step 3's, ``inner-bo``: step 5's) of that workload, mode, optimizer and seed, mapped by
+    ``mapper`` (a limited re-map is another record than an unlimited one)."""
+    return {"search": search, "workload": workload, "spec": spec, "tech": tech, "mode": mode,
+            "optimizer": optimizer, "seed": seed, "point": plain(dict(point)), "mapper": mapper}
+
+
+def inner_bo_settings(workload: str, spec: str, seed: int, outer_budget: int, inner: Any) -> dict[str, Any]:
+    """The settings of one seed of step 5 (iso resources, outer constrained BO)."""
+    return {"workload": workload, "spec": spec, "tech": TECH, "mode": "iso", "optimizer": "constrained-bo",
+            "seed": seed, "outer_budget": outer_budget, "inner": inner}
+
+
+def _best_trial(curve: list[float]) -> int:
+    """The number of a search's best trial: the first evaluation that reached the curve's end."""
+    return curve.index(curve[-1])
 
 
 def search_run(workload: str, spec: str, optimizer: str, seed: int, mode: str, budget: int, mapper: Any,
-               storage: str, workers: int, tech: str, tag: str, cache: dict[str, Any], cache_path: Path,
+               storage: str, workers: int, tech: str, tag: str, store: RecordStore,
                stop_after: int | None = None) -> dict[str, Any]:
-    """One outer search's record (:data:`RUN_FIELDS`): from ``cache`` when an earlier
+    """One outer search's record (:data:`RUN_FIELDS`): from ``store`` when an earlier
     invocation finished it, else :func:`run_study` (which resumes its SQLite study, up to
-    ``stop_after`` evaluations if given) and cached once the study has its whole budget.
-    The record is what the decomposition needs of a run, so a run survives the loss of
-    ``studies.db`` (a new checkout) once its ``steps.json`` entry is kept (``--cache-from``)."""
-    key = run_key(workload, tag, mode, optimizer, seed, budget, mapper)
-    if key in cache:
-        return dict(cache[key])
+    ``stop_after`` evaluations if given) and recorded, with its trials, once the study has
+    its whole budget. The record is what the decomposition needs of a run, so a run
+    survives the loss of ``studies.db`` (a new checkout) once its record is kept
+    (``--cache-from``)."""
+    settings = search_settings(workload, spec, optimizer, seed, mode, budget, mapper, tech)
+    rec = store.record(KINDS["search"], settings)
+    if rec is not None:
+        return dict(rec.value)
     r = run_study(workload, spec, optimizer, seed, mode, budget, mapper, storage, workers, tech, tag, stop_after)
-    rec = {k: r[k] for k in RUN_FIELDS}
+    out = plain({k: r[k] for k in RUN_FIELDS})
     if len(r["curve"]) >= budget:
-        _cached(cache, cache_path, key, lambda: rec)
-    return dict(rec)
+        # CPU seconds are not known: a study's trials record their wall time only
+        store.put(KINDS["search"], settings, out, wall_s=r["seconds"], cpu_s=None,
+                  trials=trials_ref(study_name(workload, mode, optimizer, tag, seed),
+                                    [t.number for t in r["trials"]], storage))
+    return dict(out)
 
 
 def final_nodes_of(workload: str, args: Any) -> int:
@@ -371,12 +396,6 @@ def final_nodes_of(workload: str, args: Any) -> int:
     if args.final_max_nodes is not None:
         return args.final_max_nodes
     return FINAL_MAX_NODES.get(workload, 0)
-
-
-def _limit_tag(mapper: dict[str, Any]) -> str:
-    """The suffix of a re-map's cache key by ``mapper``'s node limit (none without one, the
-    keys of the runs before limits), so a limited re-map never stands in for an unlimited one."""
-    return f":max_nodes={mapper['max_nodes']}" if mapper.get("max_nodes") else ""
 
 
 def final_mapper(workload: str, args: Any) -> dict[str, Any]:
@@ -456,47 +475,55 @@ def plot(res: dict[str, Any], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def _steps_cache(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text()) if path.exists() else {}
+class FiguresEvaluator:
+    """:func:`figures` as an evaluator of the study engine's executors: ``point ->``
+    :class:`~evaluators.base.Evaluation` whose ``info`` holds the figures and the CPU
+    seconds they took in the process that mapped them."""
+
+    def __init__(self, spec: str, mapper: Any, tech: str = TECH) -> None:
+        self.spec, self.mapper, self.tech = spec, mapper, tech
+
+    def __call__(self, point: dict[str, Any]) -> Evaluation:
+        c = time.process_time()
+        f = plain(figures(self.spec, point, self.mapper, self.tech))
+        return Evaluation(metrics={"edp_uj_ms": f["edp_uj_ms"]}, info={"figures": f, "cpu_s": time.process_time() - c})
 
 
-def _cached(cache: dict[str, Any], path: Path, key: str, fn: Any) -> Any:
-    if key not in cache:
-        cache[key] = fn()
-        write_atomic(path, json.dumps(cache, indent=1, default=float))
-    return cache[key]
-
-
-def remap(spec: str, points: dict[str, dict[str, Any]], mapper: Any, tech: str, workers: int,
-          cache: dict[str, Any], cache_path: Path) -> None:
-    """:func:`figures` of every point of ``points`` (cache key -> design point) not yet in
-    ``cache``, on up to ``workers`` processes, each cached as it finishes (so a stopped
-    run keeps the finished ones). The re-mappings are independent and deterministic, so
+def remap(spec: str, jobs: list[tuple[dict[str, Any], dict[str, Any] | None]], mapper: Any, tech: str,
+          workers: int, store: RecordStore) -> list[dict[str, Any]]:
+    """:func:`figures` of every design point of ``jobs`` (``(remap settings, trials)`` each,
+    the point in the settings) without a record in ``store``, on up to ``workers`` worker
+    processes of the study engine (:class:`~experiments.executors.ProcessExecutor`; inline
+    with one), each recorded as it finishes (so a stopped run keeps the finished ones);
+    returns every job's figures. The re-mappings are independent and deterministic, so
     running them side by side changes only the wall time: the seeds' best designs of a
     workload are re-mapped together rather than one after another on one core."""
-    todo = [k for k in points if k not in cache]
-    if workers <= 1 or len(todo) <= 1:
-        for k in todo:
-            _cached(cache, cache_path, k, lambda k=k: figures(spec, points[k], mapper, tech))
-        return
-    import concurrent.futures as cf
-    import multiprocessing as mp
+    from experiments.executors import InlineExecutor, ProcessExecutor, Task, map_tasks
 
-    with cf.ProcessPoolExecutor(min(workers, len(todo)), mp_context=mp.get_context("forkserver")) as pool:
-        futures = {pool.submit(figures, spec, points[k], mapper, tech): k for k in todo}
-        for fut in cf.as_completed(futures):
-            _cached(cache, cache_path, futures[fut], fut.result)
+    todo = [i for i, (settings, _) in enumerate(jobs) if not store.has(KINDS["remap"], settings)]
+    if todo:
+        ev = FiguresEvaluator(spec, mapper, tech)
+        n = min(workers, len(todo))
+        with (InlineExecutor(ev) if n <= 1 else ProcessExecutor(ev, workers=n)) as executor:
+            for res in map_tasks(executor, (Task(i, dict(jobs[i][0]["point"]), 0) for i in todo)):
+                if res.status.value != "ok":
+                    raise RuntimeError(f"{spec} on {jobs[res.number][0]['point']}: {res.status.value}: {res.reason}")
+                settings, trials = jobs[res.number]
+                store.put(KINDS["remap"], settings, res.info["figures"], wall_s=res.wall_time_s,
+                          cpu_s=res.info["cpu_s"], trials=trials)
+    return [store.get(KINDS["remap"], settings) for settings, _ in jobs]
 
 
-def decomposition(workload: str, spec: str, args: Any, storage: str, cache: dict[str, Any], cache_path: Path,
+def decomposition(workload: str, spec: str, args: Any, storage: str, store: RecordStore,
                   tech: str = TECH, modes: tuple[str, ...] = MODES, seeds: int | None = None,
                   optimizers: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Steps 1-4 of one workload under energy table ``tech``."""
     tag = "" if tech == TECH else f"-{tech}"
     seeds = args.seeds if seeds is None else seeds
-    base = _cached(cache, cache_path, f"{workload}{tag}:baseline", lambda: figures(spec, EYERISS_POINT, RS_MAPPER, tech))
-    sw = _cached(cache, cache_path, f"{workload}{tag}:software_only",
-                 lambda: figures(spec, EYERISS_POINT, EXACT_MAPPER, tech))
+    base = store.compute(KINDS["step"], step_settings("baseline", workload, spec, tech),
+                         lambda: plain(figures(spec, EYERISS_POINT, RS_MAPPER, tech)))
+    sw = store.compute(KINDS["step"], step_settings("software_only", workload, spec, tech),
+                       lambda: plain(figures(spec, EYERISS_POINT, EXACT_MAPPER, tech)))
     res: dict[str, Any] = {"spec": spec, "baseline": base, "software_only": sw, "both": {}, "bound": {}}
     print(f"{workload}{tag}: baseline EDP {base['edp_uj_ms']:.5g} uJ*ms (energy {base['energy_uj']:.4g} uJ, latency "
           f"{base['latency_ms']:.4g} ms); software only {100 * _change(sw['edp_uj_ms'], base['edp_uj_ms']):+.1f} %",
@@ -506,19 +533,18 @@ def decomposition(workload: str, spec: str, args: Any, storage: str, cache: dict
         res["both"][mode] = {}
         for opt in () if args.steps_only else (optimizers or tuple(args.optimizers)):
             runs = [search_run(workload, spec, opt, seed, mode, budget_of(workload, args),
-                               search_mapper(args.gap, args.max_nodes), storage, args.workers, tech, tag,
-                               cache, cache_path)
+                               search_mapper(args.gap, args.max_nodes), storage, args.workers, tech, tag, store)
                     for seed in range(seeds)]
             final = final_mapper(workload, args)
-            keys = [f"{workload}{tag}:{mode}:{opt}:s{seed}:best" + repr(sorted(r["best_point"].items()))
-                    + _limit_tag(final) for seed, r in enumerate(runs)]
-            for k, r in zip(keys, runs):          # a best trial proven optimal in every layer is final as it is
-                if r["best_metrics"]:
-                    _cached(cache, cache_path, k, lambda r=r: r["best_metrics"])
-            remap(spec, {k: r["best_point"] for k, r in zip(keys, runs)}, final, tech, args.workers, cache,
-                  cache_path)
-            for k, r in zip(keys, runs):
-                r["best"] = cache[k]
+            jobs = [(remap_settings("exact", workload, spec, tech, mode, opt, seed, r["best_point"], final),
+                     trials_ref(study_name(workload, mode, opt, tag, seed), [_best_trial(r["curve"])], storage))
+                    for seed, r in enumerate(runs)]
+            for (settings, trials), r in zip(jobs, runs):   # a best trial proven optimal in every layer is final
+                if r["best_metrics"] and not store.has(KINDS["remap"], settings):
+                    store.put(KINDS["remap"], settings, r["best_metrics"], wall_s=r["best_metrics"]["seconds"],
+                              trials=trials, note="the search's best trial, proven optimal in every layer")
+            for r, best in zip(runs, remap(spec, jobs, final, tech, args.workers, store)):
+                r["best"] = best
             s = summarize_runs(runs, base, sw)
             res["both"][mode][opt] = s
             beat = [x for x in s["evals_to_beat_baseline"] if x is not None]
@@ -535,7 +561,7 @@ def decomposition(workload: str, spec: str, args: Any, storage: str, cache: dict
     return res
 
 
-def inner_bo_ablation(args: Any, storage: str, cache: dict[str, Any], cache_path: Path) -> dict[str, Any]:
+def inner_bo_ablation(args: Any, storage: str, store: RecordStore) -> dict[str, Any]:
     """Step 5: the paper's inner loop (constrained BO over each layer's mappings, capacity
     unknown) under the same outer BO, on ``args.inner_bo_workload`` with iso resources."""
     workload = args.inner_bo_workload
@@ -545,9 +571,11 @@ def inner_bo_ablation(args: Any, storage: str, cache: dict[str, Any], cache_path
     out: dict[str, Any] = {"workload": workload, "spec": spec, "outer_budget": args.inner_bo_outer_budget,
                            "inner_budget": args.inner_bo_budget, "runs": []}
     for seed in range(args.inner_bo_seeds):
-        key = run_key(workload, "-innerbo", "iso", "constrained-bo", seed, args.inner_bo_outer_budget, inner)
-        row = _cached(cache, cache_path, key, lambda seed=seed: _inner_bo_seed(args, spec, inner, seed, storage,
-                                                                              cache, cache_path))
+        settings = inner_bo_settings(workload, spec, seed, args.inner_bo_outer_budget, inner)
+        row = store.compute(KINDS["inner_bo"], settings,
+                            lambda seed=seed: plain(_inner_bo_seed(args, spec, inner, seed, storage, store)),
+                            trials=trials_ref(study_name(workload, "iso", "constrained-bo", "-innerbo", seed),
+                                              range(args.inner_bo_outer_budget), storage))
         out["runs"].append(row)
         print(f"  inner BO seed {seed}: best EDP {row['inner_bo_best_edp']:.5g} vs exact inner "
               f"{row['exact_best_edp']:.5g}; {row['inner_infeasible']}/{row['inner_proposals']} inner proposals "
@@ -555,8 +583,8 @@ def inner_bo_ablation(args: Any, storage: str, cache: dict[str, Any], cache_path
     return out
 
 
-def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, storage: str, cache: dict[str, Any],
-                   cache_path: Path) -> dict[str, Any]:
+def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, storage: str,
+                   store: RecordStore) -> dict[str, Any]:
     """One seed of step 5: the inner-BO outer search beside the first ``n`` evaluations of
     step 3's own search (the same study: same name, space, inner mapper and seed, so nothing
     is evaluated twice). Those come from step 3's record when an earlier invocation finished
@@ -564,7 +592,7 @@ def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, stora
     workload, n = args.inner_bo_workload, args.inner_bo_outer_budget
     r = run_study(workload, spec, "constrained-bo", seed, "iso", n, inner, storage, args.workers, TECH, "-innerbo")
     full = search_run(workload, spec, "constrained-bo", seed, "iso", max(n, budget_of(workload, args)),
-                      search_mapper(args.gap, args.max_nodes), storage, args.workers, TECH, "", cache, cache_path,
+                      search_mapper(args.gap, args.max_nodes), storage, args.workers, TECH, "", store,
                       stop_after=n)
     proposed = infeasible = 0
     for t in r["trials"]:
@@ -573,8 +601,12 @@ def _inner_bo_seed(args: Any, spec: str, inner: dict[str, Any], seed: int, stora
             proposed += layer.get("evaluated", 0) or 0
             infeasible += len(mi.get("infeasible_trials", []) or [])
     final = final_mapper(args.inner_bo_workload, args)
-    key = f"innerbo:s{seed}:" + repr(sorted((r["best_point"] or {}).items())) + _limit_tag(final)
-    best_exact_map = _cached(cache, cache_path, key, lambda: figures(spec, r["best_point"], final))
+    settings = remap_settings("inner-bo", workload, spec, TECH, "iso", "constrained-bo", seed, r["best_point"] or {},
+                              final)
+    trials = trials_ref(study_name(workload, "iso", "constrained-bo", "-innerbo", seed), [_best_trial(r["curve"])],
+                        storage)
+    best_exact_map = store.compute(KINDS["remap"], settings, lambda: plain(figures(spec, r["best_point"], final)),
+                                   trials=trials)
     return {"seed": seed, "inner_bo_best_edp": r["curve"][-1], "exact_best_edp": full["curve"][:n][-1],
             "inner_bo_design_remapped_exactly_edp": best_exact_map["edp_uj_ms"],
             "inner_proposals": proposed, "inner_infeasible": infeasible,
@@ -638,9 +670,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--steps-only", action="store_true",
                     help="only the deterministic steps (the RS check, baseline, software only, bounds), no searches")
     ap.add_argument("--cache-from", nargs="*", type=Path, default=[],
-                    help="steps.json files of earlier invocations (e.g. the committed "
-                         "docs/reproduction/results/shi2020/steps.json): their finished steps, searches and re-maps "
-                         "are taken where this run's own steps.json lacks them")
+                    help="record stores of earlier invocations (e.g. the committed "
+                         "docs/reproduction/results/shi2020/records): their finished steps, searches and re-maps "
+                         "are taken (and copied into OUT/records) where this run's own records lack them")
     ap.add_argument("--reuse", type=Path, default=None,
                     help="an earlier results.json: its workloads finished with the same settings are taken as they "
                          "are (marked reused_from_earlier_invocation) instead of being run again")
@@ -660,11 +692,11 @@ def main(argv: list[str] | None = None) -> dict:
     modes = tuple(MODES if args.mode == "both" or (args.mode is None and not q) else [args.mode or "iso"])
     args.out.mkdir(parents=True, exist_ok=True)
     storage = f"sqlite:///{(args.out / 'studies.db').resolve()}"
-    cache_path = args.out / "steps.json"
-    cache = _steps_cache(cache_path)
-    for extra in args.cache_from:
-        for k, v in _steps_cache(extra).items():
-            cache.setdefault(k, v)
+    for old in [args.out / "steps.json", *args.cache_from]:
+        if old.is_file():
+            raise SystemExit(f"error: {old} is a steps.json of the format before the record store; convert it "
+                             f"with python -m experiments.reproduce.migrate_records shi2020 {old} DIR/records")
+    store = RecordStore(args.out / "records", fallbacks=args.cache_from)
     t0 = time.perf_counter()
     results: dict[str, Any] = {
         "settings": {"quick": q, "steps_only": args.steps_only, "seeds": args.seeds, "budgets": {w: budget_of(w, args) for w in workloads},
@@ -676,7 +708,7 @@ def main(argv: list[str] | None = None) -> dict:
                      "batches": {w: b for w, (_, b) in workloads.items()}},
         "workloads": {}, "ablation_table": {}}
     if "rs-check" not in args.skip:
-        results["rs_check"] = _cached(cache, cache_path, "rs_check", rs_check)
+        results["rs_check"] = store.compute(KINDS["rs_check"], RS_CHECK_SETTINGS, lambda: plain(rs_check()))
         lat = [v["latency_ms"]["ratio"] for v in results["rs_check"].values()]
         print(f"row-stationary on AlexNet CONV1-5 vs JSSC 2017 Table V: latency ours/published "
               f"{', '.join(f'{x:.2f}' for x in lat)}", flush=True)
@@ -695,19 +727,19 @@ def main(argv: list[str] | None = None) -> dict:
                 results["workloads"][wl] = {**kept, "reused_from_earlier_invocation": True}
                 print(f"{wl}: taken from {args.reuse} (finished earlier with the same settings)", flush=True)
             else:
-                results["workloads"][wl] = decomposition(wl, spec, args, storage, cache, cache_path, modes=modes)
+                results["workloads"][wl] = decomposition(wl, spec, args, storage, store, modes=modes)
             if not args.steps_only:
                 plot(results["workloads"][wl], args.out / f"convergence_{wl}.png",
                      f"{wl}: median and range over {args.seeds} seeds")
             save(False)
     if "table-ablation" not in args.skip and not args.steps_only:
         for wl in abl:
-            results["ablation_table"][wl] = decomposition(wl, workloads[wl][0], args, storage, cache, cache_path,
+            results["ablation_table"][wl] = decomposition(wl, workloads[wl][0], args, storage, store,
                                                           tech=ABLATION_TECH, modes=("iso",),
                                                           seeds=min(args.seeds, 3), optimizers=("constrained-bo",))
             save(False)
     if "inner-bo" not in args.skip and not args.steps_only:
-        results["inner_bo"] = inner_bo_ablation(args, storage, cache, cache_path)
+        results["inner_bo"] = inner_bo_ablation(args, storage, store)
     save(True)
     print(f"results: {args.out / 'results.json'}, table: {args.out / 'table.md'}")
     return results

@@ -1,6 +1,6 @@
 """Would more epochs help? Continue a trained single-task unit of ``coexplore reproduce d2nn``.
 
-Loads ``OUT/units/single-DATASET-sSEED.pt`` (a model the reproduction trained for
+Loads unit ``single-DATASET-sSEED`` of ``OUT/records`` (a model the reproduction trained for
 ``settings['epochs']`` epochs), continues training it on all of that data set's training
 images for ``--extra`` more epochs on the same step schedule (the learning rate the
 schedule would have reached at that epoch, halved every ``lr_step_epochs``; Adam's moments
@@ -26,7 +26,7 @@ import torch
 
 from evaluators.optics.model import DiffractiveNetwork
 from evaluators.optics.train import TrainConfig, evaluate, prepare_tasks, train
-from experiments.reproduce.d2nn import TASKS, UnitStore, cpu_spec, single_key
+from experiments.reproduce.d2nn import TASKS, UnitRecords, cpu_spec, single_key
 
 
 def continue_unit(out: Path, dataset: str, seed: int, extra: int) -> list[dict[str, Any]]:
@@ -35,7 +35,7 @@ def continue_unit(out: Path, dataset: str, seed: int, extra: int) -> list[dict[s
     if not settings_path.exists():
         raise SystemExit(f"error: --out {out}: no settings.json there (not a d2nn reproduction folder)")
     s = json.loads(settings_path.read_text())
-    store = UnitStore(Path(out))
+    store = UnitRecords(Path(out))
     key = single_key(dataset, seed)
     if not store.has(key):
         raise SystemExit(f"error: --dataset {dataset} --seed {seed}: unit {key} is not in {out}/units")

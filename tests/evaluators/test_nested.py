@@ -195,3 +195,23 @@ def test_study_over_nested_codesign_from_a_registered_name(tmp_path):
     s.optimize(8, progress=False)
     assert len(s.trials) == 8 and all(t.status.value == "COMPLETE" for t in s.trials)
     assert s.best_trials(k=1)["metrics_edp_uj_ms"].iloc[0] > 0
+
+
+def test_proof_metrics_say_whether_every_layer_is_proven_and_certify_the_worst_gap():
+    """``all_layers_proven`` and ``certified_gap`` (issue 40): 1 and 0 when the exact mapper
+    proves every layer; with a node limit that stops a layer, 0 and a gap that bounds the
+    distance from the proven optimum (checked against it)."""
+    layers = dqn()[3:5]
+    proven = NestedEvaluator(SpatialArray, layers, "exact")(POINT).metrics
+    assert proven["all_layers_proven"] == 1.0 and proven["certified_gap"] == 0.0
+    assert proven["layers_proven"] == len(layers)
+    cut = NestedEvaluator(SpatialArray, layers, {"name": "exact", "max_nodes": 5})(POINT)
+    m = cut.metrics
+    unproven = [r for r in cut.info["breakdown"]["layers"] if not r["optimal"]]
+    assert unproven and m["all_layers_proven"] == 0.0 and m["layers_proven"] == len(layers) - len(unproven)
+    assert 0.0 < m["certified_gap"] < np.inf
+    assert m["certified_gap"] == pytest.approx(max(r["edp"] / r["objective_lower_bound"] - 1 for r in unproven))
+    assert proven["edp_uj_ms"] <= m["edp_uj_ms"] <= proven["edp_uj_ms"] * (1 + m["certified_gap"]) * (1 + 1e-9)
+    # the heuristic proves nothing and knows no bound: no certificate at all
+    h = NestedEvaluator(SpatialArray, layers, "heuristic")(POINT).metrics
+    assert h["all_layers_proven"] == 0.0 and h["layers_proven"] == 0.0 and h["certified_gap"] == np.inf

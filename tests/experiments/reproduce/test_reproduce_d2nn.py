@@ -128,11 +128,18 @@ def test_fingerprint_refuses_other_settings(tmp_path):
 def test_unit_store_round_trip_and_no_partial_files(tmp_path):
     import torch
 
-    st = rep.UnitStore(tmp_path)
+    st = rep.UnitRecords(tmp_path)
     assert not st.has("a") and st.record("a") is None
-    st.save("a", {"state": {"w": torch.ones(2)}, "record": {"acc": [0.5], "epoch_s": [1.0]}})
-    assert st.has("a") and st.record("a") == {"acc": [0.5], "epoch_s": [1.0]}
-    assert [p.name for p in (tmp_path / "units").iterdir()] == ["a.pt"]
+    st.save("a", {"state": {"w": torch.ones(2)}, "record": {"acc": [0.5], "epoch_s": [1.0], "train_s": 3.0,
+                                                             "cpu_s": 2.5}})
+    assert st.has("a") and st.record("a") == {"acc": [0.5], "epoch_s": [1.0], "train_s": 3.0, "cpu_s": 2.5}
+    assert torch.equal(rep.UnitRecords(tmp_path).load("a")["state"]["w"], torch.ones(2))
+    folder = tmp_path / "records" / rep.UNIT_KIND
+    stem = st.weights_path("a").stem
+    assert sorted(p.name for p in folder.iterdir()) == [f"{stem}.json", f"{stem}.pt"]   # no temporary left
+    rec = st.store.record(rep.UNIT_KIND, {"unit": "a"})                  # a plain JSON record naming the weights
+    assert rec.value["weights"] == f"{stem}.pt" and rec.wall_s == 3.0 and rec.cpu_s == 2.5
+    assert st.keys() == ["a"]
 
 
 @pytest.mark.skipif("not __import__('torch').cuda.is_available()", reason="needs CUDA")
@@ -140,10 +147,10 @@ def test_unit_store_keeps_gpu_trained_state_on_the_cpu(tmp_path):
     """A unit trained with --device cuda is stored with CPU tensors, so it loads on a CPU-only machine."""
     import torch
 
-    st = rep.UnitStore(tmp_path)
+    st = rep.UnitRecords(tmp_path)
     st.save("g", {"state": {"w": torch.ones(2, device="cuda")}, "record": {}})
-    raw = torch.load(st.path("g"), weights_only=True)  # no map_location: as stored
-    assert raw["state"]["w"].device.type == "cpu" and st.load("g")["state"]["w"].device.type == "cpu"
+    raw = torch.load(st.weights_path("g"), weights_only=True)  # no map_location: as stored
+    assert raw["w"].device.type == "cpu" and st.load("g")["state"]["w"].device.type == "cpu"
 
 
 TINY = ["--quick", "--train", "40", "--test", "20", "--seeds", "1", "--skip",
@@ -153,7 +160,7 @@ TINY = ["--quick", "--train", "40", "--test", "20", "--seeds", "1", "--skip",
 def test_run_resumes_from_its_units_and_no_train_trains_nothing(tmp_path, monkeypatch):
     _need_data()
     res = rep.main([*TINY, "--out", str(tmp_path)])
-    assert res["pending"] == [] and len(list((tmp_path / "units").glob("*.pt"))) == 2 + 2 + 3
+    assert res["pending"] == [] and len(rep.UnitRecords(tmp_path).keys()) == 2 + 2 + 3
     d = res["single"]["d2nn"]["mnist"]
     assert d["acc"]["n"] == 1 and d["train_images"] == 40 and len(d["per_seed"]) == 1
     rows = res["multitask"]["rows"]
@@ -168,7 +175,7 @@ def test_run_resumes_from_its_units_and_no_train_trains_nothing(tmp_path, monkey
     again = rep.main([*TINY, "--out", str(tmp_path)])  # every unit exists: nothing is trained
     assert again["single"] == res["single"] and again["multitask"] == res["multitask"]
     # --no-train with a unit missing reports it as pending
-    (tmp_path / "units" / "mt-ks1-r1-s0.pt").unlink()
+    rep.UnitRecords(tmp_path).weights_path("mt-ks1-r1-s0").with_suffix(".json").unlink()
     part = rep.main([*TINY, "--out", str(tmp_path), "--no-train"])
     assert part["pending"] == ["mt-ks1-r1-s0"] and part["multitask"]["rows"][1]["seeds"] == 0
     table = (tmp_path / "table.md").read_text()
@@ -240,7 +247,7 @@ def test_gpu_scale_config_on_cuda(tmp_path):
 def test_compare_stores_and_device_counts(tmp_path):
     import torch
 
-    a, b = rep.UnitStore(tmp_path / "a"), rep.UnitStore(tmp_path / "b")
+    a, b = rep.UnitRecords(tmp_path / "a"), rep.UnitRecords(tmp_path / "b")
     a.save("m", {"state": {"phase": torch.zeros(3)}, "record": {"acc": [0.9, 0.8], "device": "cpu"}})
     b.save("m", {"state": {"phase": torch.tensor([0.0, 0.25, -0.5])}, "record": {"acc": [0.9, 0.75], "device": "cuda:0"}})
     a.save("only-a", {"state": {"phase": torch.zeros(3)}, "record": {"acc": [0.5], "device": "cpu"}})
@@ -262,7 +269,7 @@ def test_compare_stores_and_device_counts(tmp_path):
 
 def test_multitask_results_pair_seeds_and_fit_the_depth_trend(tmp_path):
     s = {**rep.settings_for(True), "layers": 2, "seeds": 2}
-    st = rep.UnitStore(tmp_path)
+    st = rep.UnitRecords(tmp_path)
     for sd in range(2):
         st.save(rep.single_key("mnist", sd), {"record": {"acc": [0.90 + 0.01 * sd]}})
         st.save(rep.single_key("fashion", sd), {"record": {"acc": [0.80]}})
@@ -280,7 +287,7 @@ def test_multitask_results_pair_seeds_and_fit_the_depth_trend(tmp_path):
 
 def test_regularization_slope_is_taken_within_seeds(tmp_path):
     s = {**rep.settings_for(True), "reg_seeds": 3, "ratios": (0.25, 1.0, 4.0)}
-    st = rep.UnitStore(tmp_path)
+    st = rep.UnitRecords(tmp_path)
     for sd in range(3):  # +0.2 points per doubling on every seed, seeds 1 point apart
         for r in s["ratios"]:
             acc = 0.95 + 0.01 * sd + 0.001 * float(np.log2(r))
@@ -313,3 +320,33 @@ def test_robustness_summary_reports_the_middle_and_strongest_levels():
     drift = summ["mnist"]["drift"]["levels"]
     assert list(drift) == ["0.01", "0.02"] and drift["0.02"]["K_s=1 plain"]["ideal"] == pytest.approx(0.91)
     assert rep.robustness_summary(pd.DataFrame()) == {}
+
+
+def test_old_unit_files_convert_into_records(tmp_path):
+    import torch
+
+    from experiments.reproduce.migrate_records import migrate_d2nn
+
+    (tmp_path / "units").mkdir()
+    torch.save({"state": {"phase": torch.arange(3.0)}, "record": {"acc": [0.9], "train_s": 5.0, "cpu_s": 4.0}},
+               tmp_path / "units" / "single-mnist-s0.pt")
+    torch.save({"rows": [{"noise": "x", "acc": 0.5}], "record": {"seconds": 1.0}}, tmp_path / "units" / "robust-a.pt")
+    migrate_d2nn(tmp_path)
+    st = rep.UnitRecords(tmp_path)
+    assert st.keys() == ["robust-a", "single-mnist-s0"]
+    assert torch.equal(st.load("single-mnist-s0")["state"]["phase"], torch.arange(3.0))
+    assert st.load("robust-a")["rows"] == [{"noise": "x", "acc": 0.5}] and "state" not in st.load("robust-a")
+    assert st.store.record(rep.UNIT_KIND, {"unit": "single-mnist-s0"}).cpu_s == 4.0
+
+
+def test_jobs_train_units_in_the_study_engines_worker_processes(tmp_path):
+    """--jobs 2 runs the units through experiments.executors.ProcessExecutor: every unit is
+    recorded, with the accuracies a run of one job at a time gets (training is seeded)."""
+    _need_data()
+    one = rep.main([*TINY, "--threads", "1", "--out", str(tmp_path / "one")])
+    two = rep.main([*TINY, "--threads", "1", "--jobs", "2", "--out", str(tmp_path / "two")])
+    assert two["pending"] == [] and rep.UnitRecords(tmp_path / "two").keys() == rep.UnitRecords(tmp_path / "one").keys()
+    for key in rep.UnitRecords(tmp_path / "one").keys():
+        a, b = rep.UnitRecords(tmp_path / "one").record(key), rep.UnitRecords(tmp_path / "two").record(key)
+        assert a["acc"] == pytest.approx(b["acc"], abs=1e-6)
+    assert one["single"]["d2nn"]["mnist"]["per_seed"] == pytest.approx(two["single"]["d2nn"]["mnist"]["per_seed"])

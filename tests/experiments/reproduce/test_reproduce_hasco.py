@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from experiments.records import RecordStore, record_key
 from experiments.reproduce import REPRODUCTIONS
 from experiments.reproduce import hasco as rep
 
@@ -91,7 +92,7 @@ def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
     assert "1.25x-1.44x" in text and "`coexplore reproduce hasco --seeds 3`" in text and "hasco" in REPRODUCTIONS
 
 
-def test_run_search_records_and_caches(tmp_path):
+def test_run_search_is_a_study_whose_trials_are_recorded(tmp_path, monkeypatch):
     a = rep.run_search("GEMV", "gemv", "random", 0, 4, 2, 5, "search", tmp_path)
     assert len(a) == 4 and {r["status"] for r in a} <= {"COMPLETE", "INFEASIBLE"}
     for r in a:
@@ -99,38 +100,58 @@ def test_run_search_records_and_caches(tmp_path):
             assert set(rep.OBJECTIVES) <= set(r["metrics"])
         else:
             assert "generator" in r["reason"]
-    files = list(tmp_path.glob("*.json"))
-    assert len(files) == 1
+        assert r["seconds"]["evaluate"] > 0 and r["seconds"]["ask"] >= 0
+    store = RecordStore(tmp_path)
+    (key,) = store.keys()
+    rec = store.record(rep.KINDS["search"], rep.search_settings("GEMV", "gemv", "random", 0, 4, 2, 5, "search",
+                                                                "reference"))
+    assert rec.key == key and rec.value == a and rec.wall_s > 0 and rec.cpu_s > 0
+    assert rec.trials["numbers"] == [0, 1, 2, 3] and rec.trials["study"].startswith("hasco-gemv-GEMV-random")
+    # the evaluations are a Study's: the same points as the study run directly
+    from evaluators.intrinsic_codesign import hardware_space, reference_area_mm2
+    from experiments.study import Study
+
+    st = Study.create("direct", hardware_space("GEMV", reference_area_mm2("GEMV")), rep.OBJECTIVES, "hasco",
+                      "random", evaluator_options={"intrinsic": "GEMV", "workload": "gemv", "sw_budget": 5,
+                                                   "schedule": "search"}, storage="sqlite:///:memory:", seed=0)
+    st.optimize(4, progress=False)
+    assert [dict(t.params) for t in sorted(st.trials, key=lambda t: t.number)] == [r["point"] for r in a]
+
+    def no_study(*a, **k):
+        raise AssertionError("a recorded search is not run again")
+
+    monkeypatch.setattr(Study, "create", no_study)
     assert rep.run_search("GEMV", "gemv", "random", 0, 4, 2, 5, "search", tmp_path) == a
     with pytest.raises(ValueError, match="unknown hardware optimizer 'tpe'"):
         rep.run_search("GEMV", "gemv", "tpe", 0, 1, 1, 5)
 
 
-def test_finished_pairs_are_cached_per_setting_and_round_trip(tmp_path):
+def test_finished_pairs_are_recorded_per_setting_and_round_trip(tmp_path):
     args = ("gemm", "GEMM", [0, 1], 6, 3, 10, 12, tmp_path, True, 1000, None)
-    path = rep.finish_path(args)
-    assert path.parent == tmp_path and path.name.startswith("finish-gemm-GEMM-")
-    # every setting the result depends on changes the file
-    for i, v in ((2, [0, 1, 2]), (3, 7), (6, 13), (8, False), (9, 2000), (10, 30.0)):
+    settings = rep.finish_settings(args)
+    key = record_key(rep.KINDS["finish"], settings)
+    # every setting the result depends on changes the key
+    for i, v in ((2, [0, 1, 2]), (3, 7), (4, 4), (5, 11), (6, 13), (8, False), (9, 2000), (10, 30.0)):
         other = list(args)
         other[i] = v
-        assert rep.finish_path(tuple(other)) != path
+        assert record_key(rep.KINDS["finish"], rep.finish_settings(tuple(other))) != key
+    store = RecordStore(tmp_path)
     out = {"workload": "gemm", "intrinsic": "GEMM",
            "seeds": {0: {"ratio": np.float64(1.5), "infeasible": {"mobo": np.int64(2)}}, 1: {"ratio": None}},
            "sw_convergence": {"curves": {"random": [np.inf, 3.0, np.nan]}, "oracle": {"optimum": np.bool_(True)}},
            "space_size": np.int64(12)}
-    rep.save_finished(path, out)
-    back = rep.load_finished(path)
+    rep.save_finished(store, settings, out)
+    back = rep.load_finished(store, settings)
     assert set(back["seeds"]) == {0, 1} and back["seeds"][0]["ratio"] == 1.5
     assert back["seeds"][0]["infeasible"]["mobo"] == 2 and back["space_size"] == 12
     c = back["sw_convergence"]["curves"]["random"]
     assert c[0] == np.inf and c[1] == 3.0 and np.isnan(c[2])
     assert back["sw_convergence"]["oracle"]["optimum"] is True
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]     # no temporary left
-    # a cached pair is returned as stored, nothing recomputed
+    assert store.keys() == [key] and not list(tmp_path.rglob(".*"))     # no temporary left
+    # a recorded pair is returned as stored, nothing recomputed
     assert rep._finish_task(args)["seeds"][0]["ratio"] == 1.5
     with pytest.raises(TypeError, match="cannot store object"):
-        rep.save_finished(path, {"seeds": {}, "x": object()})
+        rep.save_finished(store, {**settings, "seeds": [9]}, {"seeds": {}, "x": object()})
 
 
 @pytest.mark.slow
@@ -151,7 +172,7 @@ def test_quick_reproduction_runs_end_to_end(tmp_path):
     assert (tmp_path / "sw_convergence_gemm_GEMM.png").stat().st_size > 1000
     assert "1.25x-1.44x" in (tmp_path / "table.md").read_text()
     # the finish phase is cached per pair: a second run reads it back unchanged
-    assert len(list((tmp_path / "runs").glob("finish-gemm-GEMM-*.json"))) == 1
+    assert len(RecordStore(tmp_path / "records").keys(rep.KINDS["finish"])) == 1
     again = rep.main(["--quick", "--pairs", "gemm:GEMM", "--seeds", "2", "--budget", "6", "--n-init", "3",
                       "--sw-budget", "10", "--sw-conv-budget", "12", "--out", str(tmp_path)])
     assert again["pairs"][0]["seeds"] == pair["seeds"]

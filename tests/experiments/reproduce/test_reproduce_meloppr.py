@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from accelerators.ppr_fpga import PPRFpgaEngine
+from experiments.records import RecordStore
 from experiments.reproduce import REPRODUCTIONS
 from experiments.reproduce import meloppr as rep
 
@@ -104,11 +105,15 @@ def test_cached_results_round_trip(tmp_path):
            "targets": {0.8: {"ns": 3}, 0.9: {"ns": None}}, "fig6": {"ball": {0.01: {"prec_k": 0.5}}},
            "key": "cora", "n": 2708}
     sig = {"graph": "cora", "sources": 100}
-    path = tmp_path / "graphs" / "cora.json"
-    rep._store(path, sig, res)
-    assert rep._cached(path, sig) == res
-    assert rep._cached(path, {**sig, "sources": 10}) is None  # other settings: recomputed
-    assert rep._cached(tmp_path / "none.json", sig) is None
+    store = RecordStore(tmp_path / "records")
+    rep._store(store, rep.KINDS["graph"], sig, {**res, "seconds": 2.5}, cpu_s=2.0)
+    assert rep._cached(store, rep.KINDS["graph"], sig) == {**res, "seconds": 2.5}
+    assert rep._cached(store, rep.KINDS["graph"], {**sig, "sources": 10}) is None  # other settings: recomputed
+    assert rep._cached(RecordStore(tmp_path / "none"), rep.KINDS["graph"], sig) is None
+    rep._store(store, rep.KINDS["graph"], sig, {**res, "seconds": 2.5, "table_bound": {}})   # an update
+    rec = store.record(rep.KINDS["graph"], sig)
+    assert rec.value["table_bound"] == {} and rec.wall_s == 2.5 and rec.cpu_s == 2.0
+    assert len(store.keys()) == 1
 
 
 def test_table_has_paper_ours_command_and_escapes_pipes(g, tmp_path):
@@ -295,3 +300,21 @@ def test_operating_points_only_merges_into_a_finished_run(tmp_path):
     assert "synthetic-dblp-x0.003 (SYNTHETIC" in table and f"--merge-into {done}`" in table
     # the finished run's rows keep its own command
     assert "| cora | exact (Eq. 8) | 1.0e-16 | `coexplore reproduce meloppr` |" in table
+
+
+def test_old_graph_caches_convert_into_records(tmp_path):
+    from experiments.reproduce.migrate_records import migrate_meloppr
+
+    sig = {"graph": "cora", "sources": 100, "version": rep.CACHE_VERSION}
+    res = {"cpu": {"per_ns": {"1": {"speedup": 2.0}}}, "seconds": 12.5}
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "cora.json").write_text(json.dumps({"signature": sig, "result": res}))
+    ops_sig = {"graph": "synthetic-dblp", "part": "unbounded"}
+    (tmp_path / "graphs" / "synthetic-dblp-operating-points-unbounded.json").write_text(
+        json.dumps({"signature": ops_sig, "result": {"points": {}}}))
+    (tmp_path / "host_models.json").write_text(json.dumps({"native": {"cpu_us_per_subgraph": 1.0}}))
+    store = migrate_meloppr(tmp_path)
+    assert rep._cached(store, rep.KINDS["graph"], sig) == {"cpu": {"per_ns": {1: {"speedup": 2.0}}}, "seconds": 12.5}
+    assert store.record(rep.KINDS["graph"], sig).wall_s == 12.5
+    assert rep._cached(store, rep.KINDS["operating_points"], ops_sig) == {"points": {}}
+    assert len(store.keys(rep.KINDS["hosts"])) == 1

@@ -4,10 +4,13 @@ summaries (fast); a --quick run whose decomposition must be ordered as it has to
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from accelerators import spaces
+from experiments.records import RecordStore, record_key, trials_ref
 from experiments.reproduce import shi2020
 from mappers import zoo
 
@@ -19,7 +22,7 @@ def test_iso_space_respects_eyeriss_resources():
     assert shi2020.EYERISS_STORAGE_BYTES == 168 * 260 * 2 + 108 * 1024
     for p in sp.sample(500, seed=0):
         assert p["pe_x"] * p["pe_y"] <= 168
-        assert shi2020.storage_bytes(p) <= shi2020.EYERISS_STORAGE_BYTES
+        assert spaces.storage_bytes(p) <= shi2020.EYERISS_STORAGE_BYTES
     free = shi2020.hardware_space("free").sample(500, seed=0)
     assert max(p["pe_x"] * p["pe_y"] for p in free) > 168
     with pytest.raises(ValueError, match="mode must be 'iso' or 'free'"):
@@ -104,20 +107,28 @@ def test_against_paper_section_lists_the_workloads_with_a_paper_figure():
     assert shi2020.against_paper_lines({"workloads": {"mlp": {}}}) == []
 
 
-def test_remap_on_two_processes_gives_the_sequential_figures_and_caches_each(tmp_path):
-    points = {"a": dict(shi2020.EYERISS_POINT), "b": {**shi2020.EYERISS_POINT, "pe_x": 8, "glb_kib": 64}}
+def _remap_jobs(points: list[dict], mapper: dict) -> list[tuple[dict, dict]]:
+    return [(shi2020.remap_settings("exact", "dqn[2:4]", "dqn[2:4]", shi2020.TECH, "iso", "random", seed, p, mapper),
+             trials_ref(f"study-s{seed}", [seed])) for seed, p in enumerate(points)]
+
+
+def test_remap_on_two_processes_gives_the_sequential_figures_and_records_each(tmp_path):
+    points = [dict(shi2020.EYERISS_POINT), {**shi2020.EYERISS_POINT, "pe_x": 8, "glb_kib": 64}]
     mapper = shi2020.search_mapper(0.0, 200_000)
-    seq: dict = {}
-    shi2020.remap("dqn[2:4]", points, mapper, shi2020.TECH, 1, seq, tmp_path / "seq.json")
-    par: dict = {}
-    shi2020.remap("dqn[2:4]", points, mapper, shi2020.TECH, 2, par, tmp_path / "par.json")
-    kept = {"a": {"edp_uj_ms": -1.0}}      # what is cached is not mapped again
-    shi2020.remap("dqn[2:4]", points, mapper, shi2020.TECH, 2, kept, tmp_path / "kept.json")
-    assert kept["a"] == {"edp_uj_ms": -1.0} and kept["b"]["edp_uj_ms"] == seq["b"]["edp_uj_ms"]
-    for k in points:
-        assert par[k]["edp_uj_ms"] == seq[k]["edp_uj_ms"]
-    assert seq["a"]["edp_uj_ms"] != seq["b"]["edp_uj_ms"]
-    assert json.loads((tmp_path / "par.json").read_text())["b"]["edp_uj_ms"] == seq["b"]["edp_uj_ms"]
+    jobs = _remap_jobs(points, mapper)
+    seq = shi2020.remap("dqn[2:4]", jobs, mapper, shi2020.TECH, 1, RecordStore(tmp_path / "seq"))
+    par_store = RecordStore(tmp_path / "par")
+    par = shi2020.remap("dqn[2:4]", jobs, mapper, shi2020.TECH, 2, par_store)
+    kept = RecordStore(tmp_path / "kept")
+    kept.put(shi2020.KINDS["remap"], jobs[0][0], {"edp_uj_ms": -1.0})      # what is recorded is not mapped again
+    k = shi2020.remap("dqn[2:4]", jobs, mapper, shi2020.TECH, 2, kept)
+    assert k[0] == {"edp_uj_ms": -1.0} and k[1]["edp_uj_ms"] == seq[1]["edp_uj_ms"]
+    for a, b in zip(par, seq):
+        assert a["edp_uj_ms"] == b["edp_uj_ms"] and a["worst_layer_gap"] == b["worst_layer_gap"]
+    assert seq[0]["edp_uj_ms"] != seq[1]["edp_uj_ms"]
+    rec = par_store.record(shi2020.KINDS["remap"], jobs[1][0])     # each record: its time and trial
+    assert rec.value["edp_uj_ms"] == seq[1]["edp_uj_ms"] and rec.wall_s > 0 and rec.cpu_s > 0
+    assert rec.trials == {"study": "study-s1", "storage": None, "numbers": [1]}
 
 
 def test_steps_only_gives_baseline_software_only_and_bounds_without_searching(tmp_path):
@@ -173,21 +184,24 @@ def test_a_finished_search_is_kept_as_a_record_and_not_run_again(tmp_path, monke
     mapper = shi2020.search_mapper(0.0, 20_000)
     args = ("dqn[3:4]", "dqn[3:4]", "random", 0, "iso", 2, mapper)
     storage = f"sqlite:///{tmp_path / 'studies.db'}"
-    cache: dict = {}
-    rec = shi2020.search_run(*args, storage, 1, shi2020.TECH, "", cache, tmp_path / "steps.json")
+    store = RecordStore(tmp_path / "records")
+    rec = shi2020.search_run(*args, storage, 1, shi2020.TECH, "", store)
     assert len(rec["curve"]) == 2 and set(rec) == set(shi2020.RUN_FIELDS)
     assert len(rec["trial_seconds"]) == 2 and rec["seconds"] == pytest.approx(sum(rec["trial_seconds"]))
-    saved = json.loads((tmp_path / "steps.json").read_text())
-    assert saved == {shi2020.run_key("dqn[3:4]", "", "iso", "random", 0, 2, mapper): rec}
+    settings = shi2020.search_settings("dqn[3:4]", "dqn[3:4]", "random", 0, "iso", 2, mapper, shi2020.TECH)
+    assert RecordStore(tmp_path / "records").keys() == [record_key(shi2020.KINDS["search"], settings)]
+    saved = RecordStore(tmp_path / "records").record(shi2020.KINDS["search"], settings)
+    assert saved.value == rec and saved.wall_s == pytest.approx(rec["seconds"])
+    assert saved.trials == {"study": "dqn[3:4]-iso-random-s0", "storage": storage, "numbers": [0, 1]}
     (tmp_path / "studies.db").unlink()
 
     def no_study(*a, **k):
         raise AssertionError("a finished run must not be searched again")
 
     monkeypatch.setattr(shi2020, "run_study", no_study)
-    assert shi2020.search_run(*args, storage, 1, shi2020.TECH, "", saved, tmp_path / "steps.json") == rec
+    assert shi2020.search_run(*args, storage, 1, shi2020.TECH, "", store) == rec
     with pytest.raises(AssertionError):                 # another budget is another run
-        shi2020.search_run(*args[:5], 3, mapper, storage, 1, shi2020.TECH, "", saved, tmp_path / "steps.json")
+        shi2020.search_run(*args[:5], 3, mapper, storage, 1, shi2020.TECH, "", store)
 
 
 def test_stop_after_runs_the_first_evaluations_of_a_search_that_the_whole_budget_resumes(tmp_path):
@@ -197,11 +211,12 @@ def test_stop_after_runs_the_first_evaluations_of_a_search_that_the_whole_budget
     mapper = shi2020.search_mapper(0.0, 20_000)
     storage = f"sqlite:///{tmp_path / 'studies.db'}"
     args = ("dqn[3:4]", "dqn[3:4]", "random", 0, "iso", 3, mapper, storage, 1, shi2020.TECH, "")
-    cache: dict = {}
-    early = shi2020.search_run(*args, cache, tmp_path / "steps.json", stop_after=2)
-    assert len(early["curve"]) == 2 and cache == {}
-    whole = shi2020.search_run(*args, cache, tmp_path / "steps.json")
-    assert len(whole["curve"]) == 3 and list(cache) == [shi2020.run_key("dqn[3:4]", "", "iso", "random", 0, 3, mapper)]
+    store = RecordStore(tmp_path / "records")
+    early = shi2020.search_run(*args, store, stop_after=2)
+    assert len(early["curve"]) == 2 and store.keys() == []
+    whole = shi2020.search_run(*args, store)
+    settings = shi2020.search_settings("dqn[3:4]", "dqn[3:4]", "random", 0, "iso", 3, mapper, shi2020.TECH)
+    assert len(whole["curve"]) == 3 and store.keys() == [record_key(shi2020.KINDS["search"], settings)]
     assert whole["curve"][:2] == early["curve"] and whole["trial_seconds"][:2] == early["trial_seconds"]
 
 
@@ -214,8 +229,9 @@ def test_cache_from_takes_an_earlier_invocations_steps(tmp_path, monkeypatch):
 
     monkeypatch.setattr(shi2020, "figures", no_mapping)
     again = shi2020.main(["--steps-only", "--skip", "rs-check", "--workloads", "dqn[3:4]", "--out",
-                          str(tmp_path / "b"), "--cache-from", str(tmp_path / "a" / "steps.json")])
+                          str(tmp_path / "b"), "--cache-from", str(tmp_path / "a" / "records")])
     assert again["workloads"] == first["workloads"]
+    assert RecordStore(tmp_path / "b" / "records").keys() == RecordStore(tmp_path / "a" / "records").keys()
     with pytest.raises(AssertionError):
         shi2020.main(["--steps-only", "--skip", "rs-check", "--workloads", "dqn[3:4]", "--out", str(tmp_path / "c")])
 
@@ -255,9 +271,12 @@ def test_final_node_limit_per_workload_and_the_table_states_what_it_left_unprove
     assert shi2020.final_nodes_of("dqn@32", args) == shi2020.FINAL_MAX_NODES["dqn@32"] > 0
     assert shi2020.final_nodes_of("dqn", args) == 0
     assert shi2020.final_mapper("dqn", args) == shi2020.EXACT_MAPPER
-    # a limited re-map is cached apart from an unlimited one (whose keys are the earlier runs')
-    assert shi2020._limit_tag(shi2020.final_mapper("dqn", args)) == ""
-    assert shi2020._limit_tag(shi2020.search_mapper(0.0, 30)) != shi2020._limit_tag(shi2020.search_mapper(0.0, 31))
+    # a limited re-map is recorded apart from an unlimited one
+    def key(nodes):
+        return record_key(shi2020.KINDS["remap"], shi2020.remap_settings(
+            "exact", "dqn", "dqn", shi2020.TECH, "iso", "constrained-bo", 0, shi2020.EYERISS_POINT,
+            shi2020.search_mapper(0.0, nodes)))
+    assert len({key(0), key(30), key(31)}) == 3
     args.final_max_nodes = 7
     assert shi2020.final_nodes_of("dqn", args) == 7 and shi2020.final_mapper("dqn", args)["max_nodes"] == 7
     s = {"layer_mappings_proven_share": 0.5, "final_proven": [True, False, False],
@@ -287,3 +306,52 @@ def test_recorded_hours_sums_every_search_and_step_once():
     # a: 0.1 + 0.2 + 1.5 + 0.1 + 1.5; b: 1; ablation: 1; inner BO: 1 (its exact beside it is a's search)
     assert shi2020.recorded_hours(results) == pytest.approx(6.4)
     assert shi2020.recorded_hours({"workloads": {}}) == 0.0
+
+
+RESULTS = Path(__file__).resolve().parents[2] / "docs" / "reproduction" / "results" / "shi2020"
+
+
+def test_the_committed_records_reassemble_the_committed_table_byte_for_byte(tmp_path, monkeypatch):
+    """The command docs/reproduction/shi2020.md gives for continuing from committed state,
+    with nothing mapped or searched: every step, search and re-map is a committed record."""
+    def nothing(*a, **k):
+        raise AssertionError("the committed records hold every result")
+
+    monkeypatch.setattr(shi2020, "figures", nothing)
+    monkeypatch.setattr(shi2020, "run_study", nothing)
+    monkeypatch.setattr(shi2020, "rs_check", nothing)
+    shi2020.main(["--reuse", str(RESULTS / "results.json"), "--cache-from", str(RESULTS / "records"),
+                  "--out", str(tmp_path)])
+    assert (tmp_path / "table.md").read_bytes() == (RESULTS / "table.md").read_bytes()
+
+
+def test_an_old_steps_json_is_refused_with_the_converter_named(tmp_path):
+    (tmp_path / "steps.json").write_text("{}")
+    with pytest.raises(SystemExit, match="migrate_records shi2020"):
+        shi2020.main(["--steps-only", "--workloads", "dqn[3:4]", "--out", str(tmp_path)])
+
+
+def test_old_steps_keys_parse_into_the_records_settings():
+    from experiments.reproduce.migrate_records import parse_shi2020_key
+
+    kind, st, trials = parse_shi2020_key(
+        'dqn@32:iso:constrained-bo:s4:run:b30:{"max_nodes": 3000000, "name": "exact"}', {"curve": [1.0] * 30}, None)
+    assert kind == shi2020.KINDS["search"] and st == shi2020.search_settings(
+        "dqn@32", "dqn@32", "constrained-bo", 4, "iso", 30, {"name": "exact", "max_nodes": 3_000_000}, shi2020.TECH)
+    assert trials["study"] == "dqn@32-iso-constrained-bo-s4" and trials["numbers"] == list(range(30))
+    point = "[('glb_kib', 128), ('pe_x', 8), ('pe_y', 21), ('rf_i_words', 128), ('rf_o_words', 16), ('rf_w_words', 32)]"
+    kind, st, _ = parse_shi2020_key(f"dqn@32-eyeriss_normalized:iso:constrained-bo:s0:best{point}:max_nodes=30000000",
+                                    {}, None)
+    assert kind == shi2020.KINDS["remap"] and st["tech"] == "eyeriss_normalized" and st["point"]["pe_y"] == 21
+    assert st["mapper"] == {"name": "exact", "max_nodes": 30_000_000} and st["spec"] == "dqn@32"
+    kind, st, _ = parse_shi2020_key(f"innerbo:s1:{point}", {}, None)
+    assert kind == shi2020.KINDS["remap"] and st["search"] == "inner-bo" and st["mapper"] == {"name": "exact"}
+    assert parse_shi2020_key("mlp:baseline", {}, None)[1] == shi2020.step_settings(
+        "baseline", "mlp", "mlp_dlrm@1", shi2020.TECH)
+    with pytest.raises(ValueError):
+        parse_shi2020_key("innerbo:s1:[__import__('os')]", {}, None)
+
+
+def test_the_reproduction_takes_its_space_from_the_library():
+    assert shi2020.hardware_space is spaces.shi2020_space
+    assert shi2020.EYERISS_PES == spaces.EYERISS_PES and shi2020.MODES == spaces.SHI2020_MODES

@@ -17,14 +17,14 @@ def test_more_epochs_benchmark_continues_a_unit_on_the_schedule_and_leaves_it(tm
     out = tmp_path / "run"
     rep.main(["--quick", "--train", "40", "--test", "20", "--seeds", "1", "--out", str(out),
               "--skip", "physics,multitask,robustness,regularization,codesign"])
-    unit = out / "units" / "single-fashion-s0.pt"
+    unit = rep.UnitRecords(out).weights_path("single-fashion-s0")
     before = unit.read_bytes()
     s = json.loads((out / "settings.json").read_text())
     s["lr_step_epochs"] = 1  # so that the two extra epochs run at two different rates
     (out / "settings.json").write_text(json.dumps(s))
     rows = more.main(["--dataset", "fashion", "--out", str(out), "--extra", "2"])
     assert [r["epoch"] for r in rows] == [s["epochs"], s["epochs"] + 1, s["epochs"] + 2]
-    assert rows[0]["acc"] == rep.UnitStore(out).record("single-fashion-s0")["acc"][0]
+    assert rows[0]["acc"] == rep.UnitRecords(out).record("single-fashion-s0")["acc"][0]
     for r in rows[1:]:  # the learning rate the step schedule reaches at that epoch
         e = r["epoch"] - 1
         assert r["lr"] == pytest.approx(s["lr"] * s["lr_gamma"] ** (e // s["lr_step_epochs"]))
