@@ -121,7 +121,6 @@ __all__ = [
     "ProcessExecutor",
     "Result",
     "Task",
-    "make_executor",
     "map_tasks",
     "run_evaluation",
 ]
@@ -135,7 +134,6 @@ WORKER_THREADS_ENV = "COEXPLORE_WORKER_THREADS"
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 _START_METHODS = ("forkserver", "spawn", "fork")
-_EXECUTOR_KINDS = ("dask", "inline", "process", "auto")
 
 # A worker that has not loaded the evaluator this long (plus the trial timeout) after it
 # was started is treated as hung.
@@ -997,45 +995,6 @@ class ProcessExecutor(Executor):
         worker.task = None
         self._replace(worker, kill=True)
         return result
-
-
-# --------------------------------------------------------------------------- factory
-
-
-def make_executor(
-    kind: str,
-    evaluator: Evaluator,
-    workers: int = 1,
-    timeout_s: float | None = None,
-    cluster: str | None = None,
-) -> Executor:
-    """Build an executor by name.
-
-    ``"inline"`` -> :class:`InlineExecutor` (``workers`` must be 1); ``"process"`` ->
-    :class:`ProcessExecutor` with ``workers`` workers; ``"auto"`` -> inline when
-    ``workers == 1`` and there is no timeout, a process pool otherwise (a timeout is only
-    reliably enforced in a separate process); ``"dask"`` ->
-    :class:`~experiments.dask_executor.DaskExecutor` on the scheduler at ``cluster``, or
-    on a new ``LocalCluster`` of ``workers`` processes.
-    """
-    if kind == "dask" or cluster is not None:
-        from experiments.dask_executor import DaskExecutor
-
-        return DaskExecutor(evaluator, workers=workers, timeout_s=timeout_s, address=cluster)
-    if kind not in _EXECUTOR_KINDS:
-        raise ValueError(f"unknown executor kind {kind!r}; choose one of {list(_EXECUTOR_KINDS)}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
-    if kind == "auto":
-        kind = "inline" if workers == 1 and timeout_s is None else "process"
-    if kind == "inline":
-        if workers != 1:
-            raise ValueError(
-                f"the inline executor runs one evaluation at a time; got workers={workers} "
-                "(use kind='process' or 'auto' for parallel workers)"
-            )
-        return InlineExecutor(evaluator, timeout_s=timeout_s)
-    return ProcessExecutor(evaluator, workers=workers, timeout_s=timeout_s)
 
 
 def map_tasks(executor: Executor, tasks: Iterable[Task]) -> Iterator[Result]:

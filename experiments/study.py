@@ -63,7 +63,8 @@ from design_space.errors import SpaceDefinitionError
 from design_space.references import callable_ref, import_ref
 from design_space.serialization import space_from_dict, space_to_dict
 from evaluators.base import EvalStatus
-from experiments.executors import Result, Task, make_executor
+from experiments.executor_factory import make_executor
+from experiments.executors import Result, Task
 from experiments.export import pareto_dataframe, trials_dataframe, write_table
 from experiments.inner_search import wire_evaluator_options
 from experiments.storage import (

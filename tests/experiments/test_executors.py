@@ -23,13 +23,13 @@ import numpy as np
 import pytest
 
 from evaluators.base import EvalStatus, Evaluation
+from experiments.executor_factory import make_executor
 from experiments.executors import (
     Executor,
     InlineExecutor,
     ProcessExecutor,
     Result,
     Task,
-    make_executor,
     run_evaluation,
 )
 from tests.experiments import evaluators_for_tests as ev
