@@ -34,7 +34,7 @@ Per workload (:data:`WORKLOADS`, one batch rule for all, below):
    each figure then with its certified gap (the seeds' best designs side by side on the
    workers, :func:`remap`). ``iso``: at most Eyeriss's PEs and on-chip storage, the
    paper's setting as recalled; ``free``: up to 1,024 PEs and 4x the storage.
-4. **Bound**: the compulsory-traffic lower bound (:mod:`evaluators.bounds`: every MAC
+4. **Bound**: the compulsory-traffic lower bound (:mod:`evaluators.loopnest.compulsory`: every MAC
    once, every touched word of the weights and inputs read from DRAM once, every output
    written once, all PEs busy) at Eyeriss's PE count (iso) and at 1,024 PEs (free).
 5. **The paper's inner loop** (:func:`inner_bo_ablation`): the same outer BO with an inner
@@ -86,7 +86,7 @@ import numpy as np
 from accelerators import eyeriss_v1
 from accelerators.spatial import SpatialArray
 from design_space import Constraint, DesignSpace, Integer, Ordinal
-from evaluators.bounds import energy_lower_bound_pj, latency_lower_bound_cycles
+from evaluators.loopnest.compulsory import energy_lower_bound_pj, latency_lower_bound_cycles
 from evaluators.nested import NestedEvaluator
 from experiments.reproduce import write_atomic
 from mappers import zoo

@@ -1,4 +1,4 @@
-"""The compiled loop-nest kernel (evaluators/loopnest_kernel.py) equals the numpy model.
+"""The compiled loop-nest kernel (evaluators/loopnest/kernel.py) equals the numpy model.
 
 Every field of the result, bit for bit, on random layers x architectures x mappings
 (padding, bypass, partitioned and shared capacities, bandwidths, multicast and not,
@@ -25,7 +25,8 @@ pytest.importorskip("numba")
 import evaluators.loopnest as ln
 from accelerators import SpatialArray, SystolicArray, eyeriss_v1
 from accelerators.arch import OPERANDS, ArchSpec
-from evaluators import loopnest_kernel
+from evaluators.loopnest import dispatch
+from evaluators.loopnest import kernel as loopnest_kernel
 from mappers.mapping import Mapping, MappingBatch
 from mappers.sampling import random_mappings
 from mappers.workloads import conv2d, gemm
@@ -168,7 +169,7 @@ def test_kernel_is_the_default_and_caches_per_layer_and_arch():
     np.testing.assert_array_equal(ln.LOOPNEST(twin, arch, batch).energy_pj, r.energy_pj)
     for k in range(ln.KERNEL_CACHE_SIZE + 5):
         ln.evaluate_batch(gemm(f"g{k}", M=4, N=4, K=4), arch, random_mappings(gemm("x", M=4, N=4, K=4), arch, 2, seed=k))
-    assert len(ln._packed) <= ln.KERNEL_CACHE_SIZE
+    assert dispatch.cached_plans() <= ln.KERNEL_CACHE_SIZE
 
 
 def test_kernel_rejects_what_it_does_not_run():
@@ -210,7 +211,7 @@ def test_numpy_path_when_numba_is_missing():
         "layer = conv2d('l', K=16, C=8, P=14, Q=14, R=3, S=3)\n"
         "arch = eyeriss_v1().to_arch()\n"
         "r = ln.evaluate_batch(layer, arch, random_mappings(layer, arch, 50, seed=5))\n"
-        "assert not ln.kernel_available() and 'evaluators.loopnest_kernel' not in sys.modules\n"
+        "assert not ln.kernel_available() and 'evaluators.loopnest.kernel' not in sys.modules\n"
         "print(repr(float(np.sum(r.energy_pj))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

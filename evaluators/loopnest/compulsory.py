@@ -1,4 +1,9 @@
-"""Lower bounds no mapping can beat (used to check the model and to prune searches).
+"""Compulsory-traffic lower bounds on a whole layer: figures no mapping of it can beat
+under the loop-nest model (used to check the model, and as the Shi 2020 reproduction's
+bound column).
+
+Scope: bounds that depend on the layer and the architecture alone, not on a partial
+mapping (those are :mod:`evaluators.loopnest.bounds`, the exact mapper's).
 
 * **Energy**: every MAC of the layer is executed once (``macs x E_mac``), every word of
   ``W`` and ``I`` that some MAC touches is read from the backing store at least once,
@@ -19,9 +24,11 @@ import math
 from accelerators.arch import OPERANDS, ArchSpec
 from mappers.workloads import Layer
 
+__all__ = ["edp_lower_bound", "energy_lower_bound_pj", "latency_lower_bound_cycles", "touched_words"]
+
 
 def _distinct_sums(c1: int, n1: int, c2: int, n2: int) -> int:
-    """``|{c1*i + c2*j : i < n1, j < n2}|`` (see evaluators.loopnest._distinct_two_aps)."""
+    """``|{c1*i + c2*j : i < n1, j < n2}|`` (see :func:`evaluators.loopnest.counts.distinct_two_aps`)."""
     if n1 == 1 or c1 == 0:
         return n2 if c2 else 1
     if n2 == 1 or c2 == 0:
