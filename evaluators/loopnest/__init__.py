@@ -19,7 +19,7 @@ What goes where:
   blocks, latency, validity, the result layout.
 * :mod:`~evaluators.loopnest.kernel` -- the same rules compiled with numba;
   :mod:`~evaluators.loopnest.kernel_bounds` -- its copy of the lower bound;
-  :mod:`~evaluators.loopnest.kernel_arith` -- numba arithmetic both use.
+  :mod:`~evaluators.loopnest.kernel_common` -- numba helpers both use.
 * :mod:`~evaluators.loopnest.dispatch` -- when the kernel runs, its per-(layer,
   architecture) plan (packed once, cached) and its output as a result.
 * :mod:`~evaluators.loopnest.bounds` -- lower bounds on partial mappings, for the exact

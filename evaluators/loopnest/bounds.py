@@ -34,7 +34,7 @@ import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
 from evaluators.loopnest.conventions import DEFAULT_CONVENTIONS
-from evaluators.loopnest.counts import FillContext, distinct_two_aps, prepare
+from evaluators.loopnest.counts import FillContext, axis_extent, distinct_two_aps, prepare
 from evaluators.loopnest.dispatch import (
     LeastRequest,
     evaluate_compiled,
@@ -124,7 +124,7 @@ def sliding_level_bounds(ctx: FillContext, irrelevant: np.ndarray) -> Any:
     w = ctx.words[c]
     e = ctx.E[c]                                                      # (D, B) tile extents
     axes = [ax for ax in ctx.axes if ax]
-    ext = {id(ax): 1 + sum(cf * (e[d] - 1) for d, cf in ax) for ax in axes}
+    ext = {id(ax): axis_extent(ax, e) for ax in axes}
     groups = _axis_components(axes)
     group_of = {d: gi for gi, (_, g_dims) in enumerate(groups) for d in g_dims}
     span = (ctx.T - 1) * ctx.steps                                    # (L, D, B) loop spans

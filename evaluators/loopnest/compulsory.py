@@ -21,21 +21,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from accelerators.arch import OPERANDS, ArchSpec
+from evaluators.loopnest.counts import distinct_two_aps
 from mappers.workloads import Layer
 
 __all__ = ["edp_lower_bound", "energy_lower_bound_pj", "latency_lower_bound_cycles", "touched_words"]
-
-
-def _distinct_sums(c1: int, n1: int, c2: int, n2: int) -> int:
-    """``|{c1*i + c2*j : i < n1, j < n2}|`` (see :func:`evaluators.loopnest.counts.distinct_two_aps`)."""
-    if n1 == 1 or c1 == 0:
-        return n2 if c2 else 1
-    if n2 == 1 or c2 == 0:
-        return n1
-    g = math.gcd(c1, c2)
-    a, b = c1 // g, c2 // g
-    return n1 * n2 - max(0, n1 - b) * max(0, n2 - a)
 
 
 def touched_words(layer: Layer, operand: str) -> int:
@@ -46,7 +38,8 @@ def touched_words(layer: Layer, operand: str) -> int:
             out *= layer.dims[axis[0][0]]
         elif len(axis) == 2:
             (d1, c1), (d2, c2) = axis
-            out *= _distinct_sums(c1, layer.dims[d1], c2, layer.dims[d2])
+            if c1 or c2:
+                out *= int(distinct_two_aps(np, c1, layer.dims[d1], c2, layer.dims[d2], True))
         else:  # pragma: no cover - no layer has this
             raise NotImplementedError("more than two dimensions on one axis")
     return out

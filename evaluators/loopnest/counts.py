@@ -71,7 +71,7 @@ from evaluators.loopnest.conventions import Conventions
 from evaluators.loopnest.energy import access_energy
 from mappers.workloads import Layer
 
-__all__ = ["FillContext", "LayerArch", "LayerConstants", "active_instances", "convention_fill", "count", "distinct_two_aps",
+__all__ = ["FillContext", "LayerArch", "LayerConstants", "active_instances", "axis_extent", "convention_fill", "count", "distinct_two_aps",
            "fix_multi", "layer_constants", "prepare", "product_of", "relevant_moves"]
 
 
@@ -149,14 +149,9 @@ class FillContext:
         """``(L, B)``: per level ``l`` above ``level``, the sum of ``n_trans_j`` over its
         loops ``j`` that are over ``dims`` or have such a loop (factor > 1) inside them
         above ``level`` (the terms of :meth:`multiplier`, level by level)."""
-        s_b = (self.L - 1 - level) * self.D
+        per_slot = self._moving(dims, level)
         out = np.zeros((self.L, self.nest_dims.shape[1]))
-        if s_b == 0:
-            return out
-        hit = np.isin(self.nest_dims[:s_b], list(dims)) & (self.nest_factors[:s_b] > 1)
-        moves = np.flip(np.logical_or.accumulate(np.flip(hit, axis=0), axis=0), axis=0)
-        per_slot = self.n_trans[:s_b] * moves
-        for k in range(s_b // self.D):
+        for k in range(per_slot.shape[0] // self.D):
             out[self.L - 1 - k] = per_slot[k * self.D:(k + 1) * self.D].sum(axis=0)
         return out
 
@@ -167,13 +162,14 @@ class FillContext:
         ``dims`` or have such a loop (factor > 1) inside them above ``level``. For an
         operand whose every axis is one dimension and ``dims`` its dimensions, this times
         the tile's words is the fill count itself (numpy only)."""
+        return 1.0 + self._moving(dims, level).sum(axis=0)
+
+    def _moving(self, dims: frozenset[int], level: int) -> Any:
+        """``(s, B)``: ``n_trans_j`` of each loop ``j`` above ``level`` whose step moves a
+        tile that depends on ``dims`` (:func:`relevant_moves`), else 0."""
         s_b = (self.L - 1 - level) * self.D
-        if s_b == 0:
-            return np.ones(self.nest_dims.shape[1])
-        rows = self.nest_dims[:s_b]
-        hit = np.isin(rows, list(dims)) & (self.nest_factors[:s_b] > 1)
-        moves = np.flip(np.logical_or.accumulate(np.flip(hit, axis=0), axis=0), axis=0)
-        return 1.0 + (self.n_trans[:s_b] * moves).sum(axis=0)
+        over = np.isin(self.nest_dims[:s_b], list(dims))
+        return self.n_trans[:s_b] * relevant_moves(np, over, self.nest_factors, s_b)
 
 
 def distinct_two_aps(xp: Any, a: Any, m: Any, b: Any, n: Any, integer: bool) -> Any:
@@ -188,6 +184,13 @@ def distinct_two_aps(xp: Any, a: Any, m: Any, b: Any, n: Any, integer: bool) -> 
     else:  # continuous relaxation: treat steps as coprime
         ap, bp = a, b
     return m * n - xp.maximum(0, m - bp) * xp.maximum(0, n - ap)
+
+
+def axis_extent(axis: list[tuple[int, float]], E: Any) -> Any:
+    """The extent of a tile along one tensor axis ``sum_d cf_d x d`` (``axis`` as
+    ``[(dim index, cf), ...]``): ``1 + sum_d cf_d (e_d - 1)``, for tile extents ``E``
+    ``(..., D, B)`` per dimension (its bounding box along the axis)."""
+    return 1 + sum((cf * (E[..., d, :] - 1) for d, cf in axis), 0.0)
 
 
 def relevant_moves(xp: Any, rel_slot: Any, f: Any, s_c: int) -> Any:
@@ -470,7 +473,7 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
         C = st.coef[t]                                        # (A, D) numpy, static
         axes = [[(d, float(C[a, d])) for d in range(D) if C[a, d]] for a in range(C.shape[0])]
         axes = [ax for ax in axes if ax]                      # extent-1 axes change nothing
-        ext = [1 + sum((cf * (E[:, d] - 1) for d, cf in ax), xp.zeros((L, B))) for ax in axes]
+        ext = [axis_extent(ax, E) for ax in axes]
         words = product_of(ext) if ext else xp.ones((L, B))         # (L, B)
         tiles.append(words)
         kp = keep[:, t]                                       # (L, B)

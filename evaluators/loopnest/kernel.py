@@ -56,8 +56,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from evaluators.loopnest.kernel_arith import gcd
 from evaluators.loopnest.kernel_bounds import bound_fill
+from evaluators.loopnest.kernel_common import distinct_sums, last_slot_over
 
 __all__ = ["Packed", "columns", "evaluate_rows", "pack"]
 
@@ -234,9 +234,7 @@ def _two_axis(c: int, p: int, row: int, d1: int, d2: int, cf1: float, cf2: float
         return _enumerated(SX, SY, Eb, row, d1, d2, cf1, cf2, c, p)
     a1 = np.int64(max(cf1 * st1, 1.0))
     a2 = np.int64(max(cf2 * st2, 1.0))
-    g = gcd(a1, a2)
-    i1, i2 = np.int64(m1), np.int64(m2)
-    return float(i1 * i2 - max(0, i1 - a2 // g) * max(0, i2 - a1 // g))
+    return distinct_sums(a1, m1, a2, m2)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -555,10 +553,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                         # operand whose tile is known (bound_fill): skip it otherwise
                         F = 0.0
                         if live is None or (c >= b and single_r[t]):
-                            js = -1
-                            for j in range(nab):
-                                if sgl[t, slot_dim[j]]:
-                                    js = j
+                            js = last_slot_over(sgl[t], nab, slot_dim)
                             outer = 0.0
                             for j in range(js + 1):
                                 outer += ntr[j]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from evaluators.loopnest.kernel_arith import gcd
+from evaluators.loopnest.kernel_common import distinct_sums, last_slot_over
 
 __all__ = ["bound_fill"]
 
@@ -27,10 +27,7 @@ def _multiplier(bdim: Any, level: int, n_above: Any, slot_dim: Any, ntr: Any) ->
     loop has factor > 1)."""
     if level >= n_above.shape[0]:
         return 1.0
-    last = -1
-    for j in range(n_above[level]):
-        if bdim[slot_dim[j]]:
-            last = j
+    last = last_slot_over(bdim, n_above[level], slot_dim)
     acc = 0.0
     for j in range(last + 1):
         acc += ntr[j]
@@ -66,10 +63,7 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
             return F
         # per level above c: max(w x moves along the one-dimension axes, Smith's-rule
         # floor of the level's sliding fetches)
-        last = -1
-        for j in range(n_above[c]):
-            if bdim[slot_dim[j]]:
-                last = j
+        last = last_slot_over(bdim, n_above[c], slot_dim)
         mv = ws[0]
         for li in range(L):
             mv[li] = 0.0
@@ -203,8 +197,7 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
         x1, x2 = ex[d1], ex[d2]
         words = (x1 + x2) - 1
         if whole[d1] != 0 and whole[d2] != 0:
-            g = gcd(np.int64(a), np.int64(bb))
-            words = max(words, x1 * x2 - max(0.0, x1 - bb // g) * max(0.0, x2 - a // g))
+            words = max(words, distinct_sums(np.int64(a), x1, np.int64(bb), x2))
         if bb == 1 and whole[d2] != 0:
             words = max(words, x2 + (x1 - 1) * min(a, x2))
         if a == 1 and whole[d1] != 0:
