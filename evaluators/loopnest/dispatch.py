@@ -199,20 +199,18 @@ def _layout(plan: KernelPlan, batch: MappingBatch, out: np.ndarray, valid: np.nd
     """The kernel's ``(n_fields, B)`` block as a :class:`LoopNestResult` (views), with the
     whole-vector energy and the leakage the kernel leaves to the numpy arithmetic."""
     cols, L, B = plan.columns, plan.packed.L, out.shape[1]
+    by_row = out.T                                            # (B, n_fields) view
 
-    def field_(name: str) -> Any:
+    def block(name: str) -> Any:                              # (B, width) view
         at, width = cols[name]
-        return out[at] if width == 1 else out[at:at + width].T
+        return by_row[:, at:at + width]
 
-    def per_level(name: str, k: int) -> Any:
-        at, width = cols[name]
-        blk = out[at:at + width].T                            # (B, width) view
-        return blk.reshape(B, L, k) if k > 1 else blk
-
-    latency = field_("latency_cycles")
-    dynamic = kernel_energy = field_("energy_pj")
-    reads, writes = per_level("reads", 3), per_level("writes", 3)
-    level_energy = per_level("level_energy_pj", 1)
+    latency = out[cols["latency_cycles"][0]]
+    dynamic = kernel_energy = out[cols["energy_pj"][0]]
+    reads, writes = block("reads").reshape(B, L, 3), block("writes").reshape(B, L, 3)
+    level_energy = block("level_energy_pj")
+    noc = block("noc_words")
+    macs = out[cols["macs_executed"][0]]
     vectors = None
     if plan.vector:
         # whole-vector accesses: the numpy model's arithmetic on the kernel's counts
@@ -221,22 +219,20 @@ def _layout(plan: KernelPlan, batch: MappingBatch, out: np.ndarray, valid: np.nd
         R = np.ascontiguousarray(np.moveaxis(reads, 0, -1))
         Wr = np.ascontiguousarray(np.moveaxis(writes, 0, -1))
         le, dynamic, vectors = access_energy(np, plan.tables, R, Wr,
-                                             np.ascontiguousarray(per_level("noc_words", 1).T), inst,
-                                             field_("macs_executed"))
+                                             np.ascontiguousarray(noc.T), inst, macs)
         level_energy = le.T
     if plan.leaks:
         leak, energy = add_leakage(np, plan.leak_rates_pj_per_cycle, latency, dynamic)
         leak = leak.T
     else:
         leak, energy = np.zeros((B, L)), dynamic
-    edp = field_("edp") if energy is kernel_energy else energy * latency
+    edp = out[cols["edp"][0]] if energy is kernel_energy else energy * latency
     return LoopNestResult(
         energy_pj=energy, latency_cycles=latency, leakage_energy_pj=leak,
-        compute_cycles=field_("compute_cycles"), edp=edp, utilization=field_("utilization"),
-        macs_executed=field_("macs_executed"), valid=valid, reads=reads,
-        writes=writes, noc_words=per_level("noc_words", 1),
-        bandwidth_cycles=per_level("bandwidth_cycles", 1), level_energy_pj=level_energy,
-        mac_energy_pj=field_("mac_energy_pj"), tile_words=per_level("tile_words", 3),
+        compute_cycles=out[cols["compute_cycles"][0]], edp=edp, utilization=out[cols["utilization"][0]],
+        macs_executed=macs, valid=valid, reads=reads, writes=writes, noc_words=noc,
+        bandwidth_cycles=block("bandwidth_cycles"), level_energy_pj=level_energy,
+        mac_energy_pj=out[cols["mac_energy_pj"][0]], tile_words=block("tile_words").reshape(B, L, 3),
         read_vectors=None if vectors is None else np.moveaxis(vectors[0], -1, 0),
         write_vectors=None if vectors is None else np.moveaxis(vectors[1], -1, 0),
     )
