@@ -264,215 +264,6 @@ def _level_slots(li: int, seq: Any, start: int, prefix: float, Tf: Any, Eb: Any,
 
 
 @njit(cache=True, nogil=True)
-def _row_extents(row: int, T: Any, SX: Any, SY: Any, sgl: Any, Tf: Any, SPf: Any, E: Any, Eb: Any, prodS: Any,
-                 PX: Any, PY: Any, inst: Any) -> float:
-    """Row ``row``'s factors as floats (``Tf``, ``SPf``), tile extents ``e_d(l)`` (``E``)
-    and ``e_d(l - 1)`` (``Eb``), per operand the spatial product of its one-dimension
-    axes' dimensions (``prodS``), the fanouts used (``PX``, ``PY``) and the active
-    instances (``inst``), all written in place; returns the active MAC units."""
-    L, D = Tf.shape
-    for li in range(L):
-        px = 1
-        py = 1
-        for t in range(3):
-            prodS[t, li] = 1.0
-        for d in range(D):
-            x_ = SX[row, li, d]
-            y_ = SY[row, li, d]
-            px *= x_
-            py *= y_
-            t_ = float(T[row, li, d])
-            sp = float(x_ * y_)
-            below = 1.0 if li == 0 else E[li - 1, d]
-            Tf[li, d] = t_
-            SPf[li, d] = sp
-            Eb[li, d] = below
-            E[li, d] = below * (t_ * sp)
-            for t in range(3):
-                if sgl[t, d]:
-                    prodS[t, li] *= sp
-        PX[li] = px
-        PY[li] = py
-    inst[L - 1] = 1.0
-    for li in range(L - 1, 0, -1):
-        inst[li - 1] = inst[li] * float(PX[li] * PY[li])
-    return inst[0] * float(PX[0] * PY[0])
-
-
-@njit(cache=True, nogil=True)
-def _tile_words(axes_i: Any, axes_f: Any, E: Any, ext: Any, words: Any) -> None:
-    """Every operand's tile at every level: the extent of each axis (``ext``
-    ``(3, A, L)``, ``1 + sum cf (e_d - 1)``) and the words (``words`` ``(3, L)``, their
-    product), in place."""
-    L, D = E.shape
-    A = (axes_i.shape[1] - 1) // 2
-    for t in range(3):
-        for li in range(L):
-            w = 1.0
-            for k in range(axes_i[t, 0]):
-                d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
-                if d2 == D:
-                    e = 1 + axes_f[t, k] * (E[li, d1] - 1)
-                else:
-                    e = 1 + (axes_f[t, k] * (E[li, d1] - 1) + axes_f[t, A + k] * (E[li, d2] - 1))
-                ext[t, k, li] = e
-                w = w * e
-            words[t, li] = w
-
-
-@njit(cache=True, nogil=True)
-def _parents(row: int, keep: Any, par: Any) -> None:
-    """Per operand and level ``lo``, the lowest level ``>= lo`` that keeps the operand
-    (``lo`` itself if none), into ``par`` ``(L, 3)``: the parent of level ``c`` is at
-    ``par[c + 1]``."""
-    L = par.shape[0]
-    for t in range(3):
-        nxt = -1
-        for lo in range(L - 1, -1, -1):
-            if keep[row, lo, t]:
-                nxt = lo
-            par[lo, t] = nxt if nxt >= 0 else lo
-
-
-@njit(cache=True, nogil=True)
-def _compute_cycles(iters: float, df: int, fl: int, PX: Any, PY: Any, Tf: Any, arr_rows: float,
-                    arr_cols: float) -> tuple[float, int]:
-    """The compute cycles of a row with ``iters`` temporal iterations: those, or on a
-    systolic array (dataflow code ``df``, PE level ``fl``) the folds times SCALE-Sim's
-    cycles per fold; and 1 if the fold uses more rows or columns than the array has."""
-    D = Tf.shape[1]
-    compute = iters
-    over = 0
-    if df != _DF_NONE:
-        rows_used = float(PY[fl])
-        cols_used = float(PX[fl])
-        stream = 1.0
-        for li in range(fl):
-            for d in range(D):
-                stream *= Tf[li, d]
-        if rows_used > arr_rows or cols_used > arr_cols:
-            over = 1
-        folds = np.round(iters / stream)
-        if df == _DF_OS:
-            per_fold = stream + (arr_rows + arr_cols - 2)
-        else:
-            per_fold = 2 * arr_rows + arr_cols + stream - 2
-        compute = folds * per_fold
-    return compute, over
-
-
-@njit(cache=True, nogil=True)
-def _row_valid(row: int, E: Any, dims_i: Any, PX: Any, PY: Any, lv_i: Any, lv_f: Any, words: Any,
-               keep: Any) -> bool:
-    """Whether row ``row`` is legal: its factors cover every dimension, its spatial
-    factors fit the fanouts, and its tiles fit every level's capacities (per operand
-    and shared)."""
-    L, D = E.shape
-    ok = True
-    for d in range(D):
-        if E[L - 1, d] < dims_i[6, d]:
-            ok = False
-    for li in range(L):
-        if PX[li] > lv_i[li, _FX] or PY[li] > lv_i[li, _FY]:
-            ok = False
-        tot = 0.0
-        for t in range(3):
-            held = words[t, li] if keep[row, li, t] else 0.0
-            tot = tot + held
-            if held > lv_f[li, _CAP + t]:
-                ok = False
-        if tot > lv_f[li, _CAPSH]:
-            ok = False
-    return ok
-
-
-@njit(cache=True, nogil=True)
-def _level_figures(R: Any, Wr: Any, noc: Any, inst: Any, lv_f: Any, bwl: Any, lel: Any) -> tuple[float, float]:
-    """Each level's dynamic energy (``lel``: reads and writes times their energies, plus
-    NoC deliveries) and bandwidth cycles (``bwl``: accesses per active instance over the
-    bandwidth), in place, summed in the numpy model's order; returns the levels' energy
-    and the largest bandwidth cycles."""
-    L = R.shape[0]
-    energy = 0.0
-    bw_max = 0.0
-    for li in range(L):
-        r0, r1, r2 = R[li, 0], R[li, 1], R[li, 2]
-        w0, w1, w2 = Wr[li, 0], Wr[li, 1], Wr[li, 2]
-        le = (((r0 * lv_f[li, _ER] + w0 * lv_f[li, _EW]) + (r1 * lv_f[li, _ER + 1] + w1 * lv_f[li, _EW + 1]))
-              + (r2 * lv_f[li, _ER + 2] + w2 * lv_f[li, _EW + 2])) + noc[li] * lv_f[li, _ENOC]
-        energy = le if li == 0 else energy + le
-        bw = (((r0 + w0) + (r1 + w1)) + (r2 + w2)) / max(inst[li], 1.0) / lv_f[li, _BW]
-        if li == 0 or bw > bw_max:
-            bw_max = bw
-        bwl[li] = bw
-        lel[li] = le
-    return energy, bw_max
-
-
-@njit(cache=True, nogil=True)
-def _write_levels(out: Any, row: int, R: Any, Wr: Any, words: Any, noc: Any, bwl: Any, lel: Any) -> None:
-    """Column ``row`` of ``out``: the per-level blocks of :func:`columns` (reads, writes,
-    tile words, NoC words, bandwidth cycles, level energy, at the offsets ``_BLOCKS``
-    gives them)."""
-    L = R.shape[0]
-    o_R, o_W, o_TW = 0, 3 * L, 6 * L
-    o_noc, o_bw, o_le = 9 * L, 10 * L, 11 * L
-    for li in range(L):
-        out[o_R + 3 * li, row] = R[li, 0]
-        out[o_R + 3 * li + 1, row] = R[li, 1]
-        out[o_R + 3 * li + 2, row] = R[li, 2]
-        out[o_W + 3 * li, row] = Wr[li, 0]
-        out[o_W + 3 * li + 1, row] = Wr[li, 1]
-        out[o_W + 3 * li + 2, row] = Wr[li, 2]
-        out[o_TW + 3 * li, row] = words[0, li]
-        out[o_TW + 3 * li + 1, row] = words[1, li]
-        out[o_TW + 3 * li + 2, row] = words[2, li]
-        out[o_noc + li, row] = noc[li]
-        out[o_bw + li, row] = bwl[li]
-        out[o_le + li, row] = lel[li]
-
-
-@njit(cache=True, nogil=True)
-def _live_axes(row: int, live: Any, axes_i: Any, axes_f: Any, dims_i: Any, Eb: Any, SPf: Any, n_ax: Any, ax_d: Any,
-               ax_cf: Any, single_r: Any, bdim_r: Any, bits: Any, steps: Any) -> None:
-    """Lower-bound mode, row ``row``: per operand its axes over the dimensions the numpy
-    model keeps (``live[row]``; ``n_ax``, ``ax_d`` with -1 for none, ``ax_cf``), whether
-    each is one dimension (``single_r``, ``bdim_r``), per dimension the operands it is
-    irrelevant to (``bits``) and each level's loop steps (``steps``), in place: what
-    :func:`evaluators.loopnest.kernel_bounds.bound_fill` reads."""
-    L, D = Eb.shape
-    A = (axes_i.shape[1] - 1) // 2
-    for t in range(3):
-        n_ax[t] = 0
-        single_r[t] = True
-        for d in range(D):
-            bdim_r[t, d] = False
-        for k in range(axes_i[t, 0]):
-            m = 0
-            for which in range(2):
-                d = axes_i[t, 1 + which * A + k]
-                if d < D and live[row, d]:
-                    ax_d[t, n_ax[t], m] = d
-                    ax_cf[t, n_ax[t], m] = axes_f[t, which * A + k]
-                    m += 1
-            if m == 0:
-                continue
-            if m == 1:
-                ax_d[t, n_ax[t], 1] = -1
-                bdim_r[t, ax_d[t, n_ax[t], 0]] = True
-            else:
-                single_r[t] = False
-            n_ax[t] += 1
-    for d in range(D):
-        bits[d] = 0
-        for t in range(3):
-            if dims_i[t, d] == 0:
-                bits[d] += 1 << t
-        for li in range(L):
-            steps[li, d] = Eb[li, d] * SPf[li, d]
-
-
-@njit(cache=True, nogil=True)
 def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                   axes_f: Any, dims_i: Any, lv_i: Any, lv_f: Any, sc: Any, out: Any, valid: Any,
                   b: int, stationary: int, irr: Any, live: Any, alt: Any, alt_levels: Any, objective: int,
@@ -506,7 +297,9 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     A = (axes_i.shape[1] - 1) // 2
     mac_e, n_macs, layer_macs = sc[0], sc[1], sc[2]
     fl, df, arr_rows, arr_cols = int(sc[3]), int(sc[4]), sc[5], sc[6]
-    o_s = 12 * L                                       # the scalar fields (columns)
+    o_R, o_W, o_TW = 0, 3 * L, 6 * L
+    o_noc, o_bw, o_le = 9 * L, 10 * L, 11 * L
+    o_s = 12 * L
     S = L * D
     Tf = np.empty((L, D))
     SPf = np.empty((L, D))
@@ -569,7 +362,32 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     bad_folds = 0
     for row in range(B):
         # ---- extents e_d(l) and e_d(l - 1), spatial products, active instances
-        inst_mac = _row_extents(row, T, SX, SY, sgl, Tf, SPf, E, Eb, prodS, PX, PY, inst)
+        for li in range(L):
+            px = 1
+            py = 1
+            for t in range(3):
+                prodS[t, li] = 1.0
+            for d in range(D):
+                x_ = SX[row, li, d]
+                y_ = SY[row, li, d]
+                px *= x_
+                py *= y_
+                t_ = float(T[row, li, d])
+                sp = float(x_ * y_)
+                below = 1.0 if li == 0 else E[li - 1, d]
+                Tf[li, d] = t_
+                SPf[li, d] = sp
+                Eb[li, d] = below
+                E[li, d] = below * (t_ * sp)
+                for t in range(3):
+                    if sgl[t, d]:
+                        prodS[t, li] *= sp
+            PX[li] = px
+            PY[li] = py
+        inst[L - 1] = 1.0
+        for li in range(L - 1, 0, -1):
+            inst[li - 1] = inst[li] * float(PX[li] * PY[li])
+        inst_mac = inst[0] * float(PX[0] * PY[0])
         # ---- the temporal loops that move (factor > 1), outermost first; n_above[l]:
         # how many are above level l
         ns = 0
@@ -580,15 +398,72 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                                       slot_span, ntr)
         iters = prefix
         # ---- tiles: axis extents and words of every operand at every level
-        _tile_words(axes_i, axes_f, E, ext, words)
+        for t in range(3):
+            for li in range(L):
+                w = 1.0
+                for k in range(axes_i[t, 0]):
+                    d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                    if d2 == D:
+                        e = 1 + axes_f[t, k] * (E[li, d1] - 1)
+                    else:
+                        e = 1 + (axes_f[t, k] * (E[li, d1] - 1) + axes_f[t, A + k] * (E[li, d2] - 1))
+                    ext[t, k, li] = e
+                    w = w * e
+                words[t, li] = w
         if live is not None:
-            _live_axes(row, live, axes_i, axes_f, dims_i, Eb, SPf, n_ax, ax_d, ax_cf, single_r, bdim_r, bits,
-                       steps)
-        # ---- parents: the next level above c that keeps the operand, at par[c + 1]
-        _parents(row, keep, par)
+            for t in range(3):
+                n_ax[t] = 0
+                single_r[t] = True
+                for d in range(D):
+                    bdim_r[t, d] = False
+                for k in range(axes_i[t, 0]):
+                    m = 0
+                    for which in range(2):
+                        d = axes_i[t, 1 + which * A + k]
+                        if d < D and live[row, d]:
+                            ax_d[t, n_ax[t], m] = d
+                            ax_cf[t, n_ax[t], m] = axes_f[t, which * A + k]
+                            m += 1
+                    if m == 0:
+                        continue
+                    if m == 1:
+                        ax_d[t, n_ax[t], 1] = -1
+                        bdim_r[t, ax_d[t, n_ax[t], 0]] = True
+                    else:
+                        single_r[t] = False
+                    n_ax[t] += 1
+            for d in range(D):
+                bits[d] = 0
+                for t in range(3):
+                    if dims_i[t, d] == 0:
+                        bits[d] += 1 << t
+                for li in range(L):
+                    steps[li, d] = Eb[li, d] * SPf[li, d]
+        # ---- parents: the next level above c that keeps the operand (c + 1 if none),
+        # at par[c + 1]
+        for t in range(3):
+            nxt = -1
+            for lo in range(L - 1, -1, -1):
+                if keep[row, lo, t]:
+                    nxt = lo
+                par[lo, t] = nxt if nxt >= 0 else lo
         # ---- compute cycles (systolic: folds x SCALE-Sim's cycles per fold)
-        compute, over = _compute_cycles(iters, df, fl, PX, PY, Tf, arr_rows, arr_cols)
-        bad_folds += over
+        compute = iters
+        if df != _DF_NONE:
+            rows_used = float(PY[fl])
+            cols_used = float(PX[fl])
+            stream = 1.0
+            for li in range(fl):
+                for d in range(D):
+                    stream *= Tf[li, d]
+            if rows_used > arr_rows or cols_used > arr_cols:
+                bad_folds += 1
+            folds = np.round(iters / stream)
+            if df == _DF_OS:
+                per_fold = stream + (arr_rows + arr_cols - 2)
+            else:
+                per_fold = 2 * arr_rows + arr_cols + stream - 2
+            compute = folds * per_fold
         # ---- the loop orders scored: the row's own, or each combination of one candidate
         # order ``alt[k]`` per level of ``alt_levels`` (the first level's candidate the
         # most significant digit of the combination's index), keeping the one of least
@@ -788,7 +663,19 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                             if lv_i[q, _FAN] != 0:
                                 noc[q] += deliv[t, c1]
             # ---- energy, bandwidth cycles (sums in the numpy model's order)
-            energy, bw_max = _level_figures(R, Wr, noc, inst, lv_f, bwl, lel)
+            energy = 0.0
+            bw_max = 0.0
+            for li in range(L):
+                r0, r1, r2 = R[li, 0], R[li, 1], R[li, 2]
+                w0, w1, w2 = Wr[li, 0], Wr[li, 1], Wr[li, 2]
+                le = (((r0 * lv_f[li, _ER] + w0 * lv_f[li, _EW]) + (r1 * lv_f[li, _ER + 1] + w1 * lv_f[li, _EW + 1]))
+                      + (r2 * lv_f[li, _ER + 2] + w2 * lv_f[li, _EW + 2])) + noc[li] * lv_f[li, _ENOC]
+                energy = le if li == 0 else energy + le
+                bw = (((r0 + w0) + (r1 + w1)) + (r2 + w2)) / max(inst[li], 1.0) / lv_f[li, _BW]
+                if li == 0 or bw > bw_max:
+                    bw_max = bw
+                bwl[li] = bw
+                lel[li] = le
             macs_exec = iters * inst_mac
             energy = energy + macs_exec * mac_e
             latency = max(compute, bw_max)
@@ -805,8 +692,19 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
             best_k = ko
             energy_best = energy
             latency_best = latency
-            if n_alt == 0:                                # least mode returns the value only
-                _write_levels(out, row, R, Wr, words, noc, bwl, lel)
+            for li in range(L if n_alt == 0 else 0):       # least mode returns the value only
+                out[o_R + 3 * li, row] = R[li, 0]
+                out[o_R + 3 * li + 1, row] = R[li, 1]
+                out[o_R + 3 * li + 2, row] = R[li, 2]
+                out[o_W + 3 * li, row] = Wr[li, 0]
+                out[o_W + 3 * li + 1, row] = Wr[li, 1]
+                out[o_W + 3 * li + 2, row] = Wr[li, 2]
+                out[o_TW + 3 * li, row] = words[0, li]
+                out[o_TW + 3 * li + 1, row] = words[1, li]
+                out[o_TW + 3 * li + 2, row] = words[2, li]
+                out[o_noc + li, row] = noc[li]
+                out[o_bw + li, row] = bwl[li]
+                out[o_le + li, row] = lel[li]
         if n_alt > 0:
             choice[row] = best_k
             best[row] = best_v
@@ -814,7 +712,22 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         latency = latency_best
         macs_exec = iters * inst_mac
         # ---- validity: coverage, fanouts, capacities
-        valid[row] = _row_valid(row, E, dims_i, PX, PY, lv_i, lv_f, words, keep)
+        ok = True
+        for d in range(D):
+            if E[L - 1, d] < dims_i[6, d]:
+                ok = False
+        for li in range(L):
+            if PX[li] > lv_i[li, _FX] or PY[li] > lv_i[li, _FY]:
+                ok = False
+            tot = 0.0
+            for t in range(3):
+                held = words[t, li] if keep[row, li, t] else 0.0
+                tot = tot + held
+                if held > lv_f[li, _CAP + t]:
+                    ok = False
+            if tot > lv_f[li, _CAPSH]:
+                ok = False
+        valid[row] = ok
         if n_alt > 0:
             continue
         out[o_s, row] = energy
