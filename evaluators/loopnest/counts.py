@@ -338,7 +338,7 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
     (levels ``c >= 0``; a MAC's reads are always the iterations) by ``fills(ctx)`` with a
     :class:`FillContext`; everything the counts derive from ``F`` (parent reads with
     multicast, evictions and refills of partial sums, NoC deliveries, energy, bandwidth
-    cycles) follows unchanged. Lower bounds use it (:meth:`LoopNestCost.lower_bound`).
+    cycles) follows unchanged. Lower bounds use it (:mod:`evaluators.loopnest.bounds`).
 
     ``conventions``: the counting rules where tools differ (:class:`Conventions`);
     ``None`` is the default, on the code path the default rules have always taken.
