@@ -13,9 +13,11 @@ Modules:
 
 * :mod:`evaluators.base` -- :class:`Evaluation`, :class:`EvalStatus`, :class:`Infeasible`.
 * :mod:`evaluators.loopnest` -- the vectorized loop-nest cost model (exact access counts,
-  energy, latency, EDP for a batch of mappings); :mod:`evaluators.loopnest_walk` -- the
-  literal loop-nest walk it is proven against; :mod:`evaluators.systolic_timing` --
-  SCALE-Sim's systolic compute cycles; :mod:`evaluators.bounds` -- lower bounds;
+  energy, latency, EDP for a batch of mappings), one module per part (its docstring: the
+  conventions, the counting rules, the compiled kernel and its dispatch, the lower bounds
+  of the exact mapper and the compulsory-traffic bounds, and
+  :mod:`evaluators.loopnest.walk`, the literal loop-nest walk it is proven against);
+  :mod:`evaluators.systolic_timing` -- SCALE-Sim's systolic compute cycles;
   :mod:`evaluators.differentiable` -- the same model under jax, relaxed.
 * :mod:`evaluators.nested` -- :class:`NestedEvaluator`, the one nested co-design
   evaluator (build, lower, map every layer, cost, sum, explain), and

@@ -7,7 +7,7 @@ loop slots, random loop orders), generated once; timing covers scoring only
 (access counts, energy, latency, validity for the whole batch).
 
 Both implementations of :func:`evaluators.loopnest.evaluate_batch` are timed side by side
-in the same run: the compiled kernel (:mod:`evaluators.loopnest_kernel`, numba; the
+in the same run: the compiled kernel (:mod:`evaluators.loopnest.kernel`, numba; the
 default) and the numpy code (``kernel=False``), at batch 1, 1,000 and 100,000. Each
 (batch, path) is scored repeatedly for at least ``--seconds``, ``--repeats`` times,
 alternating the two paths; the report gives the range over the repeats of the wall-clock

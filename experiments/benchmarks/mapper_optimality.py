@@ -13,7 +13,7 @@ script prints, per layer and objective (EDP by default):
   seconds;
 * **random** (:class:`mappers.sampling.RandomMapper`): the best of ``--random`` legal
   mappings (200,000 by default) / exact, and seconds;
-* the compulsory-traffic bound (:func:`evaluators.bounds.edp_lower_bound`) / exact.
+* the compulsory-traffic bound (:func:`evaluators.loopnest.compulsory.edp_lower_bound`) / exact.
 
 Then per architecture: the median and the largest exact time, how many layers finished
 (proven optimal) within the limit, and on how many the heuristic is within 5 % of exact.
@@ -41,8 +41,12 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 from accelerators import SystolicArray, eyeriss_v1  # noqa: E402
-from evaluators.bounds import edp_lower_bound, energy_lower_bound_pj, latency_lower_bound_cycles  # noqa: E402
 from evaluators.loopnest import LOOPNEST  # noqa: E402
+from evaluators.loopnest.compulsory import (  # noqa: E402
+    edp_lower_bound,
+    energy_lower_bound_pj,
+    latency_lower_bound_cycles,
+)
 from mappers import zoo  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402
 from mappers.heuristic import HeuristicMapper  # noqa: E402

@@ -35,7 +35,7 @@ Per workload (:data:`WORKLOADS`, one batch rule for all, below):
    each figure then with its certified gap (the seeds' best designs side by side on the
    workers, :func:`remap`). ``iso``: at most Eyeriss's PEs and on-chip storage, the
    paper's setting as recalled; ``free``: up to 1,024 PEs and 4x the storage.
-4. **Bound**: the compulsory-traffic lower bound (:mod:`evaluators.bounds`: every MAC
+4. **Bound**: the compulsory-traffic lower bound (:mod:`evaluators.loopnest.compulsory`: every MAC
    once, every touched word of the weights and inputs read from DRAM once, every output
    written once, all PEs busy) at Eyeriss's PE count (iso) and at 1,024 PEs (free).
 5. **The paper's inner loop** (:func:`inner_bo_ablation`): the same outer BO with an inner
@@ -97,7 +97,7 @@ from accelerators.spaces import (
 from accelerators.spaces import shi2020_space as hardware_space
 from accelerators.spatial import SpatialArray
 from evaluators.base import Evaluation
-from evaluators.bounds import energy_lower_bound_pj, latency_lower_bound_cycles
+from evaluators.loopnest.compulsory import energy_lower_bound_pj, latency_lower_bound_cycles
 from evaluators.nested import NestedEvaluator
 from experiments.records import RecordStore, plain, trials_ref
 from mappers import zoo

@@ -11,14 +11,14 @@ import pytest
 
 from accelerators import SystolicArray, eyeriss_v1
 from accelerators.arch import ArchSpec, MemoryLevel
-from evaluators.bounds import (
+from evaluators.loopnest import evaluate_batch
+from evaluators.loopnest.compulsory import (
     edp_lower_bound,
     energy_lower_bound_pj,
     latency_lower_bound_cycles,
     touched_words,
 )
-from evaluators.loopnest import evaluate_batch
-from evaluators.loopnest_walk import simulate
+from evaluators.loopnest.walk import simulate
 from mappers.exhaustive import ExhaustiveMapper, enumerate_mappings, factorizations
 from mappers.heuristic import HeuristicMapper
 from mappers.mapping import MappingBatch

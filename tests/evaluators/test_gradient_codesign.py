@@ -12,7 +12,6 @@ jnp = jax.numpy
 
 from accelerators import SpatialArray, tech  # noqa: E402
 from design_space import Constraint, DesignSpace, Integer, Ordinal  # noqa: E402
-from evaluators.bounds import edp_lower_bound  # noqa: E402
 from evaluators.differentiable import relaxed_model  # noqa: E402
 from evaluators.gradient_codesign import (  # noqa: E402
     RelaxedNetwork,
@@ -23,6 +22,7 @@ from evaluators.gradient_codesign import (  # noqa: E402
     sram_energy_pj_jnp,
 )
 from evaluators.loopnest import evaluate, evaluate_batch  # noqa: E402
+from evaluators.loopnest.compulsory import edp_lower_bound  # noqa: E402
 from evaluators.nested import NestedEvaluator  # noqa: E402
 from mappers.heuristic import HeuristicMapper  # noqa: E402
 from mappers.workloads import conv2d, gemm  # noqa: E402

@@ -1,5 +1,5 @@
 """The counting conventions (evaluators.loopnest.Conventions): every choice equals the
-literal walk extended to it (evaluators/loopnest_walk.py), on random cases and on one
+literal walk extended to it (evaluators/loopnest/walk.py), on random cases and on one
 small case per rule whose counts are derived by hand below; the timeloop mode selects
 Timeloop's rule for each."""
 
@@ -17,7 +17,7 @@ from evaluators.loopnest import (
     LoopNestCost,
     evaluate_batch,
 )
-from evaluators.loopnest_walk import simulate
+from evaluators.loopnest.walk import simulate
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import conv2d, gemm
 from tests.evaluators.mapping_gen import random_arch, random_layer, random_mapping

@@ -1,5 +1,5 @@
 """The loop-nest model equals a literal loop-nest walk, count for count: the numpy code
-and, where numba is installed, the compiled kernel (evaluators/loopnest_kernel.py)."""
+and, where numba is installed, the compiled kernel (evaluators/loopnest/kernel.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from accelerators.arch import ArchSpec, MemoryLevel
 from evaluators.loopnest import evaluate_batch, kernel_available
-from evaluators.loopnest_walk import energy_and_latency, simulate
+from evaluators.loopnest.walk import energy_and_latency, simulate
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import conv2d, gemm
 from tests.evaluators.mapping_gen import random_arch, random_layer, random_mapping
@@ -47,11 +47,11 @@ def test_rare_multi_level_unrolling_matches_reference(seed, monkeypatch):
     """Seeds (found by search) where one dimension of a two-dimension input axis is
     unrolled at two fanout levels of one segment: the exact enumeration path (the numpy
     model's, checked to run here; the kernel enumerates under the same condition)."""
-    import evaluators.loopnest as ln
+    from evaluators.loopnest import counts
 
     calls = []
-    orig = ln._fix_multi
-    monkeypatch.setattr(ln, "_fix_multi", lambda *a, **k: calls.append(1) or orig(*a, **k))
+    orig = counts.fix_multi
+    monkeypatch.setattr(counts, "fix_multi", lambda *a, **k: calls.append(1) or orig(*a, **k))
     rng = np.random.default_rng(seed)
     layer = random_layer(rng)
     arch = random_arch(rng)
@@ -179,7 +179,7 @@ def test_leakage_must_be_a_finite_non_negative_number(bad):
 def test_energy_and_latency_with_leakage_and_vectors_match_the_walk(seed):
     """Random layers, hierarchies and mappings with leakage, bandwidth limits and access
     widths of 1-4 words on random levels: energy and latency of both paths equal the
-    walk's (evaluators/loopnest_walk.energy_and_latency, exact fractions)."""
+    walk's (evaluators/loopnest/walk.energy_and_latency, exact fractions)."""
     rng = np.random.default_rng(3000 + seed)
     layer, arch = random_layer(rng), random_arch(rng)
     arch = dataclasses.replace(arch, levels=tuple(dataclasses.replace(

@@ -12,8 +12,8 @@ from accelerators import SpatialArray
 from design_space import Constraint, DesignSpace, Ordinal, PowerOfTwo
 from design_space.compose import product, split
 from evaluators.base import Infeasible
-from evaluators.bounds import edp_lower_bound
 from evaluators.loopnest import LOOPNEST, evaluate_batch
+from evaluators.loopnest.compulsory import edp_lower_bound
 from evaluators.nested import JointEvaluator, NestedEvaluator
 from experiments.inner_search import search_mapper  # ask/tell optimizers as mapping searches
 from mappers.exhaustive import ExhaustiveMapper

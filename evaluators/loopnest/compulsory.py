@@ -1,4 +1,9 @@
-"""Lower bounds no mapping can beat (used to check the model and to prune searches).
+"""Compulsory-traffic lower bounds on a whole layer: figures no mapping of it can beat
+under the loop-nest model (used to check the model, and as the Shi 2020 reproduction's
+bound column).
+
+Scope: bounds that depend on the layer and the architecture alone, not on a partial
+mapping (those are :mod:`evaluators.loopnest.bounds`, the exact mapper's).
 
 * **Energy**: every MAC of the layer is executed once (``macs x E_mac``), every word of
   ``W`` and ``I`` that some MAC touches is read from the backing store at least once,
@@ -16,19 +21,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from accelerators.arch import OPERANDS, ArchSpec
+from evaluators.loopnest.counts import distinct_two_aps
 from mappers.workloads import Layer
 
-
-def _distinct_sums(c1: int, n1: int, c2: int, n2: int) -> int:
-    """``|{c1*i + c2*j : i < n1, j < n2}|`` (see evaluators.loopnest._distinct_two_aps)."""
-    if n1 == 1 or c1 == 0:
-        return n2 if c2 else 1
-    if n2 == 1 or c2 == 0:
-        return n1
-    g = math.gcd(c1, c2)
-    a, b = c1 // g, c2 // g
-    return n1 * n2 - max(0, n1 - b) * max(0, n2 - a)
+__all__ = ["edp_lower_bound", "energy_lower_bound_pj", "latency_lower_bound_cycles", "touched_words"]
 
 
 def touched_words(layer: Layer, operand: str) -> int:
@@ -39,7 +38,8 @@ def touched_words(layer: Layer, operand: str) -> int:
             out *= layer.dims[axis[0][0]]
         elif len(axis) == 2:
             (d1, c1), (d2, c2) = axis
-            out *= _distinct_sums(c1, layer.dims[d1], c2, layer.dims[d2])
+            if c1 or c2:
+                out *= int(distinct_two_aps(np, c1, layer.dims[d1], c2, layer.dims[d2], True))
         else:  # pragma: no cover - no layer has this
             raise NotImplementedError("more than two dimensions on one axis")
     return out

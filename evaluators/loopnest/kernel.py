@@ -1,11 +1,18 @@
 """The loop-nest cost model compiled with numba, one mapping at a time.
 
+Scope: the numba code of the model (:func:`evaluate_rows`) and the packing of a
+(layer, architecture) pair into its arrays (:func:`pack`, :class:`Packed`,
+:func:`columns`). Which calls run it, and how its output becomes a result, is
+:mod:`evaluators.loopnest.dispatch`; its lower-bound fills are
+:mod:`evaluators.loopnest.kernel_bounds`.
+
 :func:`evaluators.loopnest.evaluate_batch` (numpy, exact integers, no custom ``fills``
 hook or ``fold_cycles``; so also :data:`evaluators.loopnest.LOOPNEST` when scoring) and
 :meth:`evaluators.loopnest.LoopNestCost.lower_bound` run this kernel when numba is
-importable; the numpy code of :mod:`evaluators.loopnest` stays the reference (and the
-``jax`` path). The kernel applies the same rules and formulas (that module's docstring
-and the comments of :func:`evaluators.loopnest.count`) to the scalars of one mapping and
+importable; the array code (:mod:`evaluators.loopnest.counts`,
+:mod:`evaluators.loopnest.reference`) stays the reference (and the ``jax`` path). The
+kernel applies the same rules and formulas (the docstring and the comments of
+:func:`evaluators.loopnest.counts.count`) to the scalars of one mapping and
 gives the same numbers, bit for bit: counts are integers below 2**53 (exact in float64
 whatever the order of the sums), energies are summed in the numpy model's order. What
 differs is how much work it does:
@@ -26,15 +33,16 @@ differs is how much work it does:
 * **Distinct child tiles** of one-dimension axes are a product of spatial factors,
   precomputed per level.
 * **Per (layer, architecture) constants** (axes, level tables, energies) are packed
-  once into a few arrays (:func:`pack`); :mod:`evaluators.loopnest` caches them.
+  once into a few arrays (:func:`pack`); :mod:`evaluators.loopnest.dispatch` caches them.
 
 The results go to one ``(n_fields, B)`` float64 array, batch-last like the numpy model's
 arrays (one row per field, laid out by :func:`columns`), and a ``(B,)`` bool validity
 array.
 
 Lower-bound mode: the fill count of every (operand, level) pair is replaced as the numpy
-``fills`` hook :func:`evaluators.loopnest._bound_hook` does, by :func:`bound_fill`, the one
-place here to change when that bound changes (``tests/evaluators/test_loopnest_kernel.py``
+``fills`` hook :func:`evaluators.loopnest.bounds.bound_hook` does, by
+:func:`evaluators.loopnest.kernel_bounds.bound_fill`, the one place to change when that
+bound changes (``tests/evaluators/test_loopnest_kernel.py``
 checks that the two agree exactly, the stationary operand and the irrelevant-tile table
 included). Its fills need not be integers, so the NoC deliveries are summed operand by
 operand, in the numpy model's order.
@@ -48,7 +56,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["Packed", "bound_fill", "columns", "evaluate_rows", "pack"]
+from evaluators.loopnest.kernel_bounds import bound_fill
+from evaluators.loopnest.kernel_common import distinct_sums, last_slot_over
+
+__all__ = ["Packed", "columns", "evaluate_rows", "pack"]
 
 # column blocks of the output row, in order: (name, width in units of L, or 0 for scalar)
 _BLOCKS = (("reads", 3), ("writes", 3), ("tile_words", 3), ("noc_words", 1),
@@ -95,7 +106,7 @@ class Packed:
 
 
 def pack(st: Any, dataflow: str | None, rows: int, cols: int) -> Packed:
-    """Pack ``st`` (an :class:`evaluators.loopnest.LayerArch`) and the systolic timing
+    """Pack ``st`` (an :class:`evaluators.loopnest.counts.LayerArch`) and the systolic timing
     parameters (``dataflow`` ``None`` for none) into a :class:`Packed`."""
     L, D = st.L, st.D
     A = max(1, max(c.shape[0] for c in st.coef))
@@ -144,13 +155,6 @@ def pack(st: Any, dataflow: str | None, rows: int, cols: int) -> Packed:
 
 
 @njit(cache=True, nogil=True)
-def _gcd(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return a
-
-
-@njit(cache=True, nogil=True)
 def _heapsort(a: Any, n: int) -> None:
     """Sort ``a[:n]`` in place (a few lines instead of ``np.sort``, whose compiled code
     took a quarter of the kernel's compile time)."""
@@ -180,7 +184,7 @@ def _enumerated(SX: Any, SY: Any, Eb: Any, row: int, d1: int, d2: int, cf1: floa
                 c: int, p: int) -> float:
     """Distinct values of one two-dimension axis over a parent's children, by listing the
     child offsets (a dimension unrolled at several levels of the segment ``c < q <= p``
-    is no single progression); the numpy model's ``_fix_multi``."""
+    is no single progression); the numpy model's :func:`evaluators.loopnest.counts.fix_multi`."""
     n = 1
     for q in range(c + 1, p + 1):
         n *= SX[row, q, d1] * SY[row, q, d1] * SX[row, q, d2] * SY[row, q, d2]
@@ -216,8 +220,8 @@ def _two_axis(c: int, p: int, row: int, d1: int, d2: int, cf1: float, cf2: float
     children when both dimensions are unrolled (``m1``, ``m2`` > 1) between levels ``c``
     and ``p``: ``|{a1 i + a2 j}| = m1 m2 - max(0, m1 - a2/g) max(0, m2 - a1/g)`` for the
     progressions' strides ``a1``, ``a2`` and ``g = gcd(a1, a2)``, or by enumeration when
-    a dimension is unrolled at several levels (the numpy model's ``_distinct_two_aps``
-    and ``_fix_multi``)."""
+    a dimension is unrolled at several levels (the numpy model's ``distinct_two_aps``
+    and ``fix_multi``)."""
     st1, st2, nl1, nl2 = 1.0, 1.0, 0, 0
     for q in range(c + 1, p + 1):
         if SPf[q, d1] > 1:
@@ -230,224 +234,7 @@ def _two_axis(c: int, p: int, row: int, d1: int, d2: int, cf1: float, cf2: float
         return _enumerated(SX, SY, Eb, row, d1, d2, cf1, cf2, c, p)
     a1 = np.int64(max(cf1 * st1, 1.0))
     a2 = np.int64(max(cf2 * st2, 1.0))
-    g = _gcd(a1, a2)
-    i1, i2 = np.int64(m1), np.int64(m2)
-    return float(i1 * i2 - max(0, i1 - a2 // g) * max(0, i2 - a1 // g))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _multiplier(bdim: Any, level: int, n_above: Any, slot_dim: Any, ntr: Any) -> float:
-    """``FillContext.multiplier(dims, level)``: ``1 + sum n_trans_j`` over the loops above
-    ``level`` that are over ``dims`` (``bdim[d]``) or enclose such a loop (every kept
-    loop has factor > 1)."""
-    if level >= n_above.shape[0]:
-        return 1.0
-    last = -1
-    for j in range(n_above[level]):
-        if bdim[slot_dim[j]]:
-            last = j
-    acc = 0.0
-    for j in range(last + 1):
-        acc += ntr[j]
-    return 1.0 + acc
-
-
-@njit(cache=True, nogil=True, inline="always")
-def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: Any, n_ax: Any,
-               ax_d: Any, ax_cf: Any, bits: Any, n_above: Any, slot_dim: Any, slot_lvl: Any, ntr: Any,
-               Tf: Any, SPf: Any, E: Any, steps: Any, cap: float, stationary: int, irr: float,
-               ws: Any, span: Any, idx: Any) -> float:
-    """The lower bound's fill count of operand ``t`` at level ``c`` when the tiles of the
-    levels ``>= b = known - 1`` are decided: the numpy
-    ``fills`` hook :func:`evaluators.loopnest._bound_hook` for one mapping, rule for rule
-    (its docstring and :meth:`evaluators.loopnest.LoopNestCost.lower_bound` give the
-    arguments; ``tests/evaluators/test_loopnest_kernel.py`` checks the two agree exactly).
-
-    ``F``, ``w``: the model's fill count and tile words at ``c``; ``single``: every live
-    axis of the operand is one dimension; ``bdim``: the dimensions of its one-dimension
-    axes; ``n_ax``, ``ax_d``, ``ax_cf``: its live axes (dimensions of size 1 that the
-    numpy model drops are left out); ``bits[d]``: the operands ``d`` is irrelevant to
-    (bit ``t``); ``cap``: ``c``'s capacity for the operand; ``stationary``: the stationary
-    operand or -1; ``irr``: the irrelevant-tile bound, or -1 for none. Every quantity but
-    ``spread`` is an integer below 2**53, exact in float64 in any order of the sums.
-
-    ``ws`` (float ``(9, max(L, D, axes))``), ``span`` (float ``(L, D)``) and ``idx`` (int
-    ``(D,)``) are scratch space the caller allocates once per batch: the function is
-    called per row, operand and level, and allocating its work arrays on every call
-    cost more than the arithmetic."""
-    L, D = Tf.shape
-    if c >= b:
-        if single:
-            return F
-        # per level above c: max(w x moves along the one-dimension axes, Smith's-rule
-        # floor of the level's sliding fetches)
-        last = -1
-        for j in range(n_above[c]):
-            if bdim[slot_dim[j]]:
-                last = j
-        mv = ws[0]
-        for li in range(L):
-            mv[li] = 0.0
-        for j in range(last + 1):
-            mv[slot_lvl[j]] += ntr[j]
-        for li in range(L):
-            for d in range(D):
-                span[li, d] = (Tf[li, d] - 1) * steps[li, d]
-        ext = ws[1]
-        for k in range(n_ax):
-            e = 0.0
-            for m in range(2):
-                d = ax_d[k, m]
-                if d >= 0:
-                    e += ax_cf[k, m] * (E[c, d] - 1)
-            ext[k] = 1 + e
-        low = ws[2]
-        best = ws[3]
-        forced0 = ws[4]
-        forced1 = ws[5]
-        floors = ws[6]
-        total = 0.0
-        above = 1.0
-        for lvl in range(L - 1, c, -1):
-            for d in range(D):
-                low[d] = 0.0
-                for li in range(c + 1, lvl):
-                    low[d] += span[li, d]
-            n_lo, n_hi = n_above[lvl], n_above[lvl - 1]
-            inner_bits = bits[slot_dim[n_hi - 1]] if n_hi > n_lo else 0
-            for j in range(D):
-                floors[j] = 0.0
-                if Tf[lvl, j] <= 1:
-                    continue
-                free = 1.0
-                for k in range(n_ax):
-                    # subsets of the axis's other dimensions that move at lvl
-                    oth0, oth1 = -1, -1
-                    for m in range(2):
-                        d = ax_d[k, m]
-                        if d >= 0 and d != j and span[lvl, d] > 0:
-                            if oth0 < 0:
-                                oth0 = m
-                            else:
-                                oth1 = m
-                    bk = 0.0
-                    forced0[k] = 0.0
-                    forced1[k] = 0.0
-                    for sub in range(4):
-                        if (sub & 1 and oth0 < 0) or (sub & 2 and oth1 < 0):
-                            continue
-                        moved = 0.0
-                        for m in range(2):
-                            d = ax_d[k, m]
-                            if d < 0:
-                                continue
-                            insub = (sub & 1 and m == oth0) or (sub & 2 and m == oth1)
-                            moved += ax_cf[k, m] * ((-low[d] + (steps[lvl, j] if d == j else 0.0))
-                                                    - (span[lvl, d] if insub else 0.0))
-                        g_ov = max(0.0, ext[k] - abs(moved))
-                        bk = max(bk, g_ov)
-                        if sub & 1:
-                            if oth0 == 0:
-                                forced0[k] = max(forced0[k], g_ov)
-                            else:
-                                forced1[k] = max(forced1[k], g_ov)
-                        if sub & 2:
-                            if oth1 == 0:
-                                forced0[k] = max(forced0[k], g_ov)
-                            else:
-                                forced1[k] = max(forced1[k], g_ov)
-                    best[k] = bk
-                    free *= bk
-                allowed_j = (bits[j] & ~inner_bits) == 0
-                held = -1.0
-                for d in range(D):
-                    if d == j or Tf[lvl, d] <= 1 or (bits[d] & ~inner_bits) != 0:
-                        continue
-                    gi, gm = -1, -1
-                    for k in range(n_ax):
-                        for m in range(2):
-                            if ax_d[k, m] == d:
-                                gi, gm = k, m
-                    if gi < 0:
-                        v = free
-                    else:
-                        v = forced0[gi] if gm == 0 else forced1[gi]
-                        rest = 1.0
-                        for k in range(n_ax):
-                            if k != gi:
-                                rest *= best[k]
-                        v = v * rest
-                    held = max(held, v)
-                ov = free if (allowed_j or held < 0) else held
-                floors[j] = w - ov
-            # Smith's rule: the largest floors outermost (stable; ties give equal sums)
-            for j in range(D):
-                idx[j] = j
-            for i in range(1, D):
-                k = i
-                while k > 0 and floors[idx[k - 1]] < floors[idx[k]]:
-                    idx[k - 1], idx[k] = idx[k], idx[k - 1]
-                    k -= 1
-            acc = 0.0
-            before = 1.0
-            for i in range(D):
-                fj = Tf[lvl, idx[i]]
-                acc += before * (fj - 1) * floors[idx[i]]
-                before *= fj
-            sliding = above * acc
-            for d in range(D):
-                above *= Tf[lvl, d]
-            total += max(w * mv[lvl], sliding)
-        return w + total
-    # tile of c unknown: distinct words an instance of c touches within b's tile
-    ex = ws[7]
-    whole = ws[8]                                   # 1.0: the dimension takes a contiguous range
-    for d in range(D):
-        sb = 1.0
-        for q in range(c + 1, b + 1):
-            sb *= SPf[q, d]
-        ex[d] = E[b, d] / sb
-        whole[d] = 1.0 if sb == 1 else 0.0
-    inner = 1.0
-    for k in range(n_ax):
-        d1, d2 = ax_d[k, 0], ax_d[k, 1]
-        if d2 < 0:
-            inner = inner * ex[d1]
-            continue
-        a, bb = ax_cf[k, 0], ax_cf[k, 1]
-        x1, x2 = ex[d1], ex[d2]
-        words = (x1 + x2) - 1
-        if whole[d1] != 0 and whole[d2] != 0:
-            g = _gcd(np.int64(a), np.int64(bb))
-            words = max(words, x1 * x2 - max(0.0, x1 - bb // g) * max(0.0, x2 - a // g))
-        if bb == 1 and whole[d2] != 0:
-            words = max(words, x2 + (x1 - 1) * min(a, x2))
-        if a == 1 and whole[d1] != 0:
-            words = max(words, x1 + (x2 - 1) * min(bb, x1))
-        inner = inner * words
-    mult = _multiplier(bdim, b, n_above, slot_dim, ntr)
-    plain = mult * inner
-    out_all = 1.0
-    for d in range(D):
-        for li in range(b + 1, L):
-            out_all *= Tf[li, d]
-    if single:
-        extra = inner if inner > cap else 0.0
-    else:
-        extra = max(inner - cap, 0.0)
-    sweeps = plain + (out_all - mult) * extra
-    if not single or irr < 0 or c != b - 1:
-        return sweeps
-    if inner <= cap:
-        return sweeps
-    reach = 1.0
-    for d in range(D):
-        if not bdim[d]:
-            reach *= ex[d]
-    spread = max(reach / min(irr, reach), 1.0)
-    moving = out_all * inner * (1.0 if t == stationary else spread)
-    return max(sweeps, moving)
-
+    return distinct_sums(a1, m1, a2, m2)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -501,7 +288,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     Returns the number of mappings whose spatial factors at a systolic array's PE level
     exceed its rows or columns (the numpy model raises on those).
 
-    Note: numba's ``inline="always"`` (:func:`bound_fill`, :func:`_multiplier`,
+    Note: numba's ``inline="always"`` (:func:`bound_fill` and its helper,
     :func:`_level_slots`) shares local names between the inlined function and this one:
     a caller variable named like one of the callee's locals may hold the callee's value
     after the call (a loop index here named ``k`` did). Names live across an inlined
@@ -766,10 +553,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                         # operand whose tile is known (bound_fill): skip it otherwise
                         F = 0.0
                         if live is None or (c >= b and single_r[t]):
-                            js = -1
-                            for j in range(nab):
-                                if sgl[t, slot_dim[j]]:
-                                    js = j
+                            js = last_slot_over(sgl[t], nab, slot_dim)
                             outer = 0.0
                             for j in range(js + 1):
                                 outer += ntr[j]
@@ -896,7 +680,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
             energy = energy + macs_exec * mac_e
             latency = max(compute, bw_max)
             total = energy
-            if has_leak:                               # as evaluators.loopnest._add_leakage sums it
+            if has_leak:                               # as evaluators.loopnest.energy.add_leakage sums it
                 static = 0.0
                 for li in range(L):
                     static = leak_rates[li] * latency if li == 0 else static + leak_rates[li] * latency

@@ -1,0 +1,376 @@
+"""Lower bounds of the loop-nest model on partial mappings: what the exact mapper
+(:mod:`mappers.exact`) prunes with.
+
+Scope: figures that no completion of a partial mapping can beat, under the default
+conventions. The interface (what :class:`~evaluators.loopnest.LoopNestCost` exposes as
+the :class:`mappers.base.BoundedCost` protocol):
+
+* :func:`lower_bound` ``(layer, arch, batch, known, *, stationary, irrelevant_tile,
+  kernel)``: the model's figures with every fill count replaced by a bound
+  (:func:`bound_hook`), a :class:`~evaluators.loopnest.result.LoopNestResult`;
+* :func:`least_lower_bound` ``(..., levels, candidates, objective, ...)``: per row, the
+  least objective of :func:`lower_bound` over combinations of candidate loop orders,
+  and which combination attains it;
+* :func:`bound_hook` ``(known, arch, stationary, irrelevant_tile)``: the numpy ``fills``
+  hook (a function of a :class:`~evaluators.loopnest.counts.FillContext`) that carries
+  the rules; :func:`distinct_words` and :func:`sliding_level_bounds` are its parts.
+
+The compiled kernel computes the same fills in
+:func:`evaluators.loopnest.kernel_bounds.bound_fill`: change the two together
+(``tests/evaluators/test_loopnest_kernel.py`` checks them equal, bit for bit). Everything
+else the figures derive from fills (multicast, refills, NoC, energy, bandwidth) is the
+model's own code. The whole-layer compulsory-traffic bound, true of every mapping, is
+:mod:`evaluators.loopnest.compulsory`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from accelerators.arch import OPERANDS, ArchSpec
+from evaluators.loopnest.conventions import DEFAULT_CONVENTIONS
+from evaluators.loopnest.counts import FillContext, axis_extent, distinct_two_aps, prepare
+from evaluators.loopnest.dispatch import (
+    LeastRequest,
+    evaluate_compiled,
+    kernel_available,
+    kernel_plan,
+    require_kernel,
+)
+from evaluators.loopnest.reference import BLOCK_ROWS, evaluate_reference
+from evaluators.loopnest.result import LoopNestResult, batch_rows, concat_results
+from mappers.base import check_objective
+from mappers.mapping import MappingBatch
+from mappers.orders import objective_of
+from mappers.workloads import Layer
+
+__all__ = ["bound_hook", "check_bound_arguments", "distinct_words", "least_lower_bound", "lower_bound",
+           "sliding_level_bounds"]
+
+
+def distinct_words(ctx: FillContext, extents: Any, whole: Any = None) -> Any:
+    """A lower bound on the distinct words of the operand touched when every dimension
+    ``d`` takes ``extents[d]`` distinct index values (``(D, B)``): an axis over one
+    dimension touches ``X_d``; an axis ``a p + b r`` over two touches at least
+    ``X_p + X_r - 1`` (a sumset of integers, whatever the index sets). Where ``whole``
+    (``(D, B)``) says a dimension's values are a contiguous range, more: both ranges give
+    exactly ``|a [0, X_p) + b [0, X_r)|``; one range of unit step (``b = 1``) gives
+    ``X_r + (X_p - 1) min(a, X_r)`` (translates of an interval of length ``X_r`` by
+    distinct multiples of ``a``)."""
+    out = np.ones(extents.shape[-1])
+    for ax in ctx.axes:
+        if len(ax) == 1:
+            out = out * extents[ax[0][0]]
+            continue
+        words = sum(extents[d] for d, _ in ax) - (len(ax) - 1)
+        if whole is not None and len(ax) == 2:
+            (d1, a), (d2, b) = ax
+            x1, x2 = extents[d1], extents[d2]
+            both = whole[d1] & whole[d2]
+            g = math.gcd(int(a), int(b))
+            exact = distinct_two_aps(np, a // g, x1, b // g, x2, False)
+            words = np.where(both, np.maximum(words, exact), words)
+            if b == 1:
+                words = np.where(whole[d2], np.maximum(words, x2 + (x1 - 1) * np.minimum(a, x2)), words)
+            if a == 1:
+                words = np.where(whole[d1], np.maximum(words, x1 + (x2 - 1) * np.minimum(b, x1)), words)
+        out = out * words
+    return out
+
+
+def _axis_components(axes: list) -> list[tuple[list, list[int]]]:
+    """Group tensor axes that share a dimension: ``[(axes, dims)]``. Subsets of loops of
+    different groups move different axes, so the largest overlap is the product of each
+    group's largest."""
+    groups: list[tuple[list, set[int]]] = []
+    for ax in axes:
+        ds = {d for d, _ in ax}
+        merged = [g for g in groups if g[1] & ds]
+        for g in merged:
+            groups.remove(g)
+        groups.append(([a for g in merged for a in g[0]] + [ax], set().union(ds, *(g[1] for g in merged))))
+    return [(g[0], sorted(g[1])) for g in groups]
+
+
+def sliding_level_bounds(ctx: FillContext, irrelevant: np.ndarray) -> Any:
+    """``(L, B)``: for each level ``l`` above ``ctx.c``, the least words the loops of
+    ``l`` can fetch into ``ctx.c``'s tile over every loop order of ``l`` whose innermost
+    loop (of factor > 1) is irrelevant to no operand the batch's innermost loop of ``l``
+    is relevant to (Smith's rule on per-loop floors). ``irrelevant``: ``(3, D)`` which
+    operands each dimension is irrelevant to.
+
+    A transition of a loop ``j`` of ``l`` costs ``w - overlap``, the overlap set by the
+    shift of the tile: ``j``'s step minus the spans of the loops inside it above ``c``
+    (all of the lower levels', and some subset of ``l``'s). The floor ``c_j`` is the
+    least cost over every subset the orders allow: any subset if ``j`` may be innermost,
+    else one holding an allowed innermost loop. The overlap is a product over groups of
+    axes that share no dimension, each set by the subset's loops over that group's
+    dimensions, so the largest overlap is the product of each group's largest (with the
+    group of the forced innermost loop restricted to subsets holding it). Whatever the
+    order, the level's words are ``sum_j n_j c'_j >= sum_j n_j c_j`` with
+    ``n_j = P (prod of loops before j) (f_j - 1)`` (``P`` the product of the loops of the
+    levels above), and by the exchange argument ``sum_j n_j c_j`` is least with the loops
+    sorted by ``c_j``, largest outermost.
+
+    The result depends on the batch's order of ``l`` only through the set of operands its
+    innermost loop is irrelevant to, and a larger set allows more orders (a lower bound)."""
+    L, D, c = ctx.L, ctx.D, ctx.c
+    B = ctx.words.shape[-1]
+    w = ctx.words[c]
+    e = ctx.E[c]                                                      # (D, B) tile extents
+    axes = [ax for ax in ctx.axes if ax]
+    ext = {id(ax): axis_extent(ax, e) for ax in axes}
+    groups = _axis_components(axes)
+    group_of = {d: gi for gi, (_, g_dims) in enumerate(groups) for d in g_dims}
+    span = (ctx.T - 1) * ctx.steps                                    # (L, D, B) loop spans
+    bits = (irrelevant.astype(np.int64) * np.array([[1], [2], [4]])).sum(axis=0)   # (D,)
+    out = np.zeros((L, B))
+    above = np.ones(B)
+    for lvl in range(L - 1, c, -1):
+        low = span[c + 1:lvl].sum(axis=0)                             # (D, B) lower levels' spans
+        f = ctx.T[lvl]                                                # (D, B)
+        # the batch's innermost loop of this level and the dimensions allowed innermost
+        s0 = (L - 1 - lvl) * D
+        live = ctx.nest_factors[s0:s0 + D] > 1                        # (D, B) by position
+        pos = np.where(live.any(axis=0), D - 1 - np.argmax(live[::-1], axis=0), 0)
+        inner = np.take_along_axis(ctx.nest_dims[s0:s0 + D], pos[None, :], axis=0)[0].astype(np.int64)
+        inner_bits = bits[inner]                                      # (B,)
+        allowed = (bits[:, None] & ~inner_bits[None, :]) == 0         # (D, B)
+        floors = np.zeros((D, B))
+        for j in range(D):
+            if not (f[j] > 1).any():
+                continue
+            g_best, g_forced = [], []
+            for g_axes, g_dims in groups:
+                # only loops of this level over the group's dimensions (other than j)
+                # can be inside j and change the group's overlap
+                others = [d for d in g_dims if d != j and (span[lvl, d] > 0).any()]
+                best = np.zeros(B)
+                forced = {d: np.zeros(B) for d in others}
+                for r in range(len(others) + 1):
+                    for sub in itertools.combinations(others, r):
+                        g_ov = np.ones(B)
+                        for ax in g_axes:
+                            moved = sum(cf * (-low[d] + (ctx.steps[lvl, j] if d == j else 0.0)
+                                              - (span[lvl, d] if d in sub else 0.0)) for d, cf in ax)
+                            g_ov = g_ov * np.maximum(0.0, ext[id(ax)] - np.abs(moved))
+                        best = np.maximum(best, g_ov)
+                        for d in sub:
+                            forced[d] = np.maximum(forced[d], g_ov)
+                g_best.append(best)
+                g_forced.append(forced)
+            free = np.prod(g_best, axis=0) if g_best else np.ones(B)
+            # j not allowed innermost: some allowed loop of factor > 1 is inside it
+            held = np.full(B, -1.0)
+            for d in range(D):
+                if d == j:
+                    continue
+                ok = allowed[d] & (f[d] > 1)
+                if not ok.any():
+                    continue
+                gi = group_of.get(d)
+                if gi is None or d not in g_forced[gi]:
+                    v = free
+                else:
+                    v = g_forced[gi][d] * np.prod([g_best[k] for k in range(len(groups)) if k != gi], axis=0)
+                held = np.maximum(held, np.where(ok, v, -1.0))
+            ov = np.where(allowed[j] | (held < 0), free, held)
+            floors[j] = w - ov
+        floors = np.where(f > 1, floors, 0.0)
+        # Smith's rule: the largest floors outermost
+        order = np.argsort(-floors, axis=0, kind="stable")
+        fs = np.take_along_axis(f, order, axis=0)
+        cs = np.take_along_axis(floors, order, axis=0)
+        before = np.cumprod(np.concatenate([np.ones((1, B)), fs[:-1]]), axis=0)
+        out[lvl] = above * np.sum(before * (fs - 1) * cs, axis=0)
+        above = above * np.prod(f, axis=0)
+    return out
+
+
+def bound_hook(known: int, arch: ArchSpec, stationary: int | None = None,
+                irrelevant_tile: Any = None) -> Callable[[FillContext], Any]:
+    """The ``fills`` hook of :func:`lower_bound` (see there for the rules). The compiled
+    kernel computes the same fills in :func:`evaluators.loopnest.kernel_bounds.bound_fill`:
+    change both together (``tests/evaluators/test_loopnest_kernel.py`` compares them)."""
+    b = known - 1                                   # tiles of levels >= b are known
+
+    def hook(ctx: FillContext) -> Any:
+        single = all(len(ax) == 1 for ax in ctx.axes)
+        # the dimensions whose change moves the tile to disjoint words: all of a
+        # single-dimension operand's; a sliding operand's single-dimension axes only
+        dims = frozenset(d for ax in ctx.axes if len(ax) == 1 for d, _ in ax)
+        if ctx.c >= b:
+            if single:
+                return ctx.F
+            w = ctx.words[ctx.c]
+            per_level = np.maximum(w * ctx.moves(dims, ctx.c), sliding_level_bounds(ctx, ~ctx.relevant))
+            return w + per_level.sum(axis=0)
+        spatial_between = np.prod(ctx.SP[ctx.c + 1:b + 1], axis=0)    # (D, B)
+        extents = ctx.E[b] / spatial_between                          # per instance of c
+        # a dimension no fanout between c and b splits takes a contiguous range
+        inner = distinct_words(ctx, extents, spatial_between == 1)
+        mult = ctx.multiplier(dims, b)
+        plain = mult * inner
+        # every other transition of the decided loops starts a new sweep of the share
+        # too: c holds at most its capacity of it at the start, so it fetches at least
+        # the rest (a single-dimension operand whose share does not fit: all of it, its
+        # first tile being disjoint from the last)
+        lv = arch.levels[ctx.c]
+        cap = np.inf if lv.capacity_words is None else lv.capacity_of(OPERANDS[ctx.t])
+        out_all = np.prod(ctx.T_above[b], axis=0)                       # decided loops' product
+        extra = np.where(inner > cap, inner, 0.0) if single else np.maximum(inner - cap, 0.0)
+        sweeps = plain + (out_all - mult) * extra
+        if not single or irrelevant_tile is None or ctx.c != b - 1:
+            return sweeps
+        # level b's loops (undecided) lie directly above c: unless the operand keeps a
+        # tile of its whole share, unless it is the one operand level b's innermost loops
+        # are irrelevant to, every loop of level b refetches its tile
+        irr = [d for d in range(ctx.D) if d not in dims]
+        reach = np.prod(extents[irr], axis=0) if irr else np.ones_like(inner)
+        spread = np.maximum(reach / np.minimum(irrelevant_tile[:, ctx.t], reach), 1.0)
+        moving = out_all * inner * np.where(ctx.t == stationary, 1.0, spread)
+        return np.where(inner <= cap, sweeps, np.maximum(sweeps, moving))
+
+    return hook
+
+
+def check_bound_arguments(arch: ArchSpec, batch: MappingBatch, known: int, irrelevant_tile: Any) -> Any:
+    """The checks :func:`lower_bound` and :func:`least_lower_bound` share; returns
+    ``irrelevant_tile`` as a float array (or ``None``)."""
+    if int(known) > arch.n_levels:
+        raise ValueError(f"known={known} levels, the architecture has {arch.n_levels}")
+    irr = None if irrelevant_tile is None else np.asarray(irrelevant_tile, dtype=float)
+    if irr is not None and irr.shape != (len(batch), len(OPERANDS)):
+        raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3), got {irr.shape}")
+    return irr
+
+
+def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *, stationary: int | None = None,
+                irrelevant_tile: Any = None, kernel: bool | None = None) -> LoopNestResult:
+    """Figures no completion of a partial mapping can beat.
+
+    A row of ``batch`` is a partial mapping: its spatial factors, bypass choices and
+    the temporal factors of levels ``>= known`` are final, as are the loop orders of
+    those levels; the temporal factors of the levels below ``known`` are free but for
+    their product per dimension (whatever the batch puts there), and so are those
+    levels' orders. The result's ``energy_pj``, ``compute_cycles`` and
+    ``bandwidth_cycles`` (hence ``latency_cycles`` and ``edp``) are at most those of
+    any completion, provided the batch puts the free factors as low as they may go
+    (the compute cycles of a systolic array fall as its stream grows). ``valid`` is
+    not meaningful.
+
+    How (per operand and level ``c`` with a parent; ``b = known - 1``):
+
+    * tile known (``c >= b``): an operand whose every tensor axis is one dimension
+      has exactly the model's fills; for a sliding-window operand (an axis
+      ``stride p + dilation r``) each level's loops fetch at least the larger of (a)
+      the tile's words times the transitions that move it along its one-dimension
+      axes (each lands on disjoint words and needs the whole tile), which depends on
+      the level's order only through its innermost run of loops off those axes, and
+      (b) the least words any order of the level can fetch (Smith's rule on each
+      loop's least cost per transition: :func:`sliding_level_bounds`);
+    * tile unknown (``c < b``): at least ``m_b x`` (distinct words an instance of
+      ``c`` touches within the tile of ``b``), where ``m_b`` counts the moves of
+      ``b``'s tile along the operand's one-dimension axes under the known loops: each
+      such move starts a sweep of ``c``'s instance over new, disjoint words (a
+      sliding axis ``a p + b r`` over ``X_p`` and ``X_r`` values touches at least
+      ``X_p + X_r - 1``: a sumset of integers). For a single-dimension operand this
+      is at least its distinct words per instance, so partial-sum refills stay
+      non-negative.
+
+    * the level just below the last known tile (``c = b - 1``), given
+      ``irrelevant_tile`` (``(B, 3)``: per operand, an upper bound on the product of
+      the extents, over the dimensions irrelevant to it, of any tile that fits ``c``)
+      and the operand ``stationary`` at level ``b`` (``None``: none): for a
+      single-dimension operand whose whole share of ``b``'s tile does not fit ``c``,
+      some loop of ``b`` is over its dimensions, so every known loop refetches the
+      whole sweep (the product of all known factors, not just ``m_b``); and unless it
+      is the stationary operand, ``b``'s innermost loop is relevant to it and every
+      loop of ``b`` refetches its tile: the sweep's words times the product of its
+      irrelevant extents over ``irrelevant_tile``. The caller takes the least bound
+      over the stationary operand (each order of ``b`` has at most one).
+
+    Everything the model derives from fill counts (multicast reads, partial-sum
+    refills, NoC deliveries, energy, bandwidth) grows with them, so the figures bound
+    every completion. Like the model's own counts, the bound is separable over the
+    known levels' loop orders (every term is a sum over loops of ``n_trans_j`` times
+    a function of the set of loops inside ``j``).
+
+    ``kernel``: as in :func:`evaluators.loopnest.evaluate_batch`. The compiled kernel computes the same
+    fills (:func:`evaluators.loopnest.kernel_bounds.bound_fill`, rule for rule the
+    :func:`bound_hook` used here otherwise; change both together,
+    ``tests/evaluators/test_loopnest_kernel.py`` checks them equal). ``known`` above
+    the number of levels is an error.
+    """
+    irr = check_bound_arguments(arch, batch, known, irrelevant_tile)
+    if _use_kernel(kernel):
+        return evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary, irr)
+    st = prepare(layer, arch)
+    if irr is None:
+        return evaluate_reference(np, st, arch, batch, True, None, bound_hook(known, arch, stationary),
+                                  DEFAULT_CONVENTIONS)
+    # one hook per block of the numpy path, each with its rows of irrelevant_tile
+    parts = [evaluate_reference(np, st, arch, batch_rows(batch, i, min(i + BLOCK_ROWS, len(batch))), True, None,
+                                bound_hook(known, arch, stationary, irr[i:i + BLOCK_ROWS]), DEFAULT_CONVENTIONS)
+             for i in range(0, len(batch), BLOCK_ROWS)]
+    return parts[0] if len(parts) == 1 else concat_results(parts)
+
+
+def least_lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, levels: Sequence[int],
+                      candidates: Any, objective: str, *, stationary: int | None = None,
+                      irrelevant_tile: Any = None, kernel: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the least ``objective`` of :meth:`lower_bound` over every combination
+    of one candidate loop order (``candidates``, ``(K, D)``, outermost first) per
+    level of ``levels`` (usually the decided ones; the batch's own orders of those levels are ignored;
+    the other levels keep theirs), and the index of the combination that attains it
+    (the first of equal ones in :func:`itertools.product` order; mixed radix ``K``,
+    the first level most significant). Equals taking ``lower_bound`` once per
+    combination and the least objective (:func:`mappers.orders.objective_of`), bit
+    for bit; the compiled kernel does it in one pass that shares everything but the
+    fills between the combinations, and skips a combination in which a level's
+    candidate orders that level's loops of factor > 1 as an earlier candidate does
+    (it scores the same)."""
+    check_objective(objective)
+    cand = np.ascontiguousarray(np.asarray(candidates, dtype=np.int64))
+    lv = [int(x) for x in levels]
+    L, D = arch.n_levels, len(batch.dims)
+    if cand.ndim != 2 or cand.shape[1] != D or not len(cand) or \
+            any(sorted(c.tolist()) != list(range(D)) for c in cand):
+        raise ValueError(f"candidates must be (K >= 1, {D}) permutations of 0..{D - 1}, got shape {cand.shape}")
+    irr = check_bound_arguments(arch, batch, known, irrelevant_tile)
+    if not lv or len(set(lv)) != len(lv) or not all(0 <= x < L for x in lv):
+        raise ValueError(f"levels must be distinct levels of the architecture (0..{L - 1}), got {levels!r}")
+    if _use_kernel(kernel):
+        request = LeastRequest(np.asarray(lv, dtype=np.int64), cand, objective, np.empty(len(batch)),
+                               np.empty(len(batch), dtype=np.int64))
+        evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary, irr, request)
+        return request.best, request.choice
+    best = np.full(len(batch), np.inf)
+    choice = np.zeros(len(batch), dtype=np.int64)
+    for k, combo in enumerate(itertools.product(range(len(cand)), repeat=len(lv))):
+        order = batch.order.copy()
+        for li, ci in zip(lv, combo):
+            order[:, li, :] = cand[ci]
+        r = lower_bound(layer, arch, MappingBatch(batch.dims, batch.temporal, batch.spatial_x, batch.spatial_y,
+                                                  order, batch.keep), known,
+                        stationary=stationary, irrelevant_tile=irr, kernel=False)
+        v = objective_of(objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)
+        better = v < best
+        best[better] = v[better]
+        choice[better] = k
+    return best, choice
+
+
+def _use_kernel(kernel: bool | None) -> bool:
+    """``kernel`` as :func:`evaluators.loopnest.evaluate_batch` reads it: ``None`` where
+    available, ``True`` insists (``ImportError`` if not), ``False`` numpy."""
+    if kernel is None:
+        return kernel_available()
+    if kernel:
+        require_kernel()
+    return bool(kernel)

@@ -1,0 +1,158 @@
+"""The loop-nest model as a cost function: :func:`evaluate_batch` (which path scores a
+batch), :func:`evaluate` (one mapping) and :class:`LoopNestCost` / :data:`LOOPNEST` (the
+:class:`mappers.base.BoundedCost` a mapper receives).
+
+Scope: choosing the path and nothing else. The compiled kernel
+(:mod:`evaluators.loopnest.dispatch`) runs numpy with exact integers, the default
+conventions and no ``fills`` or ``fold_cycles`` hook, when numba is importable, hence
+:data:`LOOPNEST`'s scoring: the same results, field for field
+(``tests/evaluators/test_loopnest_kernel.py``), several times the throughput and
+microseconds instead of milliseconds per call. ``kernel=False`` or
+``COEXPLORE_LOOPNEST_KERNEL=0`` in the environment forces the reference array code
+(:mod:`evaluators.loopnest.reference`), also the ``jax`` path. The lower bounds behind
+:meth:`LoopNestCost.lower_bound` are :mod:`evaluators.loopnest.bounds`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from accelerators.arch import ArchSpec
+from evaluators.loopnest import bounds
+from evaluators.loopnest.conventions import DEFAULT_CONVENTIONS, Conventions
+from evaluators.loopnest.counts import FillContext, LayerConstants, prepare
+from evaluators.loopnest.dispatch import (
+    evaluate_compiled,
+    kernel_available,
+    kernel_plan,
+    require_kernel,
+)
+from evaluators.loopnest.reference import BLOCK_ROWS, evaluate_reference
+from evaluators.loopnest.result import LoopNestResult
+from mappers.mapping import Mapping, MappingBatch
+from mappers.workloads import Layer
+
+__all__ = ["LOOPNEST", "LoopNestCost", "evaluate", "evaluate_batch"]
+
+
+def evaluate_batch(
+    layer: Layer,
+    arch: ArchSpec,
+    batch: MappingBatch,
+    *,
+    xp: Any = np,
+    integer: bool = True,
+    consts: LayerConstants | None = None,
+    fold_cycles: Any = None,
+    block: int = BLOCK_ROWS,
+    fills: Callable[[FillContext], Any] | None = None,
+    kernel: bool | None = None,
+    accounting: Conventions | str | None = None,
+) -> LoopNestResult:
+    """Score ``batch`` (the rules: :mod:`evaluators.loopnest.counts`).
+
+    Args:
+        xp: array namespace, ``numpy`` (default) or ``jax.numpy``.
+        integer: exact integer arithmetic; ``False`` for a continuous relaxation
+            (float factors, differentiable almost everywhere).
+        fold_cycles: ``f(rows_used, cols_used, t)`` giving one fold's cycles; by default
+            :func:`evaluators.systolic_timing.fold_cycles` when ``arch.dataflow`` is set.
+        block: mappings per internal block (numpy): keeps temporaries in cache.
+        fills: replaces fill counts (see :func:`evaluators.loopnest.counts.count`).
+        kernel: run the compiled kernel (:mod:`evaluators.loopnest.kernel`): ``None``
+            (default) when it applies (numpy, ``integer``, no ``fills`` or
+            ``fold_cycles``) and numba is importable, ``True`` to insist (``ValueError``
+            if it does not apply, ``ImportError`` without numba), ``False`` for the numpy
+            code.
+        accounting: the counting conventions (:class:`Conventions`, or a name of
+            :data:`ACCOUNTING`: ``"coexplore"``, the default, ``"timeloop"`` or ``"zigzag"``). The
+            compiled kernel implements the default; other conventions run the numpy code.
+    """
+    conv = DEFAULT_CONVENTIONS if accounting is None or accounting is DEFAULT_CONVENTIONS \
+        else Conventions.of(accounting)
+    plain = xp is np and integer and fills is None and fold_cycles is None and conv.default
+    if kernel is None:
+        kernel = plain and kernel_available()
+    elif kernel and not plain:
+        raise ValueError("the compiled kernel runs numpy, integer factors, the default accounting, no fills or "
+                         "fold_cycles hooks")
+    elif kernel:
+        require_kernel()
+    if kernel:
+        return evaluate_compiled(kernel_plan(layer, arch, consts), batch)
+    return evaluate_reference(xp, prepare(layer, arch, consts), arch, batch, integer, fold_cycles, fills, conv,
+                              block)
+
+
+def evaluate(layer: Layer, arch: ArchSpec, mapping: Mapping) -> LoopNestResult:
+    """Score one mapping (a batch of one)."""
+    return evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [mapping]))
+
+
+class LoopNestCost:
+    """The loop-nest model as the cost function a mapper receives, with what an exact
+    mapper needs beyond scoring (the :class:`mappers.base.BoundedCost` protocol).
+
+    * ``cost(layer, arch, batch)`` is :func:`evaluate_batch`.
+    * ``separable_orders`` (true): every count -- hence energy and every level's
+      bandwidth cycles -- is a constant plus one term per level that depends on that
+      level's loop order alone. A fill at a level is the sum over the loops ``j`` above
+      it of ``n_trans_j (w - overlap_j)``; ``n_trans_j`` depends on the product of the
+      loops outside ``j`` (at higher levels: a product, whatever their order) and
+      ``overlap_j`` on the *set* of loops inside ``j`` (at lower levels: sets), so the
+      loops of one level contribute through that level's order only.
+      ``tests/evaluators/test_loopnest_bounds.py`` checks it on random mappings.
+      Leakage (a level's ``leakage_pj_per_cycle``) is not: it is the architecture's
+      static power times the latency, a maximum over levels. The result reports it apart
+      (``leakage_energy_pj``), and :mod:`mappers.orders` searches orders on the dynamic
+      energy and adds each combination's leakage back from its own latency, exactly.
+    * :meth:`lower_bound` bounds every completion of a partial mapping.
+    """
+
+    def __init__(self, accounting: Conventions | str | None = None) -> None:
+        self.conventions = Conventions.of(accounting)
+
+    def __repr__(self) -> str:
+        return f"LoopNestCost({self.conventions!r})"
+
+    @property
+    def separable_orders(self) -> bool:
+        """True under the default conventions (see above); the others are not certified
+        separable (Timeloop's window rule makes a loop's fills depend on the innermost
+        loop above the level, at another level), so the exact mapper refuses them."""
+        return self.conventions.default
+
+    def __call__(self, layer: Layer, arch: ArchSpec, batch: MappingBatch) -> LoopNestResult:
+        return evaluate_batch(layer, arch, batch, accounting=self.conventions)
+
+
+    def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *,
+                    stationary: int | None = None, irrelevant_tile: Any = None,
+                    kernel: bool | None = None) -> LoopNestResult:
+        """Figures no completion of a partial mapping can beat:
+        :func:`evaluators.loopnest.bounds.lower_bound` (its docstring gives the rules),
+        under the default conventions only (``ValueError`` otherwise)."""
+        self._check_default()
+        return bounds.lower_bound(layer, arch, batch, known, stationary=stationary,
+                                  irrelevant_tile=irrelevant_tile, kernel=kernel)
+
+    def least_lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int,
+                          levels: Sequence[int], candidates: Any, objective: str, *, stationary: int | None = None,
+                          irrelevant_tile: Any = None, kernel: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, the least ``objective`` of :meth:`lower_bound` over combinations of
+        candidate loop orders, and the combination that attains it:
+        :func:`evaluators.loopnest.bounds.least_lower_bound`."""
+        self._check_default()
+        return bounds.least_lower_bound(layer, arch, batch, known, levels, candidates, objective,
+                                        stationary=stationary, irrelevant_tile=irrelevant_tile, kernel=kernel)
+
+    def _check_default(self) -> None:
+        if not self.conventions.default:
+            raise ValueError(f"lower bounds are derived for the default conventions only, not {self.conventions!r}")
+
+
+LOOPNEST = LoopNestCost()
+"""The loop-nest cost function (the nested evaluator's default)."""
