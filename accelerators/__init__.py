@@ -20,14 +20,17 @@ Modules:
 * :mod:`accelerators.systolic`: :class:`SystolicArray` (PE -> SRAM -> DRAM).
 * :mod:`accelerators.spatial`: :class:`SpatialArray`, Eyeriss-like (RF -> GLB -> DRAM).
 * :mod:`accelerators.intrinsic`: HASCO's tensor-intrinsic arrays (REG -> ACC -> SP -> DRAM).
-* :mod:`accelerators.reference`: published designs, :func:`eyeriss_v1`, :func:`tpu_v1_like`.
+* :mod:`accelerators.reference`: published designs, :func:`eyeriss_v1`, :func:`tpu_v1_like`,
+  and Eyeriss's published AlexNet parameters (JSSC 2017 Table III).
 * :mod:`accelerators.gpu`: NVIDIA GPUs from their datasheets.
 * :mod:`accelerators.ppr_fpga`: MeLoPPR's FPGA PPR engine (resources, latency).
 * :mod:`accelerators.diffractive`: multi-task diffractive optical layers, and
   :mod:`accelerators.diffraction_limits`, where a propagator is valid for a geometry.
 * :mod:`accelerators.spaces`: the hardware design spaces of the published co-design flows
   (Shi et al. 2020, HASCO, MeLoPPR), each over one of the models above.
-* :mod:`accelerators.registry`: models by name (``"systolic"``), extensible by plugins.
+* :mod:`accelerators.registry`: models by name (``"systolic"``), extensible by plugins;
+  :mod:`accelerators.testing`: the conformance suite every registered model passes.
+* ``interop/``: other tools' architecture specs as ArchSpecs (:mod:`accelerators.interop.zigzag`).
 """
 
 from accelerators import tech

@@ -26,11 +26,13 @@ Modules:
 * :mod:`mappers.constraints` -- :class:`MappingConstraints`, a declarative restriction
   of the mapping space (Timeloop's mapspace constraints), honoured by the exact and
   exhaustive mappers; :mod:`mappers.row_stationary` -- Eyeriss's row-stationary dataflow
-  as such a set.
+  as such a set, and Eyeriss's own AlexNet mappings (JSSC 2017 Table III).
 * HASCO: :mod:`mappers.tensor_ir` (tensor computations, intrinsics, HW/SW partitioning)
   and :mod:`mappers.schedule` (schedule spaces, their searches, :class:`ScheduleMapper`).
 * MeLoPPR: :mod:`mappers.ppr_plan` (graph decompositions and their plans).
-* :mod:`mappers.registry` -- mappers and search strategies by name.
+* :mod:`mappers.registry` -- mappers and search strategies by name; :mod:`mappers.testing`
+  -- the conformance suite every registered mapper passes.
+* ``interop/`` -- other tools' workload and mapping specs (:mod:`mappers.interop.zigzag`).
 """
 
 from mappers.base import (
