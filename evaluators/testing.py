@@ -16,7 +16,8 @@ Each check raises :class:`ConformanceError` (an ``AssertionError``) naming what 
 * :func:`check_metric_units` -- every metric name carries its unit as a suffix from
   :data:`UNIT_SUFFIXES` or is one of the documented unitless names :data:`UNITLESS`
   (extend it per evaluator with ``unitless=``, and document those names); values are
-  finite floats.
+  real numbers, not NaN (an infinity is a value: the nested evaluator's ``certified_gap``
+  is infinite where no bound certifies a layer).
 * :func:`check_infeasible` -- a point that cannot be built is reported, not crashed on:
   the evaluator raises :class:`~evaluators.base.Infeasible` with a reason, or returns an
   :class:`~evaluators.base.Evaluation` with status ``infeasible`` and a reason.
@@ -38,7 +39,10 @@ UNIT_SUFFIXES = ("_pj", "_nj", "_uj", "_mj", "_j", "_cycles", "_ns", "_us", "_ms
                  "_per_s", "_db")
 """Units a metric name may end with (``energy_pj``, ``latency_cycles``, ``edp_uj_ms``...)."""
 
-UNITLESS = frozenset({"edp", "accuracy", "utilization", "macs", "loss", "error", "count"})
+UNITLESS = frozenset({"edp", "accuracy", "utilization", "macs", "loss", "error", "count",
+                      # the nested evaluator's proof figures: a count of layers, a 0/1 flag and
+                      # a ratio (value / certified bound - 1)
+                      "layers_proven", "all_layers_proven", "certified_gap"})
 """Names that are unitless by definition (documented in each evaluator's docstring)."""
 
 
@@ -57,8 +61,8 @@ def check_metric_units(metrics: Mapping[str, Any], unitless: Iterable[str] = ())
         if name not in allowed and not name.endswith(UNIT_SUFFIXES):
             raise ConformanceError(f"metric {name!r} names no unit: end it with one of {UNIT_SUFFIXES} or "
                                    f"document it as unitless")
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(float(v)):
-            raise ConformanceError(f"metric {name!r} must be a finite number, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int | float) or math.isnan(float(v)):
+            raise ConformanceError(f"metric {name!r} must be a real number, not NaN, got {v!r}")
 
 
 def check_infeasible(evaluator: Callable[..., Any], bad_point: Mapping[str, Any]) -> str:

@@ -120,6 +120,11 @@ def crashes(point):
 
 def test_the_checks_catch_broken_evaluators():
     check_metric_units({"energy_pj": 1.0, "edp_uj_ms": 2.0, "accuracy": 0.5})
+    check_metric_units({"certified_gap": float("inf")})        # no bound certifies a layer: a value
+    with pytest.raises(ConformanceError, match="'energy_pj' must be a real number, not NaN"):
+        check_metric_units({"energy_pj": float("nan")})
+    with pytest.raises(ConformanceError, match="'energy_pj' must be a real number"):
+        check_metric_units({"energy_pj": "12"})
     with pytest.raises(ConformanceError, match="'energy' names no unit"):
         check_metric_units(broken_units({}))
     with pytest.raises(ConformanceError, match="must be Infeasible, got ZeroDivisionError"):

@@ -308,7 +308,7 @@ def test_recorded_hours_sums_every_search_and_step_once():
     assert shi2020.recorded_hours({"workloads": {}}) == 0.0
 
 
-RESULTS = Path(__file__).resolve().parents[2] / "docs" / "reproduction" / "results" / "shi2020"
+RESULTS = Path(__file__).resolve().parents[3] / "docs" / "reproduction" / "results" / "shi2020"
 
 
 def test_the_committed_records_reassemble_the_committed_table_byte_for_byte(tmp_path, monkeypatch):
