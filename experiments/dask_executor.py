@@ -41,6 +41,7 @@ Requires the ``dask`` extra (``dask[distributed]``).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import time
@@ -83,8 +84,7 @@ def _remote_evaluate(payload: bytes, task: Task, timeout_s: float | None) -> Res
         r = run_evaluation(ev, task)
         note = ("timeout not enforced: daemonic Dask worker (start workers with "
                 "DASK_DISTRIBUTED__WORKER__DAEMON=False)")
-        return Result(r.number, r.status, r.metrics, r.constraints, r.reason, r.traceback,
-                      r.wall_time_s, {**r.info, "executor_note": note})
+        return dataclasses.replace(r, info={**r.info, "executor_note": note})
     pkey = (key, "timeout", timeout_s)
     pex = _CACHE.get(pkey)
     if pex is None:

@@ -31,7 +31,10 @@ The pieces:
     ``KeyboardInterrupt`` and ``SystemExit`` are not caught.
 
   ``wall_time_s`` is measured with :func:`time.perf_counter` around the evaluator call,
-  in the process where the evaluation ran.
+  in the process where the evaluation ran, and ``cpu_time_s`` with
+  :func:`time.process_time` there (the CPU seconds of that process, all its threads, over
+  the call; ``None`` where the driver had to judge the trial itself: a timeout or a dead
+  worker).
 
 * :class:`InlineExecutor` -- one evaluation at a time, in the calling thread: ``submit``
   stores the task, ``wait`` runs it. No isolation: a crash of the evaluator is a crash of
@@ -89,6 +92,7 @@ The pieces:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import logging
 import math
@@ -173,6 +177,8 @@ class Result:
         traceback: formatted traceback when the evaluator raised.
         wall_time_s: duration of the evaluation, measured where it ran (by the driver
             for a timeout or a dead worker).
+        cpu_time_s: CPU seconds of the process that ran it, over the evaluation (``None``
+            where it was not measured: a timeout, a dead worker).
         info: :attr:`Evaluation.info` passed through (JSON-serializable by convention).
     """
 
@@ -184,6 +190,7 @@ class Result:
     traceback: str | None = None
     wall_time_s: float = 0.0
     info: dict = field(default_factory=dict)
+    cpu_time_s: float | None = None
 
 
 def _failed(number: int, reason: str, wall_time_s: float, tb: str | None = None) -> Result:
@@ -335,6 +342,13 @@ def run_evaluation(evaluator: Evaluator, task: Task) -> Result:
     """
     kwargs = {"seed": task.seed} if _accepts_seed(evaluator) else {}
     point = dict(task.params)
+    cpu0 = time.process_time()
+    result = _evaluate(evaluator, task, point, kwargs)
+    return dataclasses.replace(result, cpu_time_s=time.process_time() - cpu0)
+
+
+def _evaluate(evaluator: Evaluator, task: Task, point: dict, kwargs: dict) -> Result:
+    """:func:`run_evaluation` without its CPU clock."""
     start = time.perf_counter()
     try:
         out = evaluator(point, **kwargs)

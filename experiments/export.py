@@ -5,7 +5,7 @@ exports are built from, so a figure and a file always show the same points.
 
 Columns of a trials table (Optuna-like prefixes so names never collide): ``number``,
 ``status``, ``feasible``, ``params_<name>``..., ``metrics_<name>``...,
-``constraints_<name>``..., ``reason``, ``wall_time_s``, ``seed``, ``attempts``,
+``constraints_<name>``..., ``reason``, ``wall_time_s``, ``cpu_time_s``, ``seed``, ``attempts``,
 ``created_at``, ``started_at``, ``finished_at`` (UTC timestamps), and ``info`` (the
 evaluator's ``Evaluation.info`` as a dict, None where a trial has none; the column is
 there only when some trial has one). Permutation values are lists. Non-finite metric
@@ -53,6 +53,7 @@ def trials_dataframe(records: Sequence[Any], objectives: Sequence[Objective] = (
         row.update(
             reason=r.reason,
             wall_time_s=r.wall_time_s,
+            cpu_time_s=getattr(r, "cpu_time_s", None),
             seed=r.seed,
             attempts=r.attempts,
             created_at=_ts(r.created_at),

@@ -8,11 +8,12 @@ Schema (two tables):
 * ``studies``: id, name (unique), seed, objectives (JSON), space (JSON), config (JSON),
   config_hash, manifest (JSON), created_at.
 * ``trials``: id, study_id, number (unique per study), params (JSON), status, metrics
-  (JSON), constraints (JSON), reason, traceback, wall_time_s, seed, owner, attempts,
+  (JSON), constraints (JSON), reason, traceback, wall_time_s, cpu_time_s, seed, owner, attempts,
   created_at, started_at, finished_at, heartbeat_at, info (JSON: the evaluator's
   ``Evaluation.info``, e.g. a per-layer breakdown; NULL when it gave none).
 
-Stores made by an earlier version lack the later columns (``heartbeat_at``, ``info``);
+Stores made by an earlier version lack the later columns (``heartbeat_at``, ``info``,
+``cpu_time_s``);
 opening one adds them (:func:`_migrate`, additive only), so old databases keep working.
 
 Durability: every state change is one transaction. A trial is inserted RUNNING (with the
@@ -203,6 +204,7 @@ class TrialRecord:
     started_at: float | None
     finished_at: float | None
     info: dict = field(default_factory=dict)
+    cpu_time_s: float | None = None
 
     def to_trial(self) -> Trial:
         """The optimizer's view of this row (metrics/constraints stored as null are dropped)."""
@@ -259,6 +261,7 @@ trials_table = sa.Table(
     sa.Column("finished_at", sa.Double, nullable=True),
     sa.Column("heartbeat_at", sa.Double, nullable=True),
     sa.Column("info", sa.Text, nullable=True),
+    sa.Column("cpu_time_s", sa.Double, nullable=True),
     sa.UniqueConstraint("study_id", "number", name="uq_trials_study_number"),
     sa.Index("ix_trials_study_status", "study_id", "status"),
 )
@@ -495,6 +498,7 @@ def _trial_from_row(row: Any) -> TrialRecord:
         reason=row.reason,
         traceback=row.traceback,
         wall_time_s=None if row.wall_time_s is None else float(row.wall_time_s),
+        cpu_time_s=None if getattr(row, "cpu_time_s", None) is None else float(row.cpu_time_s),
         seed=int(row.seed),
         owner=row.owner,
         attempts=int(row.attempts),
@@ -577,6 +581,9 @@ def _migrate(conn: Connection) -> None:
         conn.exec_driver_sql(f"ALTER TABLE trials ADD COLUMN heartbeat_at {kind}")
     if "info" not in have:
         conn.exec_driver_sql("ALTER TABLE trials ADD COLUMN info TEXT")
+    if "cpu_time_s" not in have:
+        kind = "DOUBLE PRECISION" if conn.dialect.name == "postgresql" else "REAL"
+        conn.exec_driver_sql(f"ALTER TABLE trials ADD COLUMN cpu_time_s {kind}")
 
 
 def _first_line(exc: BaseException | None) -> str:
@@ -968,6 +975,7 @@ class Storage:
                     "reason": None,
                     "traceback": None,
                     "wall_time_s": None,
+                    "cpu_time_s": None,
                     "seed": seed,
                     "owner": owner if running else None,
                     "attempts": 1 if running else 0,
@@ -1047,6 +1055,7 @@ class Storage:
         traceback: str | None = None,
         wall_time_s: float | None = None,
         info: Mapping[str, Any] | None = None,
+        cpu_time_s: float | None = None,
     ) -> bool:
         """Record the result of a RUNNING trial held by ``owner``.
 
@@ -1071,6 +1080,7 @@ class Storage:
             "reason": None if reason is None else str(reason),
             "traceback": None if traceback is None else str(traceback),
             "wall_time_s": _opt_float(wall_time_s, "wall_time_s"),
+            "cpu_time_s": _opt_float(cpu_time_s, "cpu_time_s"),
             "info": _info_text(info),
         }
         t = trials_table.c

@@ -479,7 +479,7 @@ class Study:
                         sid, res.number, owner, status,
                         metrics=res.metrics, constraints=res.constraints, reason=reason,
                         traceback=res.traceback, wall_time_s=res.wall_time_s,
-                        info=res.info,
+                        info=res.info, cpu_time_s=res.cpu_time_s,
                     )
                     if not ok:
                         logger.warning("trial %d was taken over by another process; its "

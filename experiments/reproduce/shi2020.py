@@ -308,6 +308,7 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
             best, best_t = v, t
         curve.append(best)
     seconds = [float(t.wall_time_s or 0.0) for t in trials]
+    cpus = [t.cpu_time_s for t in trials]
     metrics = None
     if best_t is not None:
         if best_t.metrics.get("all_layers_proven") == 1.0:
@@ -316,7 +317,8 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
             metrics.update(seconds=best_t.wall_time_s, all_layers_proven_optimal=True, worst_layer_gap=0.0)
     return {"curve": curve, "best_point": dict(best_t.params) if best_t else None, "best_metrics": metrics,
             "failed": failed, "layer_mappings": mapped, "layer_mappings_proven": proven,
-            "trial_seconds": seconds, "seconds": float(sum(seconds)), "trials": trials}
+            "trial_seconds": seconds, "seconds": float(sum(seconds)), "trials": trials,
+            "cpu_seconds": None if any(c is None for c in cpus) else float(sum(cpus))}
 
 
 RUN_FIELDS = ("curve", "best_point", "best_metrics", "failed", "layer_mappings", "layer_mappings_proven",
@@ -383,8 +385,9 @@ def search_run(workload: str, spec: str, optimizer: str, seed: int, mode: str, b
     r = run_study(workload, spec, optimizer, seed, mode, budget, mapper, storage, workers, tech, tag, stop_after)
     out = plain({k: r[k] for k in RUN_FIELDS})
     if len(r["curve"]) >= budget:
-        # CPU seconds are not known: a study's trials record their wall time only
-        store.put(KINDS["search"], settings, out, wall_s=r["seconds"], cpu_s=None,
+        # the trials' CPU seconds summed (None where a trial has none: a timeout, a dead
+        # worker, or a study evaluated before trials recorded their CPU time)
+        store.put(KINDS["search"], settings, out, wall_s=r["seconds"], cpu_s=r["cpu_seconds"],
                   trials=trials_ref(study_name(workload, mode, optimizer, tag, seed),
                                     [t.number for t in r["trials"]], storage))
     return dict(out)

@@ -128,3 +128,16 @@ def meeting_bowl(p, meet_dir: str, processes: int = 3):
         while len(list(meet.iterdir())) < processes and time.monotonic() < deadline:
             time.sleep(0.01)
     return bowl(p)
+
+
+def sleeps_or_spins(p):
+    """``p["work"]`` = "sleep": 0.3 s asleep; "spin": busy until this process has used
+    0.2 CPU seconds (however loaded the machine)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    if p["work"] == "sleep":
+        time.sleep(0.3)
+    else:
+        x = 0.0
+        while time.process_time() - c0 < 0.2:
+            x += 1.0
+    return {"seconds_s": time.perf_counter() - t0}

@@ -559,3 +559,20 @@ def test_make_executor():
         make_executor("inline", ev.quadratic, workers=2)
     with pytest.raises(ValueError, match="timeout_s"):
         make_executor("process", ev.quadratic, timeout_s=-1)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_trial_records_the_cpu_seconds_of_its_evaluation_beside_its_wall_time(tmp_path, workers):
+    """Wall and CPU time are both kept: an evaluation asleep for 0.3 s costs wall time but
+    almost no CPU; one spinning until it has used 0.2 CPU seconds costs both (measured in
+    the process that ran it, inline or in a worker)."""
+    from design_space import Categorical, DesignSpace
+    from experiments import Study
+
+    space = DesignSpace(Categorical("work", ["sleep", "spin"]))
+    s = Study.create("cpu", space, {"seconds_s": "min"}, "tests.experiments.study_evaluators:sleeps_or_spins",
+                     "grid", storage=tmp_path / "cpu.db", seed=0)
+    s.optimize(2, workers=workers, progress=False)
+    df = s.trials_dataframe().set_index("params_work")
+    assert df.loc["sleep", "wall_time_s"] >= 0.3 and df.loc["sleep", "cpu_time_s"] < 0.1
+    assert df.loc["spin", "cpu_time_s"] >= 0.2 and df.loc["spin", "wall_time_s"] >= 0.2

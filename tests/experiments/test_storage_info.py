@@ -82,7 +82,13 @@ def test_old_database_opens_and_gains_the_info_column(tmp_path: Path) -> None:
                                info={"k": [1, 2]})
         assert st.trial(sid, 1).info == {"k": [1, 2]}
     cols = [r[1] for r in sqlite3.connect(db).execute("PRAGMA table_info(trials)")]
-    assert "info" in cols and "heartbeat_at" in cols
+    assert "info" in cols and "heartbeat_at" in cols and "cpu_time_s" in cols
+    with Storage(db) as st:                 # the old trial has no CPU time; a new one keeps its own
+        sid = st.get_study("old").id
+        assert st.trial(sid, 0).cpu_time_s is None
+        st.create_trials(sid, [{"x": 3}], [7], OWNER)
+        assert st.finish_trial(sid, 2, OWNER, TrialStatus.COMPLETE, metrics={"edp": 2.0}, cpu_time_s=0.25)
+        assert st.trial(sid, 2).cpu_time_s == 0.25
 
 
 def test_study_persists_evaluation_info_and_exports_it(tmp_path: Path) -> None:
