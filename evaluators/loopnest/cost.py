@@ -3,8 +3,8 @@ batch), :func:`evaluate` (one mapping) and :class:`LoopNestCost` / :data:`LOOPNE
 :class:`mappers.base.BoundedCost` a mapper receives).
 
 Scope: choosing the path and nothing else. The compiled kernel
-(:mod:`evaluators.loopnest.dispatch`) runs numpy with exact integers, the default
-conventions and no ``fills`` or ``fold_cycles`` hook, when numba is importable, hence
+(:mod:`evaluators.loopnest.dispatch`) runs numpy with exact integers, any conventions and
+no ``fills`` or ``fold_cycles`` hook, when numba is importable, hence
 :data:`LOOPNEST`'s scoring: the same results, field for field
 (``tests/evaluators/test_loopnest_kernel.py``), several times the throughput and
 microseconds instead of milliseconds per call. ``kernel=False`` or
@@ -68,21 +68,20 @@ def evaluate_batch(
             if it does not apply, ``ImportError`` without numba), ``False`` for the numpy
             code.
         accounting: the counting conventions (:class:`Conventions`, or a name of
-            :data:`ACCOUNTING`: ``"coexplore"``, the default, ``"timeloop"`` or ``"zigzag"``). The
-            compiled kernel implements the default; other conventions run the numpy code.
+            :data:`ACCOUNTING`: ``"coexplore"``, the default, ``"timeloop"`` or ``"zigzag"``),
+            on both paths.
     """
     conv = DEFAULT_CONVENTIONS if accounting is None or accounting is DEFAULT_CONVENTIONS \
         else Conventions.of(accounting)
-    plain = xp is np and integer and fills is None and fold_cycles is None and conv.default
+    plain = xp is np and integer and fills is None and fold_cycles is None
     if kernel is None:
         kernel = plain and kernel_available()
     elif kernel and not plain:
-        raise ValueError("the compiled kernel runs numpy, integer factors, the default accounting, no fills or "
-                         "fold_cycles hooks")
+        raise ValueError("the compiled kernel runs numpy, integer factors, no fills or fold_cycles hooks")
     elif kernel:
         require_kernel()
     if kernel:
-        return evaluate_compiled(kernel_plan(layer, arch, consts), batch)
+        return evaluate_compiled(kernel_plan(layer, arch, consts), batch, conv=conv)
     return evaluate_reference(xp, prepare(layer, arch, consts), arch, batch, integer, fold_cycles, fills, conv,
                               block)
 
