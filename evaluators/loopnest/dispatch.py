@@ -48,6 +48,8 @@ _plans: OrderedDict[tuple[int, int], KernelPlan] = OrderedDict()
 _plans_lock = threading.Lock()
 _NO_IRR = np.zeros((0, 3))
 _OBJECTIVE_CODE = {"energy": 0, "latency": 1, "edp": 2}
+_NO_ORDERS = (np.zeros((0, 0), dtype=np.int64), np.zeros(0, dtype=np.int64), 2, np.zeros(0), np.zeros(0),
+              np.zeros(0, dtype=np.int64))
 _codes: dict[Conventions, np.ndarray] = {}
 
 
@@ -126,9 +128,7 @@ def kernel_plan(layer: Layer, arch: ArchSpec, consts: LayerConstants | None = No
     km = _kernel_state["module"]
     st = prepare(layer, arch, consts)
     pk = km.pack(st, arch.dataflow, arch.array_rows, arch.array_cols)
-    D = pk.D
-    own = (np.zeros((0, D), dtype=np.int64), np.zeros(0, dtype=np.int64), 2, np.zeros(0), np.zeros(0),
-           np.zeros(0, dtype=np.int64))
+    own = (None, None, 2, np.zeros(0), None, None)          # the scoring code, no order search
     plan = KernelPlan(layer=layer, arch=arch, packed=pk, columns=dict(km.columns(pk.L)), tables=st,
                       leak_rates_pj_per_cycle=leak_rates_pj_per_cycle(arch),
                       leak_pj_per_cycle_instance=leak_rates_pj_per_cycle(arch, utilized=True), leaks=arch.leaks,
@@ -191,45 +191,54 @@ def evaluate_compiled(plan: KernelPlan, batch: MappingBatch, known: int | None =
         raise ValueError(f"batch of shape {T.shape}: expected (B, {pk.L}, {pk.D}) for {plan.layer.name!r} on "
                          f"{plan.arch.name!r}")
     lean = least is not None
-    out = np.empty((pk.n_fields, 0 if lean else B))          # lean: the kernel writes no figure
+    n_l = 12 * pk.L                                           # the per-level columns (kernel.columns)
+    out_l = np.empty((0 if lean else B, n_l))                # lean: the kernel writes no figure
+    out_s = np.empty((pk.n_fields - n_l, 0 if lean else B))
     valid = np.empty(B, dtype=bool)
     bound = known is not None
     b = int(known) - 1 if bound else -1
     irr = _NO_IRR if irrelevant_tile is None else np.ascontiguousarray(irrelevant_tile, dtype=np.float64)
     live = live_dims(pk.dims_i[6], batch) if bound else None
-    orders = plan.own_orders if least is None else (
+    # scoring: the variant without the order search (None); the bound: the one compiled
+    # for the least-bound requests too, with no candidates
+    orders = (plan.own_orders if not bound else _NO_ORDERS) if least is None else (
         least.candidates, least.levels, _OBJECTIVE_CODE[least.objective], plan.leak_rates_pj_per_cycle,
         least.best, least.choice)
     bad = _kernel_state["module"].evaluate_rows(
         T, np.ascontiguousarray(batch.spatial_x, dtype=np.int64),
         np.ascontiguousarray(batch.spatial_y, dtype=np.int64), np.ascontiguousarray(batch.order, dtype=np.int64),
         np.ascontiguousarray(batch.keep, dtype=np.bool_), pk.axes_i, pk.axes_f, pk.dims_i, pk.lv_i,
-        pk.lv_f, pk.sc, _convention_codes(DEFAULT_CONVENTIONS if bound else conv), out, valid, b, -1 if stationary is None else int(stationary), irr, live, *orders)
+        pk.lv_f, pk.sc, _convention_codes(DEFAULT_CONVENTIONS if bound else conv), out_l, out_s, valid, b,
+        -1 if stationary is None else int(stationary), irr, live, *orders)
     if bad:
         raise ValueError("a fold cannot use more rows/cols than the array has")
     if lean:
         return None
-    return _layout(plan, batch, out, valid, conv.leakage == "utilized_instances")
+    return _layout(plan, batch, out_l, out_s, valid, conv.leakage == "utilized_instances")
 
 
-def _layout(plan: KernelPlan, batch: MappingBatch, out: np.ndarray, valid: np.ndarray,
+def _layout(plan: KernelPlan, batch: MappingBatch, out_l: np.ndarray, out_s: np.ndarray, valid: np.ndarray,
             utilized: bool = False) -> LoopNestResult:
-    """The kernel's ``(n_fields, B)`` block as a :class:`LoopNestResult` (views), with the
-    whole-vector energy and the leakage (of every instance, or with ``utilized`` of the
-    active ones) that the kernel leaves to the numpy arithmetic."""
-    cols, L, B = plan.columns, plan.packed.L, out.shape[1]
-    by_row = out.T                                            # (B, n_fields) view
+    """The kernel's ``(B, 12 L)`` per-level and ``(7, B)`` scalar blocks as a
+    :class:`LoopNestResult` (views), with the whole-vector energy and the leakage (of
+    every instance, or with ``utilized`` of the active ones) that the kernel leaves to
+    the numpy arithmetic."""
+    cols, L, B = plan.columns, plan.packed.L, out_l.shape[0]
+    n_l = out_l.shape[1]
 
     def block(name: str) -> Any:                              # (B, width) view
         at, width = cols[name]
-        return by_row[:, at:at + width]
+        return out_l[:, at:at + width]
 
-    latency = out[cols["latency_cycles"][0]]
-    dynamic = kernel_energy = out[cols["energy_pj"][0]]
+    def scalar(name: str) -> Any:                             # (B,) contiguous view
+        return out_s[cols[name][0] - n_l]
+
+    latency = scalar("latency_cycles")
+    dynamic = kernel_energy = scalar("energy_pj")
     reads, writes = block("reads").reshape(B, L, 3), block("writes").reshape(B, L, 3)
     level_energy = block("level_energy_pj")
     noc = block("noc_words")
-    macs = out[cols["macs_executed"][0]]
+    macs = scalar("macs_executed")
     vectors = inst = None
     if plan.vector or (utilized and plan.leaks):
         sp = (batch.spatial_x * batch.spatial_y).prod(axis=2).astype(float)           # (B, L)
@@ -249,13 +258,13 @@ def _layout(plan: KernelPlan, batch: MappingBatch, out: np.ndarray, valid: np.nd
         leak = leak.T
     else:
         leak, energy = np.zeros((B, L)), dynamic
-    edp = out[cols["edp"][0]] if energy is kernel_energy else energy * latency
+    edp = scalar("edp") if energy is kernel_energy else energy * latency
     return LoopNestResult(
         energy_pj=energy, latency_cycles=latency, leakage_energy_pj=leak,
-        compute_cycles=out[cols["compute_cycles"][0]], edp=edp, utilization=out[cols["utilization"][0]],
+        compute_cycles=scalar("compute_cycles"), edp=edp, utilization=scalar("utilization"),
         macs_executed=macs, valid=valid, reads=reads, writes=writes, noc_words=noc,
         bandwidth_cycles=block("bandwidth_cycles"), level_energy_pj=level_energy,
-        mac_energy_pj=out[cols["mac_energy_pj"][0]], tile_words=block("tile_words").reshape(B, L, 3),
+        mac_energy_pj=scalar("mac_energy_pj"), tile_words=block("tile_words").reshape(B, L, 3),
         read_vectors=None if vectors is None else np.moveaxis(vectors[0], -1, 0),
         write_vectors=None if vectors is None else np.moveaxis(vectors[1], -1, 0),
     )

@@ -7,7 +7,9 @@ Scope: the numba code of the model (:func:`evaluate_rows`) and the packing of a
 :mod:`evaluators.loopnest.kernel_bounds`.
 
 :func:`evaluators.loopnest.evaluate_batch` (numpy, exact integers, no custom ``fills``
-hook or ``fold_cycles``; so also :data:`evaluators.loopnest.LOOPNEST` when scoring) and
+hook or ``fold_cycles``, any counting conventions: ``accounting="timeloop"``,
+``"zigzag"`` or any :class:`~evaluators.loopnest.Conventions`, passed as codes,
+:func:`convention_codes`; so also :data:`evaluators.loopnest.LOOPNEST` when scoring) and
 :meth:`evaluators.loopnest.LoopNestCost.lower_bound` run this kernel when numba is
 importable; the array code (:mod:`evaluators.loopnest.counts`,
 :mod:`evaluators.loopnest.reference`) stays the reference (and the ``jax`` path). The
@@ -32,12 +34,24 @@ differs is how much work it does:
   and only the two-dimension (sliding-window) axes are evaluated there.
 * **Distinct child tiles** of one-dimension axes are a product of spatial factors,
   precomputed per level.
+* **The conventions' rules on the same structure.** Timeloop's window rule
+  (``innermost``) changes only the loops inside the innermost one over a one-dimension
+  axis (outside it nothing overlaps under any rule), so it is the walk above with each
+  loop's two-dimension translations compared with the innermost moving loop's; ZigZag's
+  (``none``) is the same closed form as the one-dimension axes' with the operand's
+  dimensions; a MAC's operand read on change is the fill rule with a one-word tile.
+  Multicast by index, refills to every child, drains as parent updates and per-word first
+  accumulations change only the parents' arithmetic. Leakage (either rule) and
+  whole-vector energy are left to :mod:`evaluators.loopnest.dispatch`, which applies the
+  numpy model's arithmetic (:mod:`evaluators.loopnest.energy`) to the kernel's counts.
 * **Per (layer, architecture) constants** (axes, level tables, energies) are packed
   once into a few arrays (:func:`pack`); :mod:`evaluators.loopnest.dispatch` caches them.
 
-The results go to one ``(n_fields, B)`` float64 array, batch-last like the numpy model's
-arrays (one row per field, laid out by :func:`columns`), and a ``(B,)`` bool validity
-array.
+The results go to two float64 arrays laid out by :func:`columns`: the per-level blocks
+row by row, ``(B, 12 L)`` (a row's figures in one run of memory: writing them field by
+field into a batch-last array took about twice as long), and the seven scalar fields
+batch-last, ``(7, B)`` (each contiguous, as the numpy model's), and a ``(B,)`` bool
+validity array.
 
 Lower-bound mode: the fill count of every (operand, level) pair is replaced as the numpy
 ``fills`` hook :func:`evaluators.loopnest.bounds.bound_hook` does, by
@@ -337,13 +351,16 @@ def _convention_fill(t: int, w: float, c: int, mac: bool, nab: int, win: int, ax
     return F
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
-                  axes_f: Any, dims_i: Any, lv_i: Any, lv_f: Any, sc: Any, cv: Any, out: Any, valid: Any,
+                  axes_f: Any, dims_i: Any, lv_i: Any, lv_f: Any, sc: Any, cv: Any, out_l: Any, out_s: Any,
+                  valid: Any,
                   b: int, stationary: int, irr: Any, live: Any, alt: Any, alt_levels: Any, objective: int,
                   leak_rates: Any, best: Any, choice: Any) -> int:
     """Score every mapping of a batch (``T``, ``SX``, ``SY``, ``order`` int64 ``(B, L, D)``,
-    ``keep`` bool ``(B, L, 3)``) into ``out`` ``(n_fields, B)`` (see :func:`columns`) and
+    ``keep`` bool ``(B, L, 3)``) into ``out_l`` ``(B, 12 L)`` (the per-level blocks of
+    :func:`columns`, row by row: one row's figures are one run of memory) and ``out_s``
+    ``(7, B)`` (the scalar fields, batch-last: each field contiguous), and
     ``valid`` ``(B,)``; ``cv`` the counting conventions (:func:`convention_codes`; the
     lower bound takes the default's); the other arrays are a :class:`Packed`'s. ``live`` ``None``: the
     model's own counts; else the lower bound's fills (:func:`bound_fill`) with
@@ -352,12 +369,14 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     numpy model keeps in each row's block. ``live`` is ``None`` or not by type, so numba
     compiles the two modes apart and the scoring code carries no bound code.
 
-    ``alt_levels`` (int64 ``(n,)``, empty: score each row's own orders) and ``alt``
+    ``alt_levels`` (int64 ``(n,)``; empty, or ``None`` with ``alt``, ``best`` and
+    ``choice`` ``None``: score each row's own orders, ``None`` compiling the scoring
+    code without the order search) and ``alt``
     (``(K, D)`` candidate orders): score every combination of one candidate per listed
     level (the row's orders elsewhere) and keep, per row, the one of least ``objective``
     (0 energy, 1 latency, 2 EDP; the energy plus each level's ``leak_rates`` x latency), its value
     in ``best`` and its index (mixed radix ``K``, the first level most significant) in
-    ``choice``; ``out`` then holds that combination's figures
+    ``choice``; ``out_l`` and ``out_s`` (then ``(0, 12 L)`` and ``(7, 0)``) are not written
     (:meth:`evaluators.loopnest.LoopNestCost.least_lower_bound`).
 
     Returns the number of mappings whose spatial factors at a systolic array's PE level
@@ -374,7 +393,6 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     fl, df, arr_rows, arr_cols = int(sc[3]), int(sc[4]), sc[5], sc[6]
     o_R, o_W, o_TW = 0, 3 * L, 6 * L
     o_noc, o_bw, o_le = 9 * L, 10 * L, 11 * L
-    o_s = 12 * L
     S = L * D
     Tf = np.empty((L, D))
     SPf = np.empty((L, D))
@@ -411,6 +429,14 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         for k in range(axes_i[t, 0]):
             if axes_i[t, 1 + A + k] != D:
                 has_two[t] = True
+    # per operand, the dimensions of its one-dimension axes
+    sgl_d = np.zeros((3, D), dtype=np.int64)
+    n_sgl = np.zeros(3, dtype=np.int64)
+    for t in range(3):
+        for d in range(D):
+            if sgl[t, d]:
+                sgl_d[t, n_sgl[t]] = d
+                n_sgl[t] += 1
     # the output's dimensions
     o_rel = np.zeros(D, dtype=np.int64)
     n_orel = 0
@@ -447,10 +473,16 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     grp = np.empty((3, L))                          # per operand and level: distinct child tiles x parents
     uu = np.empty(L)                                # per level: the output's first touches
     lel = np.empty(L)
-    eff = np.empty((max(alt.shape[0], 1), D), dtype=np.int64)
-    eff_ok = np.zeros((max(alt_levels.shape[0], 1), max(alt.shape[0], 1)), dtype=np.bool_)
-    pre_alt = np.empty(max(alt_levels.shape[0], 1))
-    digit = np.zeros(max(alt_levels.shape[0], 1), dtype=np.int64)
+    if alt_levels is None:                          # scoring: numba prunes the order search
+        n_alt = 0
+        K = 1
+    else:
+        n_alt = alt_levels.shape[0]
+        K = alt.shape[0]
+    eff = np.empty((max(K, 1), D), dtype=np.int64)
+    eff_ok = np.zeros((max(n_alt, 1), max(K, 1)), dtype=np.bool_)
+    pre_alt = np.empty(max(n_alt, 1))
+    digit = np.zeros(max(n_alt, 1), dtype=np.int64)
     bad_folds = 0
     win, mc_same, psum_all = cv[_WIN], cv[_MC] != 0, cv[_PSUM] != 0
     on_change, drain_parent, per_word = cv[_MACR] != 0, cv[_DRAIN] != 0, cv[_FIRST] != 0
@@ -460,7 +492,6 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         for li in range(L):
             px = 1
             py = 1
-            ps0, ps1, ps2 = 1.0, 1.0, 1.0
             for d in range(D):
                 x_ = SX[row, li, d]
                 y_ = SY[row, li, d]
@@ -473,12 +504,11 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                 SPf[li, d] = sp
                 Eb[li, d] = below
                 E[li, d] = below * (t_ * sp)
-                ps0 *= sp if sgl[0, d] else 1.0
-                ps1 *= sp if sgl[1, d] else 1.0
-                ps2 *= sp if sgl[2, d] else 1.0
-            prodS[0, li] = ps0
-            prodS[1, li] = ps1
-            prodS[2, li] = ps2
+            for t in range(3):
+                ps = 1.0
+                for k in range(n_sgl[t]):
+                    ps *= SPf[li, sgl_d[t, k]]
+                prodS[t, li] = ps
             PX[li] = px
             PY[li] = py
         # the output's first touches per level c1 - 1 (U of the reduction rule): per output
@@ -578,38 +608,39 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         # objective; every figure above is order-independent. A candidate that moves a
         # level's loops of factor > 1 in the same order as an earlier one scores the same
         # at that level: combinations with it are skipped.
-        n_alt = alt_levels.shape[0]
-        K = alt.shape[0]
         n_opt = 1
-        for a in range(n_alt):
-            lvl_a = alt_levels[a]
-            pre_alt[a] = 1.0                            # the factors above the level
-            for li in range(L - 1, lvl_a, -1):
-                for d in range(D):
-                    pre_alt[a] *= Tf[li, d]
-            for ko in range(K):
-                m = 0
-                for r in range(D):
-                    if Tf[lvl_a, alt[ko, r]] > 1:
-                        eff[ko, m] = alt[ko, r]
-                        m += 1
-                dup = False
-                for q in range(ko):
-                    if not dup and eff_ok[a, q]:
-                        same = True
-                        for r in range(m):
-                            if eff[q, r] != eff[ko, r]:
-                                same = False
-                        dup = same
-                eff_ok[a, ko] = not dup
-            n_opt *= K
+        if alt_levels is not None:
+            for a in range(n_alt):
+                lvl_a = alt_levels[a]
+                pre_alt[a] = 1.0                            # the factors above the level
+                for li in range(L - 1, lvl_a, -1):
+                    for d in range(D):
+                        pre_alt[a] *= Tf[li, d]
+                for ko in range(K):
+                    m = 0
+                    for r in range(D):
+                        if Tf[lvl_a, alt[ko, r]] > 1:
+                            eff[ko, m] = alt[ko, r]
+                            m += 1
+                    dup = False
+                    for q in range(ko):
+                        if not dup and eff_ok[a, q]:
+                            same = True
+                            for r in range(m):
+                                if eff[q, r] != eff[ko, r]:
+                                    same = False
+                            dup = same
+                    eff_ok[a, ko] = not dup
+                n_opt *= K
         best_v = np.inf
         best_k = 0
         energy_best = 0.0
         latency_best = 0.0
         cached = False
         for ko in range(n_opt):
-            if n_alt > 0:
+            if alt_levels is None:
+                pass
+            elif n_alt > 0:
                 rest = ko
                 skip = False
                 for a in range(n_alt - 1, -1, -1):
@@ -660,9 +691,40 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                             for q in range(p + 1):
                                 if lv_i[q, _FAN] != 0:
                                     behind = True
-                            if behind:
+                            if behind and win == _WIN_NONE:
                                 Fc[t] = _convention_fill(t, 1.0, 0, True, ns, win, axes_i, axes_f, ext, dims_i,
                                                          slot_dim, slot_step, slot_span, ntr, sh, trm)
+                            elif behind:
+                                # the fill rule below with a one-word tile (every axis of
+                                # extent 1) under all ns loops: from the innermost loop over
+                                # a one-dimension axis outwards every step changes the word;
+                                # inside it only the two-dimension axes can leave it in place
+                                jm = last_sgl[t, ns - 1] if ns > 0 else -1
+                                Fm = 1.0 + (cum_ntr[jm] if jm >= 0 else 0.0)
+                                if has_two[t] and jm < ns - 1:
+                                    accm = 0.0
+                                    for j in range(ns - 1, jm, -1):
+                                        dj = slot_dim[j]
+                                        stepj = slot_step[j]
+                                        sh[dj] += stepj
+                                        ovm = 1.0
+                                        samem = True
+                                        for k2 in range(n_two[t]):
+                                            k = two_k[t, k2]
+                                            d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                                            tr = 0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2]
+                                            if win == _WIN_INNERMOST:
+                                                if j == ns - 1:
+                                                    trm[k2] = tr
+                                                elif tr != trm[k2]:
+                                                    samem = False
+                                            ovm *= max(1.0 - abs(tr), 0.0)
+                                        accm = ((1.0 - ovm) if samem else 1.0) * ntr[j] + accm
+                                        sh[dj] -= stepj + slot_span[j]
+                                    for j in range(jm + 1, ns):
+                                        sh[slot_dim[j]] = 0.0
+                                    Fm = Fm + accm
+                                Fc[t] = Fm
                     inst_c = inst_mac
                 else:
                     n_act = 0
@@ -852,19 +914,21 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
             energy_best = energy
             latency_best = latency
             for li in range(L if n_alt == 0 else 0):       # least mode returns the value only
-                out[o_R + 3 * li, row] = R[li, 0]
-                out[o_R + 3 * li + 1, row] = R[li, 1]
-                out[o_R + 3 * li + 2, row] = R[li, 2]
-                out[o_W + 3 * li, row] = Wr[li, 0]
-                out[o_W + 3 * li + 1, row] = Wr[li, 1]
-                out[o_W + 3 * li + 2, row] = Wr[li, 2]
-                out[o_TW + 3 * li, row] = words[0, li]
-                out[o_TW + 3 * li + 1, row] = words[1, li]
-                out[o_TW + 3 * li + 2, row] = words[2, li]
-                out[o_noc + li, row] = noc[li]
-                out[o_bw + li, row] = bwl[li]
-                out[o_le + li, row] = lel[li]
-        if n_alt > 0:
+                out_l[row, o_R + 3 * li] = R[li, 0]
+                out_l[row, o_R + 3 * li + 1] = R[li, 1]
+                out_l[row, o_R + 3 * li + 2] = R[li, 2]
+                out_l[row, o_W + 3 * li] = Wr[li, 0]
+                out_l[row, o_W + 3 * li + 1] = Wr[li, 1]
+                out_l[row, o_W + 3 * li + 2] = Wr[li, 2]
+                out_l[row, o_TW + 3 * li] = words[0, li]
+                out_l[row, o_TW + 3 * li + 1] = words[1, li]
+                out_l[row, o_TW + 3 * li + 2] = words[2, li]
+                out_l[row, o_noc + li] = noc[li]
+                out_l[row, o_bw + li] = bwl[li]
+                out_l[row, o_le + li] = lel[li]
+        if alt_levels is None:
+            pass
+        elif n_alt > 0:
             choice[row] = best_k
             best[row] = best_v
         energy = energy_best
@@ -889,11 +953,11 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         valid[row] = ok
         if n_alt > 0:
             continue
-        out[o_s, row] = energy
-        out[o_s + 1, row] = latency
-        out[o_s + 2, row] = compute
-        out[o_s + 3, row] = energy * latency
-        out[o_s + 4, row] = layer_macs / (compute * n_macs)
-        out[o_s + 5, row] = macs_exec
-        out[o_s + 6, row] = macs_exec * mac_e
+        out_s[0, row] = energy
+        out_s[1, row] = latency
+        out_s[2, row] = compute
+        out_s[3, row] = energy * latency
+        out_s[4, row] = layer_macs / (compute * n_macs)
+        out_s[5, row] = macs_exec
+        out_s[6, row] = macs_exec * mac_e
     return bad_folds
