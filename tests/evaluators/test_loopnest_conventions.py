@@ -196,9 +196,12 @@ def test_options_and_paths_are_checked():
         # the compiled kernel runs every accounting (tests/evaluators/test_loopnest_kernel.py)
         np.testing.assert_array_equal(evaluate_batch(layer, BUF, batch, kernel=True, accounting=mode).reads,
                                       evaluate_batch(layer, BUF, batch, kernel=False, accounting=mode).reads)
-        cost = LoopNestCost(mode)
-        assert not cost.separable_orders and LOOPNEST.separable_orders
-        with pytest.raises(ValueError, match="default conventions only"):
-            cost.lower_bound(layer, BUF, batch, 1)
-        with pytest.raises(ValueError, match="order-separable"):
-            ExactMapper().map(layer, BUF, cost, "edp")
+    # Timeloop's rules are neither order-separable nor bounded by the default's counts;
+    # ZigZag's are both (tests/mappers/test_exact_accountings.py certifies the mapper)
+    cost = LoopNestCost("timeloop")
+    assert not cost.separable_orders and not cost.bounded_by_default and LOOPNEST.separable_orders
+    with pytest.raises(ValueError, match="default conventions only"):
+        cost.lower_bound(layer, BUF, batch, 1)
+    with pytest.raises(ValueError, match="order-separable"):
+        ExactMapper().map(layer, BUF, cost, "edp")
+    assert LoopNestCost("zigzag").separable_orders and LoopNestCost("zigzag").bounded_by_default
