@@ -22,6 +22,7 @@ CONVENTION_CHOICES = {
     "mac_operand_reads": ("every_step", "on_change"),
     "output_drain": ("child_read", "parent_update"),
     "first_accumulation": ("per_instance", "per_word"),
+    "leakage": ("all_instances", "utilized_instances"),
 }
 """Each counting convention's choices (a :class:`Conventions` field): coexplore's rule
 first (the default); :data:`ACCOUNTING` names the choices of Timeloop and ZigZag."""
@@ -31,7 +32,8 @@ first (the default); :data:`ACCOUNTING` names the choices of Timeloop and ZigZag
 class Conventions:
     """How the model counts in the places where tools differ: the first choice of each
     field is coexplore's (the default); :data:`ACCOUNTING` ``"timeloop"`` selects
-    Timeloop's (the second choice of the first five fields) and ``"zigzag"`` ZigZag's
+    Timeloop's (the second choice of the first five fields and of ``leakage``) and
+    ``"zigzag"`` ZigZag's
     (``window_reuse="none"``, ``first_accumulation="per_word"``).
     :mod:`evaluators.loopnest.walk` implements every choice literally and the model must
     agree with it count for count.
@@ -86,6 +88,21 @@ class Conventions:
             accumulation into each word of the whole output; every other instance
             reducing the same word adds onto a partial sum it reads, as a PE of a
             systolic column adds onto the one arriving from its neighbour.
+        leakage: which instances of a level leak (``leakage_pj_per_cycle`` per instance
+            and cycle of the latency). ``"all_instances"`` (default): every physical
+            instance (``MemoryLevel.instances``), used by the mapping or not: static
+            power is the hardware's, and an idle instance that is not power-gated leaks.
+            ``"utilized_instances"``: Timeloop's rule, only the instances the mapping
+            uses, the product of its spatial factors above the level (the model's active
+            instances): ``BufferLevel::ComputeLeaksPerCycle`` and
+            ``BufferLevel::FinalizeBufferEnergy`` in src/model/buffer.cpp of
+            NVlabs/timeloop (added in commit feb3bd0d, read at 4cf6d4cd): leakage energy
+            = per-instance-cycle leak x cycles x ``leaks_per_cycle``, and without a
+            power-gating level shared with others ``leaks_per_cycle`` is the largest of
+            the level's ``utilized_instances`` over the data spaces (at least 1); the
+            data spaces a level keeps are replicated over the same spatial loops, so
+            that is the active instances (a level that keeps nothing is not compared:
+            its Timeloop figure for a bypassed data space was not checked).
 
     docs/MODEL.md names the function of Timeloop's source behind each Timeloop choice;
     ``same_index`` and ``on_change`` are the effects there of a split fanout and of
@@ -101,6 +118,7 @@ class Conventions:
     mac_operand_reads: str = "every_step"
     output_drain: str = "child_read"
     first_accumulation: str = "per_instance"
+    leakage: str = "all_instances"
 
     def __post_init__(self) -> None:
         for name, choices in CONVENTION_CHOICES.items():
@@ -131,7 +149,8 @@ DEFAULT_CONVENTIONS = Conventions()
 ACCOUNTING = {
     "coexplore": DEFAULT_CONVENTIONS,
     "timeloop": Conventions(window_reuse="innermost", multicast="same_index", psum_refill="every_child",
-                            mac_operand_reads="on_change", output_drain="parent_update"),
+                            mac_operand_reads="on_change", output_drain="parent_update",
+                            leakage="utilized_instances"),
     "zigzag": Conventions(window_reuse="none", first_accumulation="per_word"),
 }
 """Named accounting modes: ``"coexplore"`` (the default rules), ``"timeloop"``

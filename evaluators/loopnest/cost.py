@@ -3,8 +3,8 @@ batch), :func:`evaluate` (one mapping) and :class:`LoopNestCost` / :data:`LOOPNE
 :class:`mappers.base.BoundedCost` a mapper receives).
 
 Scope: choosing the path and nothing else. The compiled kernel
-(:mod:`evaluators.loopnest.dispatch`) runs numpy with exact integers, the default
-conventions and no ``fills`` or ``fold_cycles`` hook, when numba is importable, hence
+(:mod:`evaluators.loopnest.dispatch`) runs numpy with exact integers, any conventions and
+no ``fills`` or ``fold_cycles`` hook, when numba is importable, hence
 :data:`LOOPNEST`'s scoring: the same results, field for field
 (``tests/evaluators/test_loopnest_kernel.py``), several times the throughput and
 microseconds instead of milliseconds per call. ``kernel=False`` or
@@ -68,21 +68,20 @@ def evaluate_batch(
             if it does not apply, ``ImportError`` without numba), ``False`` for the numpy
             code.
         accounting: the counting conventions (:class:`Conventions`, or a name of
-            :data:`ACCOUNTING`: ``"coexplore"``, the default, ``"timeloop"`` or ``"zigzag"``). The
-            compiled kernel implements the default; other conventions run the numpy code.
+            :data:`ACCOUNTING`: ``"coexplore"``, the default, ``"timeloop"`` or ``"zigzag"``),
+            on both paths.
     """
     conv = DEFAULT_CONVENTIONS if accounting is None or accounting is DEFAULT_CONVENTIONS \
         else Conventions.of(accounting)
-    plain = xp is np and integer and fills is None and fold_cycles is None and conv.default
+    plain = xp is np and integer and fills is None and fold_cycles is None
     if kernel is None:
         kernel = plain and kernel_available()
     elif kernel and not plain:
-        raise ValueError("the compiled kernel runs numpy, integer factors, the default accounting, no fills or "
-                         "fold_cycles hooks")
+        raise ValueError("the compiled kernel runs numpy, integer factors, no fills or fold_cycles hooks")
     elif kernel:
         require_kernel()
     if kernel:
-        return evaluate_compiled(kernel_plan(layer, arch, consts), batch)
+        return evaluate_compiled(kernel_plan(layer, arch, consts), batch, conv=conv)
     return evaluate_reference(xp, prepare(layer, arch, consts), arch, batch, integer, fold_cycles, fills, conv,
                               block)
 
@@ -120,10 +119,40 @@ class LoopNestCost:
 
     @property
     def separable_orders(self) -> bool:
-        """True under the default conventions (see above); the others are not certified
-        separable (Timeloop's window rule makes a loop's fills depend on the innermost
-        loop above the level, at another level), so the exact mapper refuses them."""
-        return self.conventions.default
+        """True under the default conventions (see above) and under every set of
+        :meth:`bounded_by_default` conventions (ZigZag's accounting among them): there
+        ZigZag's window rule (``none``) refetches a level's tile at every step of a loop
+        that is, or has inside it above the level, a loop over one of the operand's
+        dimensions, so a loop of level ``l`` contributes ``n_trans_j w`` if a lower level
+        (above the tile's) has such a loop of factor > 1 (a set: order-free) or if ``j``
+        is at or outside the innermost such loop of ``l`` (``l``'s order), and
+        ``n_trans_j`` is a product over higher levels: one term per level again; the
+        other rules of the set multiply the fills by order-free factors (spatial
+        factors, first touches, the output's size). False for the rest (Timeloop's window
+        rule makes a loop's fills depend on the innermost loop above the level, at
+        another level; reads on change and drains counted as parent updates are not
+        bounded by the default's counts; leakage on the utilized instances is not the
+        fixed rate the order searches add back), so the exact mapper refuses them."""
+        return self.conventions.default or self.bounded_by_default
+
+    @property
+    def bounded_by_default(self) -> bool:
+        """Whether every count under these conventions is at least the default's, for
+        every mapping, so the default's lower bounds (:meth:`lower_bound`) bound this
+        cost too: window reuse ``any_step`` or ``none`` (ZigZag's: a step that leaves
+        the tile in place costs nothing under either rule, and any other step refetches
+        at least the words outside the old tile), any multicast rule (children with
+        equal indices in the operand's dimensions hold equal tiles, so ``same_index``
+        groups are no fewer than ``coincident`` ones), any partial-sum refill (every
+        child of a group gets at least what one does), any first-accumulation rule
+        (every output word is first touched by some group, so the per-word count reads
+        at least the per-instance one), MAC reads ``every_step``, drains
+        ``child_read`` and leakage on ``all_instances`` (the three rules that would
+        count less). Energy, NoC words, bandwidth cycles and latency grow with the
+        counts (energies are non-negative), hence every objective."""
+        c = self.conventions
+        return (c.window_reuse in ("any_step", "none") and c.mac_operand_reads == "every_step"
+                and c.output_drain == "child_read" and c.leakage == "all_instances")
 
     def __call__(self, layer: Layer, arch: ArchSpec, batch: MappingBatch) -> LoopNestResult:
         return evaluate_batch(layer, arch, batch, accounting=self.conventions)
@@ -134,7 +163,8 @@ class LoopNestCost:
                     kernel: bool | None = None) -> LoopNestResult:
         """Figures no completion of a partial mapping can beat:
         :func:`evaluators.loopnest.bounds.lower_bound` (its docstring gives the rules),
-        under the default conventions only (``ValueError`` otherwise)."""
+        the default conventions' figures, which bound every set of
+        :attr:`bounded_by_default` conventions too (``ValueError`` for the others)."""
         self._check_default()
         return bounds.lower_bound(layer, arch, batch, known, stationary=stationary,
                                   irrelevant_tile=irrelevant_tile, kernel=kernel)
@@ -150,8 +180,9 @@ class LoopNestCost:
                                         stationary=stationary, irrelevant_tile=irrelevant_tile, kernel=kernel)
 
     def _check_default(self) -> None:
-        if not self.conventions.default:
-            raise ValueError(f"lower bounds are derived for the default conventions only, not {self.conventions!r}")
+        if not (self.conventions.default or self.bounded_by_default):
+            raise ValueError(f"lower bounds are derived for the default conventions only (and hold for conventions "
+                             f"that count at least as much), not {self.conventions!r}")
 
 
 LOOPNEST = LoopNestCost()

@@ -41,7 +41,8 @@ literally walking the loop nest and must agree exactly):
   energy, + NoC deliveries x the energy of each fanout crossed, + executed MACs (padded
   iterations included) x MAC energy, + leakage: per level, ``leakage_pj_per_cycle x
   instances x latency`` (every physical instance leaks for the whole run, used or not;
-  reported apart as ``leakage_energy_pj``, not in ``level_energy_pj``).
+  under ``Conventions.leakage="utilized_instances"``, Timeloop's, only the active
+  instances; reported apart as ``leakage_energy_pj``, not in ``level_energy_pj``).
 * **Latency** = max(compute cycles, every level's bandwidth cycles), where compute cycles
   are the temporal iterations (one MAC per PE per cycle) plus, for systolic arrays,
   fill/drain per fold (:mod:`evaluators.systolic_timing`), and bandwidth cycles are a level's
@@ -331,7 +332,7 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
     Returns a dict: ``R`` / ``Wr`` reads and writes ``(L, 3, B)``, ``noc`` ``(L, B)``,
     ``TW`` tile words ``(L, 3, B)``, ``level_energy`` ``(L, B)``, ``macs_exec``,
     ``energy``, ``iters`` (temporal iterations), ``BW`` bandwidth cycles ``(L, B)``,
-    ``padded`` (padded dimension sizes ``(D, B)``), and the inputs ``SX``, ``SY``, ``T``,
+    ``padded`` (padded dimension sizes ``(D, B)``), ``inst`` (active instances ``(L, B)``), and the inputs ``SX``, ``SY``, ``T``,
     ``keep``.
 
     ``fills``: replaces the per-instance fill count ``F`` of every (operand, level) pair
@@ -590,7 +591,7 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
     BW = acc / xp.asarray(st.bandwidth)[:, None]
     return dict(R=R, Wr=Wr, noc=NOC, TW=TW, level_energy=level_energy, macs_exec=macs_exec,
                 energy=energy, iters=iters, BW=BW, padded=E[L - 1], SX=SX, SY=SY, T=T, keep=keep,
-                vectors=vectors)
+                vectors=vectors, inst=inst)
 
 
 

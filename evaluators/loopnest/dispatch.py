@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from accelerators.arch import ArchSpec
+from evaluators.loopnest.conventions import DEFAULT_CONVENTIONS, Conventions
 from evaluators.loopnest.counts import LayerArch, LayerConstants, active_instances, prepare
 from evaluators.loopnest.energy import access_energy, add_leakage, leak_rates_pj_per_cycle
 from evaluators.loopnest.reference import BLOCK_ROWS, dropped_dims
@@ -47,6 +48,18 @@ _plans: OrderedDict[tuple[int, int], KernelPlan] = OrderedDict()
 _plans_lock = threading.Lock()
 _NO_IRR = np.zeros((0, 3))
 _OBJECTIVE_CODE = {"energy": 0, "latency": 1, "edp": 2}
+_NO_ORDERS = (np.zeros((0, 0), dtype=np.int64), np.zeros(0, dtype=np.int64), 2, np.zeros(0), np.zeros(0),
+              np.zeros(0, dtype=np.int64))
+_codes: dict[Conventions, np.ndarray] = {}
+
+
+def _convention_codes(conv: Conventions) -> np.ndarray:
+    """The kernel's codes of ``conv`` (:func:`evaluators.loopnest.kernel.convention_codes`),
+    computed once per distinct conventions."""
+    codes = _codes.get(conv)
+    if codes is None:
+        codes = _codes[conv] = _kernel_state["module"].convention_codes(conv)
+    return codes
 
 
 def kernel_available() -> bool:
@@ -82,7 +95,9 @@ class KernelPlan:
         packed: the kernel's arrays (:class:`evaluators.loopnest.kernel.Packed`).
         columns: ``name -> (first row, width)`` of the kernel's output block.
         tables: the numpy model's tables of the pair (whole-vector energy uses them).
-        leak_rates_pj_per_cycle: ``(L,)`` each level's static power.
+        leak_rates_pj_per_cycle: ``(L,)`` each level's static power (every instance's);
+            ``leak_pj_per_cycle_instance``: one instance's (for the rule that only the
+            instances a mapping uses leak).
         leaks: whether any level leaks; ``vector``: whether any level moves more than
             one word per access (both: work the kernel leaves to this module).
         own_orders: the kernel's trailing arguments for scoring each row's own orders
@@ -95,6 +110,7 @@ class KernelPlan:
     columns: dict[str, tuple[int, int]]
     tables: LayerArch
     leak_rates_pj_per_cycle: np.ndarray
+    leak_pj_per_cycle_instance: np.ndarray
     leaks: bool
     vector: bool
     own_orders: tuple[Any, ...]
@@ -112,11 +128,10 @@ def kernel_plan(layer: Layer, arch: ArchSpec, consts: LayerConstants | None = No
     km = _kernel_state["module"]
     st = prepare(layer, arch, consts)
     pk = km.pack(st, arch.dataflow, arch.array_rows, arch.array_cols)
-    D = pk.D
-    own = (np.zeros((0, D), dtype=np.int64), np.zeros(0, dtype=np.int64), 2, np.zeros(0), np.zeros(0),
-           np.zeros(0, dtype=np.int64))
+    own = (None, None, 2, np.zeros(0), None, None)          # the scoring code, no order search
     plan = KernelPlan(layer=layer, arch=arch, packed=pk, columns=dict(km.columns(pk.L)), tables=st,
-                      leak_rates_pj_per_cycle=leak_rates_pj_per_cycle(arch), leaks=arch.leaks,
+                      leak_rates_pj_per_cycle=leak_rates_pj_per_cycle(arch),
+                      leak_pj_per_cycle_instance=leak_rates_pj_per_cycle(arch, utilized=True), leaks=arch.leaks,
                       vector=any(lv.vector_words > 1 for lv in arch.levels), own_orders=own)
     with _plans_lock:
         _plans[key] = plan
@@ -160,13 +175,15 @@ class LeastRequest:
 
 def evaluate_compiled(plan: KernelPlan, batch: MappingBatch, known: int | None = None,
                       stationary: int | None = None, irrelevant_tile: Any = None,
-                      least: LeastRequest | None = None) -> LoopNestResult | None:
+                      least: LeastRequest | None = None,
+                      conv: Conventions = DEFAULT_CONVENTIONS) -> LoopNestResult | None:
     """:func:`evaluators.loopnest.evaluate_batch` through the compiled kernel; with
     ``known``, the lower bound of :meth:`evaluators.loopnest.LoopNestCost.lower_bound`
     (the kernel's copy of :func:`evaluators.loopnest.bounds.bound_hook`); with ``least``
     (and ``known``), :meth:`~evaluators.loopnest.LoopNestCost.least_lower_bound`: the
     kernel fills ``least.best`` and ``least.choice`` and no other figure, and the result
-    is ``None``. The caller has checked :func:`kernel_available` (the plan needs it)."""
+    is ``None``. ``conv``: the counting conventions (scoring only: the bounds are the
+    default's). The caller has checked :func:`kernel_available` (the plan needs it)."""
     pk = plan.packed
     T = np.ascontiguousarray(batch.temporal, dtype=np.int64)
     B = T.shape[0]
@@ -174,65 +191,80 @@ def evaluate_compiled(plan: KernelPlan, batch: MappingBatch, known: int | None =
         raise ValueError(f"batch of shape {T.shape}: expected (B, {pk.L}, {pk.D}) for {plan.layer.name!r} on "
                          f"{plan.arch.name!r}")
     lean = least is not None
-    out = np.empty((pk.n_fields, 0 if lean else B))          # lean: the kernel writes no figure
+    n_l = 12 * pk.L                                           # the per-level columns (kernel.columns)
+    out_l = np.empty((0 if lean else B, n_l))                # lean: the kernel writes no figure
+    out_s = np.empty((pk.n_fields - n_l, 0 if lean else B))
     valid = np.empty(B, dtype=bool)
     bound = known is not None
     b = int(known) - 1 if bound else -1
     irr = _NO_IRR if irrelevant_tile is None else np.ascontiguousarray(irrelevant_tile, dtype=np.float64)
     live = live_dims(pk.dims_i[6], batch) if bound else None
-    orders = plan.own_orders if least is None else (
+    # scoring: the variant without the order search (None); the bound: the one compiled
+    # for the least-bound requests too, with no candidates
+    orders = (plan.own_orders if not bound else _NO_ORDERS) if least is None else (
         least.candidates, least.levels, _OBJECTIVE_CODE[least.objective], plan.leak_rates_pj_per_cycle,
         least.best, least.choice)
     bad = _kernel_state["module"].evaluate_rows(
         T, np.ascontiguousarray(batch.spatial_x, dtype=np.int64),
         np.ascontiguousarray(batch.spatial_y, dtype=np.int64), np.ascontiguousarray(batch.order, dtype=np.int64),
         np.ascontiguousarray(batch.keep, dtype=np.bool_), pk.axes_i, pk.axes_f, pk.dims_i, pk.lv_i,
-        pk.lv_f, pk.sc, out, valid, b, -1 if stationary is None else int(stationary), irr, live, *orders)
+        pk.lv_f, pk.sc, _convention_codes(DEFAULT_CONVENTIONS if bound else conv), out_l, out_s, valid, b,
+        -1 if stationary is None else int(stationary), irr, live, *orders)
     if bad:
         raise ValueError("a fold cannot use more rows/cols than the array has")
     if lean:
         return None
-    return _layout(plan, batch, out, valid)
+    return _layout(plan, batch, out_l, out_s, valid, conv.leakage == "utilized_instances")
 
 
-def _layout(plan: KernelPlan, batch: MappingBatch, out: np.ndarray, valid: np.ndarray) -> LoopNestResult:
-    """The kernel's ``(n_fields, B)`` block as a :class:`LoopNestResult` (views), with the
-    whole-vector energy and the leakage the kernel leaves to the numpy arithmetic."""
-    cols, L, B = plan.columns, plan.packed.L, out.shape[1]
-    by_row = out.T                                            # (B, n_fields) view
+def _layout(plan: KernelPlan, batch: MappingBatch, out_l: np.ndarray, out_s: np.ndarray, valid: np.ndarray,
+            utilized: bool = False) -> LoopNestResult:
+    """The kernel's ``(B, 12 L)`` per-level and ``(7, B)`` scalar blocks as a
+    :class:`LoopNestResult` (views), with the whole-vector energy and the leakage (of
+    every instance, or with ``utilized`` of the active ones) that the kernel leaves to
+    the numpy arithmetic."""
+    cols, L, B = plan.columns, plan.packed.L, out_l.shape[0]
+    n_l = out_l.shape[1]
 
     def block(name: str) -> Any:                              # (B, width) view
         at, width = cols[name]
-        return by_row[:, at:at + width]
+        return out_l[:, at:at + width]
 
-    latency = out[cols["latency_cycles"][0]]
-    dynamic = kernel_energy = out[cols["energy_pj"][0]]
+    def scalar(name: str) -> Any:                             # (B,) contiguous view
+        return out_s[cols[name][0] - n_l]
+
+    latency = scalar("latency_cycles")
+    dynamic = kernel_energy = scalar("energy_pj")
     reads, writes = block("reads").reshape(B, L, 3), block("writes").reshape(B, L, 3)
     level_energy = block("level_energy_pj")
     noc = block("noc_words")
-    macs = out[cols["macs_executed"][0]]
-    vectors = None
+    macs = scalar("macs_executed")
+    vectors = inst = None
+    if plan.vector or (utilized and plan.leaks):
+        sp = (batch.spatial_x * batch.spatial_y).prod(axis=2).astype(float)           # (B, L)
+        inst = active_instances(np, np.ascontiguousarray(sp.T))                        # (L, B)
     if plan.vector:
         # whole-vector accesses: the numpy model's arithmetic on the kernel's counts
-        sp = (batch.spatial_x * batch.spatial_y).prod(axis=2).astype(float)           # (B, L)
-        inst = active_instances(np, np.ascontiguousarray(sp.T))
         R = np.ascontiguousarray(np.moveaxis(reads, 0, -1))
         Wr = np.ascontiguousarray(np.moveaxis(writes, 0, -1))
         le, dynamic, vectors = access_energy(np, plan.tables, R, Wr,
                                              np.ascontiguousarray(noc.T), inst, macs)
         level_energy = le.T
     if plan.leaks:
-        leak, energy = add_leakage(np, plan.leak_rates_pj_per_cycle, latency, dynamic)
+        if utilized:
+            leak, energy = add_leakage(np, plan.leak_pj_per_cycle_instance, latency, dynamic, inst)
+        else:
+            leak, energy = add_leakage(np, plan.leak_rates_pj_per_cycle, latency, dynamic)
         leak = leak.T
     else:
         leak, energy = np.zeros((B, L)), dynamic
-    edp = out[cols["edp"][0]] if energy is kernel_energy else energy * latency
+    edp = scalar("edp") if energy is kernel_energy else energy * latency
     return LoopNestResult(
         energy_pj=energy, latency_cycles=latency, leakage_energy_pj=leak,
-        compute_cycles=out[cols["compute_cycles"][0]], edp=edp, utilization=out[cols["utilization"][0]],
+        compute_cycles=scalar("compute_cycles"), edp=edp, utilization=scalar("utilization"),
         macs_executed=macs, valid=valid, reads=reads, writes=writes, noc_words=noc,
         bandwidth_cycles=block("bandwidth_cycles"), level_energy_pj=level_energy,
-        mac_energy_pj=out[cols["mac_energy_pj"][0]], tile_words=block("tile_words").reshape(B, L, 3),
+        mac_energy_pj=scalar("mac_energy_pj"), tile_words=block("tile_words").reshape(B, L, 3),
         read_vectors=None if vectors is None else np.moveaxis(vectors[0], -1, 0),
         write_vectors=None if vectors is None else np.moveaxis(vectors[1], -1, 0),
     )

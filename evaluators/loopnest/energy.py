@@ -50,18 +50,28 @@ def access_energy(xp: Any, st: LayerArch, R: Any, Wr: Any, NOC: Any, inst: Any,
     return level_energy, energy, vectors
 
 
-def leak_rates_pj_per_cycle(arch: ArchSpec) -> np.ndarray:
+def leak_rates_pj_per_cycle(arch: ArchSpec, utilized: bool = False) -> np.ndarray:
     """``(L,)``: each level's static power, ``leakage_pj_per_cycle x instances`` (every
-    physical instance leaks for the whole run, used or not)."""
-    return np.array([lv.leakage_pj_per_cycle * lv.instances for lv in arch.levels], dtype=float)
+    physical instance leaks for the whole run, used or not: ``Conventions.leakage``
+    ``"all_instances"``); with ``utilized`` one instance's, ``leakage_pj_per_cycle``
+    (``"utilized_instances"``: :func:`add_leakage` multiplies it by the instances a
+    mapping uses)."""
+    return np.array([lv.leakage_pj_per_cycle * (1 if utilized else lv.instances) for lv in arch.levels],
+                    dtype=float)
 
 
-def add_leakage(xp: Any, rates_pj_per_cycle: np.ndarray, latency: Any, energy: Any) -> tuple[Any, Any]:
+def add_leakage(xp: Any, rates_pj_per_cycle: np.ndarray, latency: Any, energy: Any,
+                utilized: Any = None) -> tuple[Any, Any]:
     """``(leakage (L, B), energy + its sum over levels)``: level ``l`` leaks
     ``rates_pj_per_cycle[l]`` (:func:`leak_rates_pj_per_cycle`) per cycle of ``latency``
-    (``(B,)``). Both paths (numpy and the compiled kernel's results) go through here, so
-    they agree bit for bit; without leakage the energy is returned untouched."""
-    leak = xp.asarray(rates_pj_per_cycle)[:, None] * latency[None, :]
+    (``(B,)``), times ``utilized[l]`` (``(L, B)``, the active instances, where only the
+    instances a mapping uses leak: ``Conventions.leakage="utilized_instances"``). Both
+    paths (numpy and the compiled kernel's results) go through here, so they agree bit
+    for bit; without leakage the energy is returned untouched."""
+    if utilized is None:
+        leak = xp.asarray(rates_pj_per_cycle)[:, None] * latency[None, :]
+    else:
+        leak = xp.asarray(rates_pj_per_cycle)[:, None] * utilized * latency[None, :]
     if not rates_pj_per_cycle.any():
         return leak, energy
     return leak, energy + xp.sum(leak, axis=0)

@@ -7,7 +7,9 @@ Scope: the numba code of the model (:func:`evaluate_rows`) and the packing of a
 :mod:`evaluators.loopnest.kernel_bounds`.
 
 :func:`evaluators.loopnest.evaluate_batch` (numpy, exact integers, no custom ``fills``
-hook or ``fold_cycles``; so also :data:`evaluators.loopnest.LOOPNEST` when scoring) and
+hook or ``fold_cycles``, any counting conventions: ``accounting="timeloop"``,
+``"zigzag"`` or any :class:`~evaluators.loopnest.Conventions`, passed as codes,
+:func:`convention_codes`; so also :data:`evaluators.loopnest.LOOPNEST` when scoring) and
 :meth:`evaluators.loopnest.LoopNestCost.lower_bound` run this kernel when numba is
 importable; the array code (:mod:`evaluators.loopnest.counts`,
 :mod:`evaluators.loopnest.reference`) stays the reference (and the ``jax`` path). The
@@ -32,12 +34,24 @@ differs is how much work it does:
   and only the two-dimension (sliding-window) axes are evaluated there.
 * **Distinct child tiles** of one-dimension axes are a product of spatial factors,
   precomputed per level.
+* **The conventions' rules on the same structure.** Timeloop's window rule
+  (``innermost``) changes only the loops inside the innermost one over a one-dimension
+  axis (outside it nothing overlaps under any rule), so it is the walk above with each
+  loop's two-dimension translations compared with the innermost moving loop's; ZigZag's
+  (``none``) is the same closed form as the one-dimension axes' with the operand's
+  dimensions; a MAC's operand read on change is the fill rule with a one-word tile.
+  Multicast by index, refills to every child, drains as parent updates and per-word first
+  accumulations change only the parents' arithmetic. Leakage (either rule) and
+  whole-vector energy are left to :mod:`evaluators.loopnest.dispatch`, which applies the
+  numpy model's arithmetic (:mod:`evaluators.loopnest.energy`) to the kernel's counts.
 * **Per (layer, architecture) constants** (axes, level tables, energies) are packed
   once into a few arrays (:func:`pack`); :mod:`evaluators.loopnest.dispatch` caches them.
 
-The results go to one ``(n_fields, B)`` float64 array, batch-last like the numpy model's
-arrays (one row per field, laid out by :func:`columns`), and a ``(B,)`` bool validity
-array.
+The results go to two float64 arrays laid out by :func:`columns`: the per-level blocks
+row by row, ``(B, 12 L)`` (a row's figures in one run of memory: writing them field by
+field into a batch-last array took about twice as long), and the seven scalar fields
+batch-last, ``(7, B)`` (each contiguous, as the numpy model's), and a ``(B,)`` bool
+validity array.
 
 Lower-bound mode: the fill count of every (operand, level) pair is replaced as the numpy
 ``fills`` hook :func:`evaluators.loopnest.bounds.bound_hook` does, by
@@ -59,7 +73,7 @@ from numba import njit
 from evaluators.loopnest.kernel_bounds import bound_fill
 from evaluators.loopnest.kernel_common import distinct_sums, last_slot_over
 
-__all__ = ["Packed", "columns", "evaluate_rows", "pack"]
+__all__ = ["Packed", "columns", "convention_codes", "evaluate_rows", "pack"]
 
 # column blocks of the output row, in order: (name, width in units of L, or 0 for scalar)
 _BLOCKS = (("reads", 3), ("writes", 3), ("tile_words", 3), ("noc_words", 1),
@@ -244,45 +258,125 @@ def _level_slots(li: int, seq: Any, start: int, prefix: float, Tf: Any, Eb: Any,
     (outermost first) into the slot arrays from position ``start``, ``prefix`` the
     product of the factors above the level (the slot layout of :func:`evaluate_rows`);
     returns the next free position and the product of the factors at and above the
-    level. (Its locals are named apart from :func:`evaluate_rows`'s: see the note on
-    inlining there.)"""
+    level. Branch-free (random factors make "> 1" unpredictable): a loop of factor 1 is
+    written to the spare last slot (the arrays hold one more than the nest's loops), so
+    the layout below and above the level is untouched. (Its locals are named apart from
+    :func:`evaluate_rows`'s: see the note on inlining there.)"""
     pos = start
     above = prefix
+    spare = slot_dim.shape[0] - 1
     for ls_r in range(seq.shape[0]):
         ls_d = seq[ls_r]
         ls_f = Tf[li, ls_d]
-        if ls_f > 1:                                # only loops that move have a slot
-            ls_step = Eb[li, ls_d] * SPf[li, ls_d]
-            slot_dim[pos] = ls_d
-            slot_lvl[pos] = li
-            slot_step[pos] = ls_step
-            slot_span[pos] = (ls_f - 1) * ls_step
-            ntr[pos] = above * (ls_f - 1)
-            pos += 1
+        ls_moves = ls_f > 1                         # only loops that move have a slot
+        ls_at = pos if ls_moves else spare
+        ls_step = Eb[li, ls_d] * SPf[li, ls_d]
+        slot_dim[ls_at] = ls_d
+        slot_lvl[ls_at] = li
+        slot_step[ls_at] = ls_step
+        slot_span[ls_at] = (ls_f - 1) * ls_step
+        ntr[ls_at] = above * (ls_f - 1)
+        pos += np.int64(ls_moves)
         above *= ls_f
     return pos, above
 
 
+# convention codes (:func:`convention_codes`): the index of each field's choice in
+# evaluators.loopnest.conventions.CONVENTION_CHOICES, in this order
+_CV_FIELDS = ("window_reuse", "multicast", "psum_refill", "mac_operand_reads", "output_drain",
+              "first_accumulation", "leakage")
+_WIN, _MC, _PSUM, _MACR, _DRAIN, _FIRST = 0, 1, 2, 3, 4, 5
+_WIN_ANY, _WIN_INNERMOST, _WIN_NONE = 0, 1, 2
+
+
+def convention_codes(conv: Any) -> np.ndarray:
+    """``(7,)`` int64: per field of ``conv`` (a :class:`evaluators.loopnest.Conventions`,
+    fields in :data:`_CV_FIELDS`' order), the index of its choice in
+    :data:`evaluators.loopnest.conventions.CONVENTION_CHOICES` (0: coexplore's)."""
+    from evaluators.loopnest.conventions import CONVENTION_CHOICES
+
+    return np.array([CONVENTION_CHOICES[f].index(getattr(conv, f)) for f in _CV_FIELDS], dtype=np.int64)
+
+
 @njit(cache=True, nogil=True)
+def _convention_fill(t: int, w: float, c: int, mac: bool, nab: int, win: int, axes_i: Any, axes_f: Any,
+                     ext: Any, dims_i: Any, slot_dim: Any, slot_step: Any, slot_span: Any, ntr: Any, sh: Any,
+                     trm: Any) -> float:
+    """Per-instance fills of operand ``t``'s tile of ``w`` words at level ``c`` (``mac``:
+    the one word a MAC holds at its input, every axis of extent 1) under a window rule
+    ``win`` other than the default's fast path, over the ``nab`` moving loops above the
+    level (the slot arrays of :func:`evaluate_rows`; ``sh`` zeros on entry and exit):
+    the numpy model's :func:`evaluators.loopnest.counts.convention_fill`. ``any_step``:
+    ``w + sum_j n_trans_j (w - overlap_j)``; ``innermost`` (Timeloop's): the overlap is
+    kept only where loop ``j`` translates the tile, axis by axis, exactly as the
+    innermost moving loop above the level does, else the whole tile is fetched; ``none``
+    (ZigZag's): the whole tile at every step of a loop that is, or has inside it, a loop
+    over one of the operand's dimensions (only moving loops have slots, so that is every
+    loop from the innermost one over such a dimension outwards)."""
+    D = dims_i.shape[1]
+    A = (axes_i.shape[1] - 1) // 2
+    n_axes = axes_i[t, 0]
+    if win == _WIN_NONE:
+        if n_axes == 0:
+            return w
+        jr = last_slot_over(dims_i[t], nab, slot_dim)
+        outer = 0.0
+        for j in range(jr + 1):
+            outer += ntr[j]
+        return w + w * outer
+    F = w
+    for j in range(nab - 1, -1, -1):
+        dj = slot_dim[j]
+        stepj = slot_step[j]
+        sh[dj] += stepj
+        ov = 1.0
+        same = True
+        for k in range(n_axes):
+            d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+            if d2 == D:
+                tr = 0 + axes_f[t, k] * sh[d1]
+            else:
+                tr = 0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2]
+            if j == nab - 1:
+                trm[k] = tr
+            elif tr != trm[k]:
+                same = False
+            e = 1.0 if mac else ext[t, k, c]
+            ov *= max(e - abs(tr), 0.0)
+        moved = w - ov if (same or win == _WIN_ANY) else w
+        F = F + ntr[j] * moved
+        sh[dj] -= stepj + slot_span[j]
+    for j in range(nab):
+        sh[slot_dim[j]] = 0.0
+    return F
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
-                  axes_f: Any, dims_i: Any, lv_i: Any, lv_f: Any, sc: Any, out: Any, valid: Any,
+                  axes_f: Any, dims_i: Any, lv_i: Any, lv_f: Any, sc: Any, cv: Any, out_l: Any, out_s: Any,
+                  valid: Any,
                   b: int, stationary: int, irr: Any, live: Any, alt: Any, alt_levels: Any, objective: int,
                   leak_rates: Any, best: Any, choice: Any) -> int:
     """Score every mapping of a batch (``T``, ``SX``, ``SY``, ``order`` int64 ``(B, L, D)``,
-    ``keep`` bool ``(B, L, 3)``) into ``out`` ``(n_fields, B)`` (see :func:`columns`) and
-    ``valid`` ``(B,)``; the other arrays are a :class:`Packed`'s. ``live`` ``None``: the
+    ``keep`` bool ``(B, L, 3)``) into ``out_l`` ``(B, 12 L)`` (the per-level blocks of
+    :func:`columns`, row by row: one row's figures are one run of memory) and ``out_s``
+    ``(7, B)`` (the scalar fields, batch-last: each field contiguous), and
+    ``valid`` ``(B,)``; ``cv`` the counting conventions (:func:`convention_codes`; the
+    lower bound takes the default's); the other arrays are a :class:`Packed`'s. ``live`` ``None``: the
     model's own counts; else the lower bound's fills (:func:`bound_fill`) with
     ``b = known - 1``, the ``stationary`` operand (-1: none), ``irr`` the ``(B, 3)``
     irrelevant-tile table (``(0, 3)``: none) and ``live`` ``(B, D)`` the dimensions the
     numpy model keeps in each row's block. ``live`` is ``None`` or not by type, so numba
     compiles the two modes apart and the scoring code carries no bound code.
 
-    ``alt_levels`` (int64 ``(n,)``, empty: score each row's own orders) and ``alt``
+    ``alt_levels`` (int64 ``(n,)``; empty, or ``None`` with ``alt``, ``best`` and
+    ``choice`` ``None``: score each row's own orders, ``None`` compiling the scoring
+    code without the order search) and ``alt``
     (``(K, D)`` candidate orders): score every combination of one candidate per listed
     level (the row's orders elsewhere) and keep, per row, the one of least ``objective``
     (0 energy, 1 latency, 2 EDP; the energy plus each level's ``leak_rates`` x latency), its value
     in ``best`` and its index (mixed radix ``K``, the first level most significant) in
-    ``choice``; ``out`` then holds that combination's figures
+    ``choice``; ``out_l`` and ``out_s`` (then ``(0, 12 L)`` and ``(7, 0)``) are not written
     (:meth:`evaluators.loopnest.LoopNestCost.least_lower_bound`).
 
     Returns the number of mappings whose spatial factors at a systolic array's PE level
@@ -299,7 +393,6 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     fl, df, arr_rows, arr_cols = int(sc[3]), int(sc[4]), sc[5], sc[6]
     o_R, o_W, o_TW = 0, 3 * L, 6 * L
     o_noc, o_bw, o_le = 9 * L, 10 * L, 11 * L
-    o_s = 12 * L
     S = L * D
     Tf = np.empty((L, D))
     SPf = np.empty((L, D))
@@ -309,10 +402,12 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     PX = np.empty(L, dtype=np.int64)
     PY = np.empty(L, dtype=np.int64)
     prodS = np.empty((3, L))                           # spatial product of t's one-dim axes' dims
-    slot_dim = np.empty(S, dtype=np.int64)
-    slot_step = np.empty(S)
-    slot_span = np.empty(S)
-    ntr = np.empty(S)
+    slot_dim = np.empty(S + 1, dtype=np.int64)           # + 1: _level_slots' spare slot
+    slot_step = np.empty(S + 1)
+    slot_span = np.empty(S + 1)
+    ntr = np.empty(S + 1)
+    last_sgl = np.empty((3, S + 1), dtype=np.int64)      # per operand: last_slot_over(sgl[t], j + 1)
+    cum_ntr = np.empty(S + 1)                            # sum of ntr[:j + 1]
     n_above = np.empty(L, dtype=np.int64)
     ext = np.empty((3, A, L))
     words = np.empty((3, L))
@@ -334,6 +429,29 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         for k in range(axes_i[t, 0]):
             if axes_i[t, 1 + A + k] != D:
                 has_two[t] = True
+    # per operand, the dimensions of its one-dimension axes
+    sgl_d = np.zeros((3, D), dtype=np.int64)
+    n_sgl = np.zeros(3, dtype=np.int64)
+    for t in range(3):
+        for d in range(D):
+            if sgl[t, d]:
+                sgl_d[t, n_sgl[t]] = d
+                n_sgl[t] += 1
+    # the output's dimensions
+    o_rel = np.zeros(D, dtype=np.int64)
+    n_orel = 0
+    for d in range(D):
+        if dims_i[2, d] != 0:
+            o_rel[n_orel] = d
+            n_orel += 1
+    # per operand, its two-dimension axes (the only ones a loop inside js overlaps)
+    two_k = np.zeros((3, max(A, 1)), dtype=np.int64)
+    n_two = np.zeros(3, dtype=np.int64)
+    for t in range(3):
+        for k in range(axes_i[t, 0]):
+            if axes_i[t, 1 + A + k] != D:
+                two_k[t, n_two[t]] = k
+                n_two[t] += 1
     # lower-bound mode: per row, the operands' live axes (dims -1 where none)
     n_ax = np.zeros(3, dtype=np.int64)
     ax_d = np.full((3, max(A, 1), 2), -1, dtype=np.int64)
@@ -342,7 +460,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     bdim_r = np.zeros((3, D), dtype=np.bool_)
     bits = np.zeros(D, dtype=np.int64)
     steps = np.empty((L, D))
-    slot_lvl = np.empty(S, dtype=np.int64)
+    slot_lvl = np.empty(S + 1, dtype=np.int64)
     has_irr = irr.shape[0] > 0
     ws = np.empty((9, max(L, D, A, 1)))              # bound_fill's scratch space
     span_ws = np.empty((L, D))
@@ -355,18 +473,25 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     grp = np.empty((3, L))                          # per operand and level: distinct child tiles x parents
     uu = np.empty(L)                                # per level: the output's first touches
     lel = np.empty(L)
-    eff = np.empty((max(alt.shape[0], 1), D), dtype=np.int64)
-    eff_ok = np.zeros((max(alt_levels.shape[0], 1), max(alt.shape[0], 1)), dtype=np.bool_)
-    pre_alt = np.empty(max(alt_levels.shape[0], 1))
-    digit = np.zeros(max(alt_levels.shape[0], 1), dtype=np.int64)
+    if alt_levels is None:                          # scoring: numba prunes the order search
+        n_alt = 0
+        K = 1
+    else:
+        n_alt = alt_levels.shape[0]
+        K = alt.shape[0]
+    eff = np.empty((max(K, 1), D), dtype=np.int64)
+    eff_ok = np.zeros((max(n_alt, 1), max(K, 1)), dtype=np.bool_)
+    pre_alt = np.empty(max(n_alt, 1))
+    digit = np.zeros(max(n_alt, 1), dtype=np.int64)
     bad_folds = 0
+    win, mc_same, psum_all = cv[_WIN], cv[_MC] != 0, cv[_PSUM] != 0
+    on_change, drain_parent, per_word = cv[_MACR] != 0, cv[_DRAIN] != 0, cv[_FIRST] != 0
+    trm = np.empty(max(A, 1))
     for row in range(B):
         # ---- extents e_d(l) and e_d(l - 1), spatial products, active instances
         for li in range(L):
             px = 1
             py = 1
-            for t in range(3):
-                prodS[t, li] = 1.0
             for d in range(D):
                 x_ = SX[row, li, d]
                 y_ = SY[row, li, d]
@@ -379,11 +504,24 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                 SPf[li, d] = sp
                 Eb[li, d] = below
                 E[li, d] = below * (t_ * sp)
-                for t in range(3):
-                    if sgl[t, d]:
-                        prodS[t, li] *= sp
+            for t in range(3):
+                ps = 1.0
+                for k in range(n_sgl[t]):
+                    ps *= SPf[li, sgl_d[t, k]]
+                prodS[t, li] = ps
             PX[li] = px
             PY[li] = py
+        # the output's first touches per level c1 - 1 (U of the reduction rule): per output
+        # dimension, its extent at c1 - 1 (1 at the MACs) times the temporal factors at and
+        # above c1 (integers: the order of the products does not change them)
+        for li in range(L):
+            uu[li] = 1.0
+        for k in range(n_orel):
+            d = o_rel[k]
+            tab = 1.0
+            for li in range(L - 1, -1, -1):
+                tab = tab * Tf[li, d]
+                uu[li] = uu[li] * ((E[li - 1, d] if li > 0 else 1.0) * tab)
         inst[L - 1] = 1.0
         for li in range(L - 1, 0, -1):
             inst[li - 1] = inst[li] * float(PX[li] * PY[li])
@@ -470,38 +608,39 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         # objective; every figure above is order-independent. A candidate that moves a
         # level's loops of factor > 1 in the same order as an earlier one scores the same
         # at that level: combinations with it are skipped.
-        n_alt = alt_levels.shape[0]
-        K = alt.shape[0]
         n_opt = 1
-        for a in range(n_alt):
-            lvl_a = alt_levels[a]
-            pre_alt[a] = 1.0                            # the factors above the level
-            for li in range(L - 1, lvl_a, -1):
-                for d in range(D):
-                    pre_alt[a] *= Tf[li, d]
-            for ko in range(K):
-                m = 0
-                for r in range(D):
-                    if Tf[lvl_a, alt[ko, r]] > 1:
-                        eff[ko, m] = alt[ko, r]
-                        m += 1
-                dup = False
-                for q in range(ko):
-                    if not dup and eff_ok[a, q]:
-                        same = True
-                        for r in range(m):
-                            if eff[q, r] != eff[ko, r]:
-                                same = False
-                        dup = same
-                eff_ok[a, ko] = not dup
-            n_opt *= K
+        if alt_levels is not None:
+            for a in range(n_alt):
+                lvl_a = alt_levels[a]
+                pre_alt[a] = 1.0                            # the factors above the level
+                for li in range(L - 1, lvl_a, -1):
+                    for d in range(D):
+                        pre_alt[a] *= Tf[li, d]
+                for ko in range(K):
+                    m = 0
+                    for r in range(D):
+                        if Tf[lvl_a, alt[ko, r]] > 1:
+                            eff[ko, m] = alt[ko, r]
+                            m += 1
+                    dup = False
+                    for q in range(ko):
+                        if not dup and eff_ok[a, q]:
+                            same = True
+                            for r in range(m):
+                                if eff[q, r] != eff[ko, r]:
+                                    same = False
+                            dup = same
+                    eff_ok[a, ko] = not dup
+                n_opt *= K
         best_v = np.inf
         best_k = 0
         energy_best = 0.0
         latency_best = 0.0
         cached = False
         for ko in range(n_opt):
-            if n_alt > 0:
+            if alt_levels is None:
+                pass
+            elif n_alt > 0:
                 rest = ko
                 skip = False
                 for a in range(n_alt - 1, -1, -1):
@@ -514,6 +653,21 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                 for a in range(n_alt):
                     _level_slots(alt_levels[a], alt[digit[a]], n_above[alt_levels[a]], pre_alt[a], Tf, Eb, SPf,
                                  slot_dim, slot_lvl, slot_step, slot_span, ntr)
+            # per operand, the innermost slot (among the first j + 1) over one of its
+            # one-dimension axes' dimensions, and the running sum of the n_trans: the fill
+            # rule's js and outer sum at every level, in one pass
+            run = 0.0
+            lw0, lw1, lw2 = -1, -1, -1
+            for j in range(ns):
+                dj = slot_dim[j]
+                run += ntr[j]
+                cum_ntr[j] = run
+                lw0 = j if sgl[0, dj] else lw0
+                lw1 = j if sgl[1, dj] else lw1
+                lw2 = j if sgl[2, dj] else lw2
+                last_sgl[0, j] = lw0
+                last_sgl[1, j] = lw1
+                last_sgl[2, j] = lw2
             for li in range(L):
                 noc[li] = 0.0
                 for t in range(3):
@@ -529,6 +683,48 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                     for t in range(3):
                         act[t] = True
                         Fc[t] = iters                      # a MAC stores nothing
+                        if on_change and t != 2:
+                            # behind a fanout, the operand held at the MAC's input (a
+                            # one-word tile) is read when it changes
+                            p = par[0, t]
+                            behind = False
+                            for q in range(p + 1):
+                                if lv_i[q, _FAN] != 0:
+                                    behind = True
+                            if behind and win == _WIN_NONE:
+                                Fc[t] = _convention_fill(t, 1.0, 0, True, ns, win, axes_i, axes_f, ext, dims_i,
+                                                         slot_dim, slot_step, slot_span, ntr, sh, trm)
+                            elif behind:
+                                # the fill rule below with a one-word tile (every axis of
+                                # extent 1) under all ns loops: from the innermost loop over
+                                # a one-dimension axis outwards every step changes the word;
+                                # inside it only the two-dimension axes can leave it in place
+                                jm = last_sgl[t, ns - 1] if ns > 0 else -1
+                                Fm = 1.0 + (cum_ntr[jm] if jm >= 0 else 0.0)
+                                if has_two[t] and jm < ns - 1:
+                                    accm = 0.0
+                                    for j in range(ns - 1, jm, -1):
+                                        dj = slot_dim[j]
+                                        stepj = slot_step[j]
+                                        sh[dj] += stepj
+                                        ovm = 1.0
+                                        samem = True
+                                        for k2 in range(n_two[t]):
+                                            k = two_k[t, k2]
+                                            d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
+                                            tr = 0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2]
+                                            if win == _WIN_INNERMOST:
+                                                if j == ns - 1:
+                                                    trm[k2] = tr
+                                                elif tr != trm[k2]:
+                                                    samem = False
+                                            ovm *= max(1.0 - abs(tr), 0.0)
+                                        accm = ((1.0 - ovm) if samem else 1.0) * ntr[j] + accm
+                                        sh[dj] -= stepj + slot_span[j]
+                                    for j in range(jm + 1, ns):
+                                        sh[slot_dim[j]] = 0.0
+                                    Fm = Fm + accm
+                                Fc[t] = Fm
                     inst_c = inst_mac
                 else:
                     n_act = 0
@@ -552,30 +748,47 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                         # the bound uses the model's fill only for a single-dimension
                         # operand whose tile is known (bound_fill): skip it otherwise
                         F = 0.0
-                        if live is None or (c >= b and single_r[t]):
-                            js = last_slot_over(sgl[t], nab, slot_dim)
-                            outer = 0.0
-                            for j in range(js + 1):
-                                outer += ntr[j]
+                        if win == _WIN_NONE:                   # (never in bound mode)
+                            F = _convention_fill(t, w, c, False, nab, win, axes_i, axes_f, ext, dims_i, slot_dim,
+                                                 slot_step, slot_span, ntr, sh, trm)
+                        elif live is None or (c >= b and single_r[t]):
+                            js = last_sgl[t, nab - 1] if nab > 0 else -1
+                            outer = cum_ntr[js] if js >= 0 else 0.0
                             F = w + w * outer
                             if has_two[t] and js < nab - 1:
-                                # loops inside js: the one-dimension axes keep their extent;
-                                # sh[d]: minus the span of d's loops inside j (they wrap to 0),
-                                # plus step_j while j itself is d's
+                                # loops inside js: the one-dimension axes keep their extent
+                                # (their product, ov1); sh[d]: minus the span of d's loops
+                                # inside j (they wrap to 0), plus step_j while j itself is d's.
+                                # Every factor is an integer, so the order of the products
+                                # does not change them.
+                                ov1 = 1.0
+                                for k in range(axes_i[t, 0]):
+                                    if axes_i[t, 1 + A + k] == D:
+                                        ov1 *= ext[t, k, c]
+                                # Timeloop's window rule (innermost): a loop keeps the overlap
+                                # only if it translates the tile as the innermost moving loop
+                                # above c (slot nab - 1) does; the one-dimension axes do not
+                                # move inside js, and from js outwards nothing overlaps, so
+                                # only the two-dimension axes' translations are compared
                                 acc = 0.0
                                 for j in range(nab - 1, js, -1):
                                     dj = slot_dim[j]
                                     stepj = slot_step[j]
                                     sh[dj] += stepj
-                                    ov = 1.0
-                                    for k in range(axes_i[t, 0]):
+                                    ov = ov1
+                                    same = True
+                                    for k2 in range(n_two[t]):
+                                        k = two_k[t, k2]
                                         d1, d2 = axes_i[t, 1 + k], axes_i[t, 1 + A + k]
-                                        if d2 == D:
-                                            ov *= ext[t, k, c]
-                                        else:
-                                            o = ext[t, k, c] - abs(0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2])
-                                            ov *= max(o, 0.0)
-                                    acc = (w - ov) * ntr[j] + acc
+                                        tr = 0 + axes_f[t, k] * sh[d1] + axes_f[t, A + k] * sh[d2]
+                                        if win == _WIN_INNERMOST:
+                                            if j == nab - 1:
+                                                trm[k2] = tr
+                                            elif tr != trm[k2]:
+                                                same = False
+                                        o = ext[t, k, c] - abs(tr)
+                                        ov *= max(o, 0.0)
+                                    acc = ((w - ov) if same else w) * ntr[j] + acc
                                     sh[dj] -= stepj + slot_span[j]
                                 for j in range(js + 1, nab):
                                     sh[slot_dim[j]] = 0.0
@@ -596,6 +809,17 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                     # (order-independent: computed for a row's first order, then reused)
                     if cached:
                         groups = grp[t, c1]
+                    elif mc_same:
+                        # only children that differ in dimensions irrelevant to the operand
+                        nd = 1.0
+                        for d in range(D):
+                            if dims_i[t, d] != 0:
+                                m_d = SPf[c1, d]
+                                for q in range(c1 + 1, p + 1):
+                                    m_d *= SPf[q, d]
+                                nd = nd * m_d
+                        groups = nd * inst[p]
+                        grp[t, c1] = groups
                     else:
                         nd = prodS[t, c1]
                         for q in range(c1 + 1, p + 1):
@@ -622,24 +846,21 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                         # words already holding a partial sum are fetched back; U counts the
                         # first touches (per output dimension, the extent at c times the
                         # temporal factors above c)
-                        if cached:
-                            U = uu[c1]
-                        else:
-                            U = 1.0
-                            for d in range(D):
-                                if dims_i[2, d] != 0:
-                                    u = E[c, d] if c1 > 0 else 1.0
-                                    for lv in range(c1, L):
-                                        u *= Tf[lv, d]
-                                    U = U * u
-                            uu[c1] = U
+                        U = uu[c1]
                         refill = (F - U) * groups
+                        # old partial sums to one child per group, or (Timeloop) to all
+                        to_child = (F - U) * inst_c if psum_all else refill
+                        if c1 == 0 and per_word:
+                            # every MAC group's accumulation reads but the first into each word
+                            refill = F * groups - words[2, L - 1]
+                            to_child = refill * inst_c / groups if psum_all else refill
                         Wr[p, 2] += F * groups
                         R[p, 2] += refill
                         if c1 > 0:
-                            R[c, 2] += child_total             # evictions
-                            Wr[c, 2] += refill
-                        deliveries = child_total + refill
+                            if not drain_parent:
+                                R[c, 2] += child_total         # evictions
+                            Wr[c, 2] += to_child
+                        deliveries = child_total + to_child
                     else:
                         R[p, t] += F * (groups if lv_i[c1, 7 + p] != 0 else inst_c)
                         if c1 > 0:
@@ -693,19 +914,21 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
             energy_best = energy
             latency_best = latency
             for li in range(L if n_alt == 0 else 0):       # least mode returns the value only
-                out[o_R + 3 * li, row] = R[li, 0]
-                out[o_R + 3 * li + 1, row] = R[li, 1]
-                out[o_R + 3 * li + 2, row] = R[li, 2]
-                out[o_W + 3 * li, row] = Wr[li, 0]
-                out[o_W + 3 * li + 1, row] = Wr[li, 1]
-                out[o_W + 3 * li + 2, row] = Wr[li, 2]
-                out[o_TW + 3 * li, row] = words[0, li]
-                out[o_TW + 3 * li + 1, row] = words[1, li]
-                out[o_TW + 3 * li + 2, row] = words[2, li]
-                out[o_noc + li, row] = noc[li]
-                out[o_bw + li, row] = bwl[li]
-                out[o_le + li, row] = lel[li]
-        if n_alt > 0:
+                out_l[row, o_R + 3 * li] = R[li, 0]
+                out_l[row, o_R + 3 * li + 1] = R[li, 1]
+                out_l[row, o_R + 3 * li + 2] = R[li, 2]
+                out_l[row, o_W + 3 * li] = Wr[li, 0]
+                out_l[row, o_W + 3 * li + 1] = Wr[li, 1]
+                out_l[row, o_W + 3 * li + 2] = Wr[li, 2]
+                out_l[row, o_TW + 3 * li] = words[0, li]
+                out_l[row, o_TW + 3 * li + 1] = words[1, li]
+                out_l[row, o_TW + 3 * li + 2] = words[2, li]
+                out_l[row, o_noc + li] = noc[li]
+                out_l[row, o_bw + li] = bwl[li]
+                out_l[row, o_le + li] = lel[li]
+        if alt_levels is None:
+            pass
+        elif n_alt > 0:
             choice[row] = best_k
             best[row] = best_v
         energy = energy_best
@@ -730,11 +953,11 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
         valid[row] = ok
         if n_alt > 0:
             continue
-        out[o_s, row] = energy
-        out[o_s + 1, row] = latency
-        out[o_s + 2, row] = compute
-        out[o_s + 3, row] = energy * latency
-        out[o_s + 4, row] = layer_macs / (compute * n_macs)
-        out[o_s + 5, row] = macs_exec
-        out[o_s + 6, row] = macs_exec * mac_e
+        out_s[0, row] = energy
+        out_s[1, row] = latency
+        out_s[2, row] = compute
+        out_s[3, row] = energy * latency
+        out_s[4, row] = layer_macs / (compute * n_macs)
+        out_s[5, row] = macs_exec
+        out_s[6, row] = macs_exec * mac_e
     return bad_folds

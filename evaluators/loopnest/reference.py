@@ -75,12 +75,13 @@ def evaluate_block(xp: Any, st: LayerArch, arch: ArchSpec, batch: MappingBatch, 
                          relevant=st.relevant[:, live], sizes=st.sizes[live])
     out = count(xp, st, cast(batch.temporal), cast(batch.spatial_x), cast(batch.spatial_y),
                 cast(batch.order, np.int64), cast(batch.keep, bool), integer, fills, conv)
-    return finish(xp, st, arch, out, integer, fold_cycles)
+    return finish(xp, st, arch, out, integer, fold_cycles, conv)
 
 
 def finish(xp: Any, st: LayerArch, arch: ArchSpec, out: dict[str, Any], integer: bool,
-            fold_cycles: Any) -> LoopNestResult:
-    """Latency, validity and the (B, ...) result layout from the batch-last core output."""
+            fold_cycles: Any, conv: Conventions | None = None) -> LoopNestResult:
+    """Latency, leakage (``conv.leakage``), validity and the (B, ...) result layout from
+    the batch-last core output."""
     iters = out["iters"]
     compute = iters
     df = arch.dataflow
@@ -99,7 +100,9 @@ def finish(xp: Any, st: LayerArch, arch: ArchSpec, out: dict[str, Any], integer:
         compute = folds * fold_cycles(rows_used, cols_used, stream)
     BW = out["BW"]                                            # (L, B)
     latency = xp.maximum(compute, xp.max(BW, axis=0))
-    leak, energy = add_leakage(xp, leak_rates_pj_per_cycle(arch), latency, out["energy"])
+    utilized = conv is not None and conv.leakage == "utilized_instances"
+    leak, energy = add_leakage(xp, leak_rates_pj_per_cycle(arch, utilized), latency, out["energy"],
+                               out["inst"] if utilized else None)
     # ---- validity (discrete; numpy)
     SX, SY = np.asarray(out["SX"]), np.asarray(out["SY"])
     TW, kp = np.asarray(out["TW"]), np.asarray(out["keep"])

@@ -42,14 +42,18 @@ class Counts:
     instances: tuple[int, ...] = ()   # (L,) active instances of each level
 
 
-def energy_and_latency(arch: ArchSpec, counts: Counts) -> tuple[float, float]:
+def energy_and_latency(arch: ArchSpec, counts: Counts, conventions: Any = None) -> tuple[float, float]:
     """``(energy pJ, latency cycles)`` of a walk's counts on an architecture without a
     systolic dataflow, by the model's rules with exact fractions: latency is the larger
     of the iterations and every level's (reads + writes) per active instance over its
     bandwidth; a level of ``vector_words = V > 1`` charges, per operand and for reads and
     writes apart, ``n x ceil(words / (n V))`` vector accesses over its ``n`` active
     instances (the average instance's words, rounded up to whole vectors); NoC words and
-    MACs as counted; leakage ``leakage_pj_per_cycle x physical instances x latency``."""
+    MACs as counted; leakage ``leakage_pj_per_cycle x physical instances x latency``, or,
+    where ``conventions`` (an object with the fields of
+    :class:`evaluators.loopnest.Conventions`) has ``leakage="utilized_instances"``, x the
+    instances the walk used (``counts.instances``) instead of the physical ones."""
+    utilized = conventions is not None and conventions.leakage == "utilized_instances"
     latency = Fraction(counts.iterations)
     for li, lv in enumerate(arch.levels):
         n = counts.instances[li]
@@ -65,7 +69,8 @@ def energy_and_latency(arch: ArchSpec, counts: Counts) -> tuple[float, float]:
                 accesses = words if V == 1 else n * math.ceil(Fraction(words, n * V))
                 energy += accesses * Fraction(e)
         energy += int(counts.noc_words[li]) * Fraction(lv.noc_energy_pj)
-        energy += Fraction(lv.leakage_pj_per_cycle) * lv.instances * latency
+        leaking = counts.instances[li] if utilized else lv.instances
+        energy += Fraction(lv.leakage_pj_per_cycle) * leaking * latency
     energy += counts.iterations * counts.mac_instances * Fraction(arch.mac_energy_pj)
     return float(energy), float(latency)
 

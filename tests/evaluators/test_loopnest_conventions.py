@@ -16,12 +16,14 @@ from evaluators.loopnest import (
     Conventions,
     LoopNestCost,
     evaluate_batch,
+    kernel_available,
 )
 from evaluators.loopnest.walk import simulate
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import conv2d, gemm
 from tests.evaluators.mapping_gen import random_arch, random_layer, random_mapping
 
+PATHS = [False] + ([True] if kernel_available() else [])
 CONVENTIONS = ([Conventions()] + [Conventions(**{k: c}) for k, v in CONVENTION_CHOICES.items() for c in v[1:]]
                + [ACCOUNTING["timeloop"], ACCOUNTING["zigzag"],
                   Conventions(window_reuse="none", mac_operand_reads="on_change"),
@@ -29,13 +31,18 @@ CONVENTIONS = ([Conventions()] + [Conventions(**{k: c}) for k, v in CONVENTION_C
 
 
 def run(layer, arch, m, conv):
-    """The model's counts under ``conv`` (numpy path), checked equal to the walk's."""
-    res = evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [m]), kernel=False, accounting=conv)
+    """The model's counts under ``conv`` (numpy path, and the compiled kernel where numba
+    is installed), checked equal to the walk's; returns the numpy path's."""
     ref = simulate(layer, arch, m, conv)
-    np.testing.assert_array_equal(res.reads[0], ref.reads, err_msg=f"reads {conv}")
-    np.testing.assert_array_equal(res.writes[0], ref.writes, err_msg=f"writes {conv}")
-    np.testing.assert_array_equal(res.noc_words[0], ref.noc_words, err_msg=f"noc {conv}")
-    return res
+    out = None
+    for kernel in PATHS:
+        res = evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [m]), kernel=kernel,
+                             accounting=conv)
+        np.testing.assert_array_equal(res.reads[0], ref.reads, err_msg=f"reads {conv} kernel={kernel}")
+        np.testing.assert_array_equal(res.writes[0], ref.writes, err_msg=f"writes {conv} kernel={kernel}")
+        np.testing.assert_array_equal(res.noc_words[0], ref.noc_words, err_msg=f"noc {conv} kernel={kernel}")
+        out = res if out is None else out
+    return out
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -51,10 +58,11 @@ def test_every_convention_matches_the_walk_on_random_cases(seed):
 def test_named_modes():
     tl = ACCOUNTING["timeloop"]
     assert (tl.window_reuse, tl.multicast, tl.psum_refill, tl.mac_operand_reads, tl.output_drain,
-            tl.first_accumulation) == ("innermost", "same_index", "every_child", "on_change", "parent_update",
-                                       "per_instance")
+            tl.first_accumulation, tl.leakage) == ("innermost", "same_index", "every_child", "on_change",
+                                                   "parent_update", "per_instance", "utilized_instances")
     assert Conventions.of("timeloop") is tl and Conventions.of(None) == Conventions() == ACCOUNTING["coexplore"]
     assert Conventions.of("zigzag") == Conventions(window_reuse="none", first_accumulation="per_word")
+    assert Conventions().leakage == "all_instances"
 
 
 BUF = ArchSpec("buf", (MemoryLevel("B", capacity_words=100, read_energy_pj=1.0, write_energy_pj=1.0),
@@ -185,11 +193,15 @@ def test_options_and_paths_are_checked():
     batch = MappingBatch.from_mappings(layer, BUF, [m])
     from mappers.exact import ExactMapper
     for mode in ("timeloop", "zigzag"):
-        with pytest.raises(ValueError, match="default accounting"):
-            evaluate_batch(layer, BUF, batch, kernel=True, accounting=mode)
-        cost = LoopNestCost(mode)
-        assert not cost.separable_orders and LOOPNEST.separable_orders
-        with pytest.raises(ValueError, match="default conventions only"):
-            cost.lower_bound(layer, BUF, batch, 1)
-        with pytest.raises(ValueError, match="order-separable"):
-            ExactMapper().map(layer, BUF, cost, "edp")
+        # the compiled kernel runs every accounting (tests/evaluators/test_loopnest_kernel.py)
+        np.testing.assert_array_equal(evaluate_batch(layer, BUF, batch, kernel=True, accounting=mode).reads,
+                                      evaluate_batch(layer, BUF, batch, kernel=False, accounting=mode).reads)
+    # Timeloop's rules are neither order-separable nor bounded by the default's counts;
+    # ZigZag's are both (tests/mappers/test_exact_accountings.py certifies the mapper)
+    cost = LoopNestCost("timeloop")
+    assert not cost.separable_orders and not cost.bounded_by_default and LOOPNEST.separable_orders
+    with pytest.raises(ValueError, match="default conventions only"):
+        cost.lower_bound(layer, BUF, batch, 1)
+    with pytest.raises(ValueError, match="order-separable"):
+        ExactMapper().map(layer, BUF, cost, "edp")
+    assert LoopNestCost("zigzag").separable_orders and LoopNestCost("zigzag").bounded_by_default

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from accelerators.arch import ArchSpec, MemoryLevel
-from evaluators.loopnest import evaluate_batch, kernel_available
+from evaluators.loopnest import ACCOUNTING, Conventions, evaluate_batch, kernel_available
 from evaluators.loopnest.walk import energy_and_latency, simulate
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import conv2d, gemm
@@ -197,6 +197,55 @@ def test_energy_and_latency_with_leakage_and_vectors_match_the_walk(seed):
         for res in results:
             assert res.latency_cycles[i] == pytest.approx(want_t, rel=1e-12)
             assert res.energy_pj[i] == pytest.approx(want_e, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_leakage_on_utilized_instances_and_the_accountings_match_the_walk(seed):
+    """Energy and latency of both paths under ``leakage="utilized_instances"`` alone, the
+    Timeloop accounting (which uses it) and the ZigZag one, with leakage, bandwidth
+    limits and 1-4-word accesses, equal the walk's under the same conventions (its counts
+    from ``simulate(..., conventions)``, its energy from ``energy_and_latency(...,
+    conventions)``: leakage x the instances the walk enumerated). The sample must hold
+    mappings that leave instances idle, where the two leakage rules differ."""
+    rng = np.random.default_rng(9100 + seed)
+    layer, arch = random_layer(rng), random_arch(rng)
+    arch = dataclasses.replace(arch, levels=tuple(dataclasses.replace(
+        lv, leakage_pj_per_cycle=float(rng.choice([0.25, 3.0])), vector_words=int(rng.integers(1, 5)),
+        bandwidth_words_per_cycle=lv.bandwidth_words_per_cycle or (float(rng.choice([0.5, 2.0, 4.0]))
+                                                                    if rng.random() < 0.4 else None))
+        for lv in arch.levels))
+    if arch.dataflow is not None:
+        return
+    maps = [random_mapping(rng, layer, arch) for _ in range(3)]
+    batch = MappingBatch.from_mappings(layer, arch, maps)
+    for conv in (Conventions(leakage="utilized_instances"), ACCOUNTING["timeloop"], ACCOUNTING["zigzag"]):
+        results = [evaluate_batch(layer, arch, batch, kernel=k, accounting=conv) for k in PATHS]
+        for i, m in enumerate(maps):
+            want_e, want_t = energy_and_latency(arch, simulate(layer, arch, m, conv), conv)
+            for res in results:
+                assert res.latency_cycles[i] == pytest.approx(want_t, rel=1e-12), conv
+                assert res.energy_pj[i] == pytest.approx(want_e, rel=1e-12), conv
+
+
+def test_leakage_rules_differ_where_instances_are_idle():
+    """One of 4 RF instances used (no spatial factor): all-instances leakage charges 4 x
+    the RF's rate, Timeloop's rule 1 x; the walk's oracle says the same."""
+    layer = gemm("g", M=4, N=2, K=2)
+    arch = dataclasses.replace(TOY, levels=tuple(dataclasses.replace(lv, leakage_pj_per_cycle=1.0)
+                                                 for lv in TOY.levels))
+    m = Mapping.create(arch, temporal=[{"M": 4}, {"N": 2, "K": 2}, {}], bypass=[{"O"}, set(), set()])
+    batch = MappingBatch.from_mappings(layer, arch, [m])
+    n_rf = arch.levels[0].instances
+    assert n_rf == 4
+    for kernel in PATHS:
+        every = evaluate_batch(layer, arch, batch, kernel=kernel)
+        used = evaluate_batch(layer, arch, batch, kernel=kernel, accounting=Conventions(leakage="utilized_instances"))
+        lat = every.latency_cycles[0]
+        np.testing.assert_array_equal(every.leakage_energy_pj[0], [4 * lat, lat, lat])
+        np.testing.assert_array_equal(used.leakage_energy_pj[0], [lat, lat, lat])
+        assert every.energy_pj[0] - used.energy_pj[0] == 3 * lat
+        conv = Conventions(leakage="utilized_instances")
+        assert used.energy_pj[0] == pytest.approx(energy_and_latency(arch, simulate(layer, arch, m), conv)[0])
 
 
 @pytest.mark.parametrize("kernel", PATHS)

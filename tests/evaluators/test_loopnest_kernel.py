@@ -6,7 +6,9 @@ fanouts at several levels, systolic fold timing), on Eyeriss and systolic arrays
 convolutions of every kind, GEMM and batched matmul; and the lower bound on partial
 mappings (``LOOPNEST.lower_bound``) against the numpy ``fills`` hook for every ``known``,
 with and without the stationary operand and the irrelevant-tile table, on small layers
-and architectures with binding capacities. Without numba (or with
+and architectures with binding capacities; and under every counting convention (each
+choice alone, the Timeloop and ZigZag accountings) with access widths of 1-4 words and
+leakage. Without numba (or with
 ``COEXPLORE_LOOPNEST_KERNEL=0``) the numpy code runs.
 """
 
@@ -25,7 +27,7 @@ pytest.importorskip("numba")
 import evaluators.loopnest as ln
 from accelerators import SpatialArray, SystolicArray, eyeriss_v1
 from accelerators.arch import OPERANDS, ArchSpec
-from evaluators.loopnest import dispatch
+from evaluators.loopnest import ACCOUNTING, CONVENTION_CHOICES, Conventions, dispatch
 from evaluators.loopnest import kernel as loopnest_kernel
 from mappers.mapping import Mapping, MappingBatch
 from mappers.sampling import random_mappings
@@ -146,6 +148,57 @@ def test_kernel_equals_numpy_with_vector_accesses():
             np.testing.assert_array_equal(kern.write_vectors, ref.write_vectors)
     assert vectored > 0
 
+CONVENTIONS = ([Conventions()] + [Conventions(**{k: c}) for k, v in CONVENTION_CHOICES.items() for c in v[1:]]
+               + [ACCOUNTING["timeloop"], ACCOUNTING["zigzag"],
+                  Conventions(window_reuse="none", mac_operand_reads="on_change"),
+                  Conventions(first_accumulation="per_word", psum_refill="every_child", multicast="same_index")])
+"""Every choice of every convention alone, the named accountings and two mixes."""
+
+
+def with_widths_and_leakage(rng: np.random.Generator, arch: ArchSpec) -> ArchSpec:
+    """``arch`` with 1-4 words per access and leakage (or none) on each level."""
+    return dataclasses.replace(arch, levels=tuple(dataclasses.replace(
+        lv, vector_words=int(rng.integers(1, 5)),
+        leakage_pj_per_cycle=0.0 if rng.random() < 0.4 else float(rng.uniform(0.01, 3))) for lv in arch.levels))
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_kernel_equals_numpy_under_every_accounting_and_access_width(chunk):
+    """Random layers x architectures (capacities, bandwidths, systolic timing, 1-4-word
+    accesses, leakage) x 12 random mappings, under every convention of
+    :data:`CONVENTIONS`: every field and the vector counts, bit for bit. The sample must
+    show each convention changing some count or energy (so the rule is exercised), but
+    ``multicast="same_index"``, which differs only where children's tiles coincide across
+    a relevant dimension (rare at random: Eyeriss's diagonals, the next test)."""
+    changed = {conv: 0 for conv in CONVENTIONS[1:]}
+    widths = set()
+    for seed in range(8000 + 12 * chunk, 8000 + 12 * (chunk + 1)):
+        rng = np.random.default_rng(seed)
+        layer = random_layer(rng)
+        arch = with_widths_and_leakage(rng, varied_arch(rng))
+        widths.update(lv.vector_words for lv in arch.levels)
+        batch = MappingBatch.from_mappings(layer, arch, [random_mapping(rng, layer, arch) for _ in range(12)])
+        default = None
+        for conv in CONVENTIONS:
+            ref = ln.evaluate_batch(layer, arch, batch, kernel=False, accounting=conv)
+            kern = ln.evaluate_batch(layer, arch, batch, kernel=True, accounting=conv)
+            what = f"seed {seed} {conv}\n{layer}\n{arch}"
+            assert_same(kern, ref, what)
+            if ref.read_vectors is None:
+                assert kern.read_vectors is None and kern.write_vectors is None
+            else:
+                np.testing.assert_array_equal(kern.read_vectors, ref.read_vectors, err_msg=what)
+                np.testing.assert_array_equal(kern.write_vectors, ref.write_vectors, err_msg=what)
+            if default is None:
+                default = ref
+            else:
+                changed[conv] += int(any(not np.array_equal(getattr(ref, f), getattr(default, f))
+                                         for f in ("reads", "writes", "noc_words", "leakage_energy_pj")))
+    rare = Conventions(multicast="same_index")
+    assert all(v for conv, v in changed.items() if conv != rare), changed
+    assert widths == {1, 2, 3, 4}
+
+
 LAYERS = [
     conv2d("3x3", K=16, C=8, P=14, Q=14, R=3, S=3),
     conv2d("1x1/2", N=2, K=32, C=16, P=7, Q=7, R=1, S=1, stride=2),
@@ -171,6 +224,26 @@ def test_kernel_equals_numpy_on_reference_architectures(arch):
         for factors, bypass in (("divisors", False), ("padded", True)):
             batch = random_mappings(layer, arch, 150, seed=7, factors=factors, bypass=bypass)
             check(layer, arch, batch, f"{layer} on {arch.name} ({factors}, bypass={bypass})")
+
+
+@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: a.name)
+def test_kernel_equals_numpy_under_the_named_accountings_on_reference_architectures(arch):
+    """Every layer kind on the reference architectures, Timeloop's and ZigZag's
+    accountings and ``multicast="same_index"`` alone, divisor and padded factorizations
+    with bypass; on Eyeriss (multicast, diagonal reuse) the last changes some count."""
+    same_index = Conventions(multicast="same_index")
+    changed = 0
+    for layer in LAYERS:
+        for factors, bypass in (("divisors", False), ("padded", True)):
+            batch = random_mappings(layer, arch, 60, seed=11, factors=factors, bypass=bypass)
+            for conv in ("timeloop", "zigzag", same_index):
+                ref = ln.evaluate_batch(layer, arch, batch, kernel=False, accounting=conv)
+                assert_same(ln.evaluate_batch(layer, arch, batch, kernel=True, accounting=conv), ref,
+                            f"{conv}: {layer} on {arch.name} ({factors}, bypass={bypass})")
+            default = ln.evaluate_batch(layer, arch, batch, kernel=False)
+            changed += int(not np.array_equal(ref.reads, default.reads))
+    if arch.name == ARCHS[0].name:
+        assert changed > 0
 
 
 def test_batch_of_one_and_blocks_agree():
@@ -205,6 +278,8 @@ def test_kernel_rejects_what_it_does_not_run():
         ln.evaluate_batch(layer, arch, batch, kernel=True, fills=lambda ctx: ctx.F)
     with pytest.raises(ValueError, match="compiled kernel"):
         ln.evaluate_batch(layer, arch, batch, kernel=True, integer=False)
+    with pytest.raises(ValueError, match="lower bounds are derived for the default conventions"):
+        ln.LoopNestCost("timeloop").lower_bound(layer, arch, batch, 1, kernel=True)
 
 
 def test_environment_variable_forces_numpy(monkeypatch):

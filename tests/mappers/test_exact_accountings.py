@@ -1,0 +1,110 @@
+"""The exact mapper under other accountings than the default, against brute force.
+
+``LoopNestCost(conventions)`` lets the exact mapper run where the conventions keep the
+cost order-separable and count at least as much as the default everywhere
+(:attr:`evaluators.loopnest.LoopNestCost.bounded_by_default`: ZigZag's accounting, and any
+mix of its window rule with index multicast, refills to every child and per-word first
+accumulations): the default's bounds then bound this cost, and the leaf's per-level order
+search is exact by the same argument. On small layers x architectures where every mapping
+can be enumerated, its objective under those conventions equals the brute-force minimum
+under them, for EDP, energy and latency; and the default's lower bound never exceeds a
+mapping's cost under them. Timeloop's accounting stays refused (its window rule is not
+separable; reads on change, drains as parent updates and utilized-instance leakage count
+less than the default).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+
+from evaluators.loopnest import ACCOUNTING, Conventions, LoopNestCost, evaluate_batch
+from mappers.base import NoLegalMapping
+from mappers.exact import ExactMapper
+from mappers.exhaustive import enumerate_mappings
+from mappers.orders import objective_of
+from tests.mappers.test_exact import OBJECTIVES, cases
+
+BOUNDED = {
+    "zigzag": ACCOUNTING["zigzag"],
+    "mix": Conventions(window_reuse="none", multicast="same_index", psum_refill="every_child",
+                       first_accumulation="per_word"),
+    "refills": Conventions(multicast="same_index", psum_refill="every_child"),
+}
+N_CASES = 15           # per convention set: x 3 objectives
+POOL = cases(200, 20261201)
+
+
+def differs(layer, arch, conv) -> bool:
+    """Whether some mapping of the case counts differently under ``conv``."""
+    for batch in enumerate_mappings(layer, arch, bypass=True, max_mappings=400_000):
+        a, b = evaluate_batch(layer, arch, batch, accounting=conv), evaluate_batch(layer, arch, batch)
+        if any(not np.array_equal(getattr(a, f), getattr(b, f)) for f in ("reads", "writes", "noc_words")):
+            return True
+    return False
+
+
+@functools.cache
+def cases_for(name: str) -> list:
+    """The first :data:`N_CASES` small cases of :data:`POOL` on which the set ``name``
+    changes some count (on most small cases it does not: no sliding window, no
+    spatially unrolled reduction), so the certification is not the default's again."""
+    out = [case for case in POOL if differs(*case, BOUNDED[name])][:N_CASES]
+    assert len(out) == N_CASES, (name, len(out))
+    return out
+
+
+def brute_force(layer, arch, conv) -> dict[str, float]:
+    best = dict.fromkeys(OBJECTIVES, math.inf)
+    for batch in enumerate_mappings(layer, arch, bypass=True, max_mappings=400_000):
+        r = evaluate_batch(layer, arch, batch, accounting=conv)
+        ok = np.asarray(r.valid)
+        if not ok.any():
+            continue
+        for obj in OBJECTIVES:
+            v = objective_of(obj, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[ok]
+            best[obj] = min(best[obj], float(v.min()))
+    return best
+
+
+@pytest.mark.parametrize("name", list(BOUNDED))
+@pytest.mark.parametrize("case", range(N_CASES))
+def test_exact_equals_the_brute_force_minimum_under_bounded_accountings(case, name):
+    layer, arch = cases_for(name)[case]
+    conv = BOUNDED[name]
+    cost = LoopNestCost(conv)
+    assert cost.separable_orders and cost.bounded_by_default
+    want = brute_force(layer, arch, conv)
+    for obj in OBJECTIVES:
+        if not math.isfinite(want[obj]):
+            with pytest.raises(NoLegalMapping):
+                ExactMapper().map(layer, arch, cost, obj)
+            continue
+        r = ExactMapper().map(layer, arch, cost, obj)
+        assert r.optimal and not r.stopped_early
+        assert r.mapping.violations(layer, arch) == []
+        assert r.objective(obj) == pytest.approx(want[obj], rel=1e-9), (layer, arch.name, obj, name)
+        assert r.lower_bound <= r.objective(obj) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("name", list(BOUNDED))
+def test_every_count_is_at_least_the_defaults(name):
+    """What makes the default's bounds valid here: on every enumerated mapping of every
+    certified case, every read, write and NoC count (and so energy and latency) under the
+    set is at least the default's."""
+    conv = BOUNDED[name]
+    for layer, arch in cases_for(name):
+        for batch in enumerate_mappings(layer, arch, bypass=True, max_mappings=400_000):
+            base = evaluate_batch(layer, arch, batch)
+            r = evaluate_batch(layer, arch, batch, accounting=conv)
+            for f in ("reads", "writes", "noc_words", "energy_pj", "latency_cycles"):
+                assert (np.asarray(getattr(r, f)) >= np.asarray(getattr(base, f))).all(), (f, conv)
+
+
+def test_timeloop_stays_refused():
+    layer, arch = POOL[0]
+    with pytest.raises(ValueError, match="order-separable"):
+        ExactMapper().map(layer, arch, LoopNestCost("timeloop"), "edp")
