@@ -15,7 +15,9 @@ Every co-design flow in coexplore scores a hardware point the same way, in five 
    ``energy``, ``latency``). Results are cached per (hardware point, unit shape): layers
    of the same shape are mapped once, and a hardware point proposed again (a resumed
    study, a Q-learning walk) costs nothing -- it gets the first result, whatever the
-   trial's seed. A unit the mapper cannot map makes the point INFEASIBLE (an unknown
+   trial's seed. With ``reuse`` (the default) work is also reused *between* hardware
+   points, see **Reuse across hardware points** below. A unit the mapper cannot map makes
+   the point INFEASIBLE (an unknown
    constraint: it depends on the buffers), with the unit named. Units are mapped one after
    another, or through a ``task_map`` the caller supplies (the study layer owns processes;
    an evaluator never starts any).
@@ -45,6 +47,61 @@ no positive lower bound, so no certificate). The evaluator returns an
 with each layer's figures for one instance (multiply by ``repeat`` for the network;
 ``energy_by_level_pj`` only where the mapping is a loop nest the cost model breaks down).
 
+**Reuse across hardware points** (``NestedEvaluator(reuse=True)``, the default; ``reuse:
+false`` in a config's evaluator options turns it off). Two things, both in the memory of
+the evaluator object, so per worker process where a study runs its trials in processes
+(each worker unpickles the evaluator once and keeps it), nothing shared or stored:
+
+* **A cache keyed by the mapping problem** (:func:`problem_key`), not by the hardware
+  point: a unit mapped once on an architecture is not searched again on any other point
+  whose architecture is the same *as far as this unit's mapping space and costs go*. A hit
+  is re-scored on the new architecture (one cost evaluation) and taken only if its energy,
+  latency and EDP come out bit for bit as cached -- a guard; the argument below says they
+  always do. Its ``mapping_info`` says ``"reused": "cache"``; ``evaluated``,
+  ``map_seconds`` and the search's other counters are the original search's.
+* **A warm start** where the mapper takes one (``ExactMapper.map(..., incumbents=...)``):
+  the best mappings of the same unit on the last :data:`WARM_POOL` points mapped, most
+  recent first, are offered as candidate incumbents; the exact mapper keeps the legal ones
+  (:mod:`mappers.exact`, *Warm start*). A search that completes returns the mapping a cold
+  search returns, bit for bit (so every figure and the network EDP are unchanged); what
+  changes is only how fast it gets there. A search stopped by a node or time limit returns
+  a mapping at least as good as the best legal candidate -- better than without reuse, and
+  dependent on which points came before: with several worker processes, on which worker
+  evaluated what. ``mapping_info`` says how many candidates were offered and legal, and
+  whether the result is one of them (``warm_offered``, ``warm_legal``, ``warm_used``).
+
+*Why a cache hit is exact.* The key holds everything of the architecture that the cost
+model and the mappers read -- every level's name (constraints name levels), operands,
+instances, fanouts, multicast, per-operand read and write energies, NoC energy,
+bandwidth, leakage and access width, and the MAC energy, word width, clock, kind,
+dataflow and intrinsic -- except the names and areas of the architecture and its levels
+and the energy table's name, which no mapping's figures depend on (energies enter as the
+numbers they give), and with one canonical form: a capacity that no tile of this unit
+can exceed. Every quantity the cost model, the exact mapper and its bounds compare with a
+capacity is the word count of a sub-box of one operand's index space (a tile's bounding
+box, or the distinct words of a share of one), at most the words of the whole operand
+(:func:`full_words`; a sum of them for a shared buffer); so a capacity at least that
+large makes every such test pass and every ``max(words - capacity, 0)`` zero, exactly as
+an unbounded level does, and is keyed as ``"fits"``. Two architectures with equal keys
+therefore have the same legal mappings of the unit, each with the same energy, latency
+and EDP: the optimum is the same number, and a mapping that is optimal on one is optimal
+on the other. Because the search itself reads capacities only through those tests, its
+run is the same one on both, and a hit returns the mapping, bound and counters a fresh
+search would (``tests/evaluators/test_nested_reuse.py`` checks a hit against a fresh
+search on an architecture with another, non-binding global buffer; a binding capacity,
+an energy or a fanout that differs misses). The canonical capacity is used only for a
+result proven optimal (the exact and exhaustive mappers prove over the exact divisor
+factorizations, whose tiles are sub-boxes) whose mapping is unpadded; any other result is
+shared only under the key with the raw capacities, the same inputs to the same
+deterministic search. (The constraint rules coexplore ships read the levels' names and
+fanouts and the dataflow, all keyed; a user's rule that reads capacities needs
+``reuse=False``.)
+
+*Determinism.* A serial run (one process) evaluates the same points in the same order,
+so the same reuse, and is bit-reproducible. Across processes, a completed exact search
+is unaffected by what a worker saw before (above); only node- or time-limited searches
+can differ, always for the better or equal against the candidate they were given.
+
 :class:`JointEvaluator` scores points of :func:`mappers.mapping_space.joint_mapping_space`
 (the hardware and every layer's mapping in one flat point) with the same steps, the
 mapping of every layer read from the point instead of searched.
@@ -52,6 +109,8 @@ mapping of every layer read from the point instead of searched.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -60,7 +119,7 @@ from typing import Any
 
 import numpy as np
 
-from accelerators.arch import ArchSpec
+from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
 from accelerators.registry import resolve_accelerator
 from design_space.compose import split
 from design_space.errors import UnsatisfiableSpaceError
@@ -75,11 +134,17 @@ from mappers.base import (
     check_objective,
     result_of,
 )
+from mappers.mapping import MappingBatch
 from mappers.mapping_space import batch_from_columns, mapping_space
 from mappers.registry import make_mapper
+from mappers.workloads import Layer
 
-__all__ = ["JointEvaluator", "NestedEvaluator", "TaskMap", "breakdown", "build_accelerator",
-           "network_metrics", "proof_metrics", "unit_gap", "unit_key"]
+__all__ = ["WARM_POOL", "JointEvaluator", "NestedEvaluator", "TaskMap", "breakdown", "build_accelerator",
+           "full_words", "network_metrics", "problem_key", "proof_metrics", "unit_gap", "unit_key"]
+
+WARM_POOL = 8
+"""Candidate incumbents offered per unit with ``reuse``: its best mappings on the last this
+many hardware points mapped (each costs one cost evaluation and a legality check)."""
 
 TaskMap = Callable[[Callable[[Any], Any], Sequence[Any]], Sequence[Any]]
 """``task_map(fn, items) -> [fn(item) for item in items]``, possibly in parallel (e.g. a
@@ -111,14 +176,74 @@ def unit_key(unit: Any) -> str:
     return repr(unit)
 
 
+def full_words(layer: Layer) -> dict[str, int]:
+    """Words of each whole operand of ``layer`` (its bounding box at the full sizes): no
+    tile, nor share of a tile, of that operand holds more (see the module docstring)."""
+    return {op: int(layer.tensor(op).words(layer.dims)) for op in OPERANDS}
+
+
+def _capacity_key(level: MemoryLevel, full: dict[str, int] | None) -> Any:
+    """A level's capacity as keyed: ``"fits"`` where ``full`` (the unit's whole operands)
+    says no tile can exceed it (per operand it holds, or their sum for a shared buffer)."""
+    cap = level.capacity_words
+    held = sorted(level.tensors)
+    if cap is None:
+        return None
+    if isinstance(cap, Mapping):
+        return tuple((op, "fits" if full is not None and op in level.tensors and v >= full[op] else float(v))
+                     for op, v in sorted(cap.items()))
+    if full is not None and cap >= sum(full[op] for op in held):
+        return "fits"
+    return float(cap)
+
+
+def _per_op(value: Mapping[str, float]) -> tuple:
+    return tuple(sorted(value.items()))
+
+
+def problem_key(unit: Any, arch: ArchSpec, canonical: bool = False) -> str | None:
+    """What the mapping of ``unit`` on ``arch`` depends on, as a string (the reuse
+    cache's key, with :func:`unit_key`): every field of ``arch`` and its levels the cost
+    model and the mappers read, none of the names and areas; with ``canonical`` (a
+    loop-nest layer only), a capacity no tile of it can exceed keyed as ``"fits"`` (the
+    module docstring gives the argument). ``None`` for a unit that is not a
+    :class:`~mappers.workloads.Layer` with ``canonical``."""
+    full = None
+    if canonical:
+        if not isinstance(unit, Layer):
+            return None
+        full = full_words(unit)
+    levels = tuple((lv.name, tuple(sorted(lv.tensors)), _capacity_key(lv, full), lv.instances, lv.fanout_x,
+                    lv.fanout_y, _per_op(lv.read_energy_pj), _per_op(lv.write_energy_pj),
+                    lv.bandwidth_words_per_cycle, lv.multicast, lv.noc_energy_pj, lv.leakage_pj_per_cycle,
+                    lv.vector_words) for lv in arch.levels)
+    return repr((levels, arch.mac_energy_pj, arch.word_bits, arch.clock_mhz, arch.kind, arch.dataflow,
+                 arch.intrinsic))
+
+
+def _takes_incumbents(mapper: Any) -> bool:
+    """Whether ``mapper.map`` accepts ``incumbents=`` (the exact mapper's warm start)."""
+    try:
+        return "incumbents" in inspect.signature(mapper.map).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
 def _map_one(task: tuple) -> MappingResult | str:
     """Map one unit; a unit without a legal mapping comes back as its message (so that a
     ``task_map`` over processes never has to pickle an exception)."""
-    mapper, unit, arch, cost, objective, seed = task
+    mapper, unit, arch, cost, objective, seed, incumbents = task
     try:
-        return mapper.map(unit, arch, cost, objective, seed=seed)
+        if incumbents is None:
+            return mapper.map(unit, arch, cost, objective, seed=seed)
+        return mapper.map(unit, arch, cost, objective, seed=seed, incumbents=incumbents)
     except (NoLegalMapping, UnsatisfiableSpaceError) as e:   # no legal mapping, or none found
         return str(e)
+
+
+def _same_figures(a: MappingResult, b: MappingResult) -> bool:
+    return (a.energy_pj == b.energy_pj and a.latency_cycles == b.latency_cycles and a.edp == b.edp
+            and a.utilization == b.utilization)
 
 
 def network_metrics(arch: ArchSpec, area_mm2: float, units: Sequence[Any],
@@ -209,7 +334,16 @@ class NestedEvaluator:
         fixed: parameters merged under every point (e.g. a fixed clock or energy table).
         check: ``acc -> reason | None``, a feasibility check beyond ``validate``.
         task_map: maps units in parallel (see :data:`TaskMap`); default: one after another.
-        cache_size: mapping results kept per (hardware point, unit shape).
+        cache_size: mapping results kept per (hardware point, unit shape), and as many per
+            (unit shape, :func:`problem_key`) with ``reuse``.
+        reuse: reuse work between hardware points: the problem-keyed cache and the warm
+            start (module docstring, *Reuse across hardware points*); ``False``: each
+            point's units are mapped from scratch (the per-point cache stays).
+
+    Attributes:
+        reuse_stats: counters of this evaluator object (so of one worker process):
+            ``searched`` (units mapped by the mapper), ``cache_hits``, ``warm_offered``
+            (searches given candidates), ``warm_used`` (results that are a candidate).
     """
 
     MAPPER_OPTIONS: tuple[str, ...] = ("mapper",)
@@ -219,7 +353,7 @@ class NestedEvaluator:
     def __init__(self, accelerator: Any, workload: Sequence[Any] | str, mapper: Any = "heuristic", *,
                  objective: str = "edp", cost: CostFunction | None = None,
                  fixed: Mapping[str, Any] | None = None, check: Callable[[Any], str | None] | None = None,
-                 task_map: TaskMap | None = None, cache_size: int = 4096) -> None:
+                 task_map: TaskMap | None = None, cache_size: int = 4096, reuse: bool = True) -> None:
         self.accelerator = resolve_accelerator(accelerator)
         self.units = zoo.resolve(workload) if isinstance(workload, str) else list(workload)
         if not self.units:
@@ -234,6 +368,13 @@ class NestedEvaluator:
             raise ValueError(f"cache_size must be an integer >= 0, got {cache_size!r}")
         self._cache: OrderedDict[tuple[str, str], MappingResult] = OrderedDict()
         self._cache_size = cache_size
+        if not isinstance(reuse, bool):
+            raise ValueError(f"reuse must be True or False, got {reuse!r}")
+        self.reuse = reuse
+        self._problems: OrderedDict[tuple[str, str, str], MappingResult] = OrderedDict()
+        self._pool: dict[str, list[MappingBatch]] = {}
+        self._warm = reuse and _takes_incumbents(self.mapper)
+        self.reuse_stats = {"searched": 0, "cache_hits": 0, "warm_offered": 0, "warm_used": 0}
 
     @property
     def layers(self) -> list[Any]:
@@ -257,25 +398,78 @@ class NestedEvaluator:
         for i, unit in enumerate(self.units):
             key = (hw_key, unit_key(unit))
             hit = self._cache.get(key)
+            if hit is None and key[1] not in todo and self.reuse:
+                hit = self._problem_hit(unit, key[1], arch)
+                if hit is not None:
+                    self._remember(self._cache, key, hit)
             if hit is not None:
                 self._cache.move_to_end(key)
                 results[i] = hit
             else:
                 todo.setdefault(key[1], []).append(i)
         if todo:
-            tasks = [(self.mapper, self.units[idx[0]], arch, self.cost, self.objective, seed + idx[0])
-                     for idx in todo.values()]
+            tasks = [(self.mapper, self.units[idx[0]], arch, self.cost, self.objective, seed + idx[0],
+                      self._candidates(ukey)) for ukey, idx in todo.items()]
             outs = (self.task_map or _serial_map)(_map_one, tasks)
             for (ukey, idx), out in zip(todo.items(), outs):
                 if isinstance(out, str):
                     raise Infeasible(f"layer {self.units[idx[0]].name!r}: {out}")
                 for i in idx:
                     results[i] = out
-                if self._cache_size:
-                    self._cache[(hw_key, ukey)] = out
-                    while len(self._cache) > self._cache_size:
-                        self._cache.popitem(last=False)
+                self._remember(self._cache, (hw_key, ukey), out)
+                if self.reuse:
+                    self._learn(self.units[idx[0]], ukey, arch, out)
         return [r for r in results if r is not None]
+
+    # ---------------------------------------------------------------- reuse
+    def _remember(self, cache: OrderedDict, key: Any, result: MappingResult) -> None:
+        if self._cache_size:
+            cache[key] = result
+            cache.move_to_end(key)
+            while len(cache) > self._cache_size:
+                cache.popitem(last=False)
+
+    def _problem_hit(self, unit: Any, ukey: str, arch: ArchSpec) -> MappingResult | None:
+        """A result of the same mapping problem on another point (:func:`problem_key`: the
+        raw key, or the canonical one for a proven optimum), re-scored on ``arch`` and
+        taken only if its figures are the cached ones bit for bit."""
+        for canonical in (False, True):
+            pkey = problem_key(unit, arch, canonical)
+            if pkey is None:
+                continue
+            cached = self._problems.get(("canonical" if canonical else "raw", ukey, pkey))
+            if cached is None or (canonical and not cached.optimal):
+                continue
+            if cached.batch is not None:
+                fresh = result_of(unit, arch, self.cost, cached.batch, 0, evaluated=1)
+                if not (_same_figures(fresh, cached) and bool(np.asarray(
+                        self.cost(unit, arch, cached.batch).valid)[0])):
+                    continue                     # a guard: the key's argument says it never fires
+            self.reuse_stats["cache_hits"] += 1
+            return dataclasses.replace(cached, info={**dict(cached.info), "reused": "cache"})
+        return None
+
+    def _learn(self, unit: Any, ukey: str, arch: ArchSpec, result: MappingResult) -> None:
+        """Keep ``result`` for :meth:`_problem_hit` and its mapping for the warm starts."""
+        self.reuse_stats["searched"] += 1
+        self.reuse_stats["warm_used"] += bool(result.info.get("warm_used"))
+        self._remember(self._problems, ("raw", ukey, problem_key(unit, arch)), result)
+        canon = problem_key(unit, arch, canonical=True)
+        if canon is not None and result.optimal and _unpadded(unit, result.batch):
+            self._remember(self._problems, ("canonical", ukey, canon), result)
+        if self._warm and result.batch is not None:
+            pool = self._pool.setdefault(ukey, [])
+            pool[:] = [b for b in pool if not _same_batch(b, result.batch)]
+            pool.insert(0, result.batch)
+            del pool[WARM_POOL:]
+
+    def _candidates(self, ukey: str) -> list[MappingBatch] | None:
+        """The warm-start candidates for unit ``ukey`` (``None``: the mapper takes none)."""
+        if not self._warm:
+            return None
+        pool = list(self._pool.get(ukey, ()))
+        self.reuse_stats["warm_offered"] += bool(pool)
+        return pool
 
     def __call__(self, point: Mapping[str, Any], seed: int | None = None) -> Evaluation:
         acc = self.build(point)
@@ -290,6 +484,19 @@ class NestedEvaluator:
 
 def _serial_map(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
     return [fn(x) for x in items]
+
+
+def _unpadded(layer: Layer, batch: MappingBatch | None) -> bool:
+    """Every dimension's factors multiply to its size (no padding: every tile a sub-box)."""
+    if batch is None:
+        return False
+    sizes = np.array([layer.dims[d] for d in batch.dims])
+    return bool((np.prod(batch.temporal * batch.spatial_x * batch.spatial_y, axis=1) == sizes).all())
+
+
+def _same_batch(a: MappingBatch, b: MappingBatch) -> bool:
+    return a.dims == b.dims and all(np.array_equal(getattr(a, f), getattr(b, f))
+                                    for f in ("temporal", "spatial_x", "spatial_y", "order", "keep"))
 
 
 class JointEvaluator:

@@ -87,6 +87,30 @@ when the time is up and returns the best mapping so far with ``stopped_early`` a
 ``lower_bound``, the smallest bound of the nodes not yet explored (the optimum lies
 between it and the result). ``info["incumbents"]`` is the anytime trace: ``(CPU seconds
 since the search began, objective)`` at each new incumbent, the heuristic's first.
+
+**Warm start** (``ExactMapper.map(..., incumbents=[...])``, issue 41 item 4: the nested
+evaluator offers the best mappings it found for the same layer on other hardware points).
+Each candidate (a :class:`~mappers.mapping.Mapping` or the rows of a
+:class:`~mappers.mapping.MappingBatch`) is checked against this search's space -- the
+layer's dimensions and the architecture's levels, an exact factorization with every
+factor > 1 in an allowed slot, the fanouts, a bypass choice the search branches over,
+the constraints -- and scored; one the cost model finds invalid (a tile that does not fit)
+is dropped, with every other illegal one, silently. The best legal candidate becomes the
+first incumbent if it beats the heuristic's, with its objective raised by a relative
+``1e-6`` (:data:`_WARM_SLACK`) for the bar only. That slack is what keeps a completed
+search's *result* the one a cold search returns: the candidate lies in the search's
+space, so its own leaf has a bound at most its objective and is reached below the bar;
+every mapping the search itself finds at least as good as the candidate therefore
+replaces it, and the nodes the tighter bar prunes have bounds above the candidate's
+objective, where no mapping that could become the final incumbent lies. The nodes
+expanded below the candidate's objective, their order and the leaves scored there are
+those of a cold search (best first: the order of the nodes below the bar does not depend
+on the bar), so a completed search returns the same mapping, bit for bit, with or without
+a warm start (``tests/mappers/test_exact_warm_start.py`` checks this on random cases);
+what it saves is the nodes, leaves and bounds a cold search spends above that objective
+before it finds a mapping as good. Only a search stopped by a limit may return the
+candidate itself (with its true objective; the reported bound stays below it), which is
+the point of it there: no cliff back to the heuristic's mapping.
 """
 
 from __future__ import annotations
@@ -95,6 +119,7 @@ import heapq
 import itertools
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,7 +141,7 @@ from mappers.constraints import (
     constraints_for,
 )
 from mappers.heuristic import HeuristicMapper
-from mappers.mapping import MappingBatch
+from mappers.mapping import Mapping, MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, divisors, keep_array
 from mappers.orders import (
     OrderStructure,
@@ -131,6 +156,10 @@ from mappers.workloads import Layer
 __all__ = ["ExactMapper", "irrelevant_tile_table", "tile_shapes"]
 
 _TOL = 1e-9
+_WARM_SLACK = 1e-6
+"""A warm-start candidate sets the bar at its objective times ``1 + _WARM_SLACK`` (well
+above the ``_TOL`` every improvement must clear), so a search that completes replaces it
+with the mapping a cold search finds (see the module docstring)."""
 _ROOT_CHUNK = 1 << 20
 """Roots bounded at a time (:meth:`_Search._roots`): about 0.6 GB of node arrays, and a
 multiple of the loop-nest model's 16,384-row blocks."""
@@ -350,7 +379,14 @@ class ExactMapper:
         check_constraint_spec("ExactMapper", self.constraints)
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
-            seed: int = 0) -> MappingResult:
+            seed: int = 0, incumbents: Sequence[Mapping | MappingBatch] | None = None) -> MappingResult:
+        """The best mapping of ``layer`` on ``arch`` (see the module docstring).
+
+        ``incumbents``: candidate mappings to start from (a warm start, e.g. the best
+        mappings of this layer on other hardware points); the legal ones are offered as the
+        first incumbent before the search, the illegal ones ignored. A search that
+        completes returns the same mapping with or without them; a search stopped by a
+        limit returns at worst the best legal candidate."""
         check_objective(objective)
         if not isinstance(cost, BoundedCost):
             raise ValueError("ExactMapper needs a cost model that bounds partial mappings "
@@ -365,7 +401,9 @@ class ExactMapper:
         rc = cons.resolve(layer, arch)
         search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap, rc,
                          self.max_nodes)
+        search.warm = list(incumbents or ())
         search.run()
+        search.settle_warm_start()
         if search.best is None:
             within = f" within the constraints {cons.name or ''}".rstrip() if cons.levels else ""
             raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}{within}")
@@ -377,7 +415,8 @@ class ExactMapper:
                          info={"nodes": search.nodes, "leaves": search.leaves,
                                "incumbents": search.incumbents,
                                "keep_choices": search.n_keep, "gap": self.gap,
-                               "constraints": cons.name if cons.levels else None})
+                               "constraints": cons.name if cons.levels else None,
+                               **search.warm_info})
 
 
 class _Search:
@@ -404,6 +443,9 @@ class _Search:
         self._tile_tables: dict[str, Any] = {}
         self._heap: list[tuple[float, int, int, _Nodes, np.ndarray]] = []   # (least bound, tie, level, nodes, bounds)
         self._counter = itertools.count()
+        self.warm: list[Mapping | MappingBatch] = []        # candidate incumbents (warm_start)
+        self.warm_info: dict[str, Any] = {}
+        self._warm_best: tuple[MappingBatch, float] | None = None
 
     # ---------------------------------------------------------------- driver
     @property
@@ -435,6 +477,7 @@ class _Search:
         except NoLegalMapping:
             pass
         p = _problem(self.layer, self.arch, self.bypass, self.rc)
+        self.warm_start(p)                  # the caller's candidate incumbents (issue 41, item 4)
         self.space_size = _space_size(p) * self.n_keep
         sx, sy = _spatial_assignments(p)
         if not len(sx) or not self.keeps:
@@ -713,6 +756,66 @@ class _Search:
         """A new incumbent, with the CPU time it was found at (the anytime trace)."""
         self.best = (one, value)
         self.incumbents.append((time.process_time() - self._cpu0, value))
+
+    # ---------------------------------------------------------------- warm start
+    def warm_start(self, p: _Problem) -> None:
+        """Offer the best legal mapping of :attr:`warm` as the incumbent, its objective
+        raised by :data:`_WARM_SLACK` for the bar (see the module docstring); sets
+        :attr:`warm_info` (candidates offered, legal, and whether one became the
+        incumbent)."""
+        if not self.warm:
+            return
+        L = self.arch.n_levels
+        self.warm_info = {"warm_offered": sum(1 if isinstance(c, Mapping) else len(c) for c in self.warm),
+                          "warm_legal": 0, "warm_used": False}
+        rows = [MappingBatch.from_mappings(self.layer, self.arch, [c]) if isinstance(c, Mapping) else c
+                for c in self.warm if c.n_levels == L]
+        rows = [b for b in rows if b.dims == p.dims and len(b)]
+        if not rows:
+            return
+        cand = MappingBatch(p.dims, *(np.concatenate([getattr(b, f) for b in rows]).astype(
+            bool if f == "keep" else np.int64) for f in ("temporal", "spatial_x", "spatial_y", "order", "keep")))
+        cand = cand.take(np.flatnonzero(self._in_space(p, cand)))
+        if not len(cand):
+            return
+        r = self.cost(self.layer, self.arch, cand)
+        v = np.asarray(objective_of(self.objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles), dtype=float)
+        v = np.where(np.asarray(r.valid, dtype=bool), v, np.inf)
+        self.evaluated += len(cand)
+        self.warm_info["warm_legal"] = int(np.isfinite(v).sum())
+        i = int(np.argmin(v))
+        if math.isfinite(v[i]) and v[i] * (1 + _WARM_SLACK) < self.incumbent:
+            one = cand.take(np.array([i]))
+            self.best = (one, float(v[i]) * (1 + _WARM_SLACK))
+            self._warm_best = (one, float(v[i]))
+            self.incumbents.append((time.process_time() - self._cpu0, float(v[i])))
+
+    def _in_space(self, p: _Problem, b: MappingBatch) -> np.ndarray:
+        """``(n,)``: the mappings of ``b`` this search's space holds, capacity aside: an exact
+        factorization, factors > 1 only in allowed slots, within the fanouts, loop orders
+        that are permutations, a bypass choice among :attr:`keeps`, within the constraints."""
+        T, sx, sy = b.temporal, b.spatial_x, b.spatial_y
+        ok = (T >= 1).all(axis=(1, 2)) & (sx >= 1).all(axis=(1, 2)) & (sy >= 1).all(axis=(1, 2))
+        ok &= (np.prod(T * sx * sy, axis=1) == p.sizes[None, :]).all(axis=1)
+        for f, slot in ((T, p.temporal_ok), (sx, p.spatial_x_ok), (sy, p.spatial_y_ok)):
+            ok &= ((f == 1) | slot[None]).all(axis=(1, 2))
+        fx = np.array([lv.fanout_x for lv in self.arch.levels])
+        fy = np.array([lv.fanout_y for lv in self.arch.levels])
+        ok &= (np.prod(sx, axis=2) <= fx[None]).all(axis=1) & (np.prod(sy, axis=2) <= fy[None]).all(axis=1)
+        ok &= (np.sort(b.order, axis=2) == np.arange(len(p.dims))[None, None, :]).all(axis=(1, 2))
+        if not self.keeps:
+            return np.zeros(len(b), dtype=bool)
+        keeps = np.stack(self.keeps)                                             # (k, L, 3)
+        ok &= (b.keep[:, None] == keeps[None]).all(axis=(2, 3)).any(axis=1)
+        return ok & self.rc.factors_ok(T, sx, sy) & self.rc.keep_ok(b.keep)
+
+    def settle_warm_start(self) -> None:
+        """After :meth:`run`: a warm-start candidate that is still the incumbent (only a
+        search stopped by a limit keeps one) gets back its true objective, so the reported
+        bound and gap are against it."""
+        if self._warm_best is not None and self.best is not None and self.best[0] is self._warm_best[0]:
+            self.best = self._warm_best
+            self.warm_info["warm_used"] = True
 
 
 @dataclass
