@@ -111,7 +111,7 @@ timeout, which starts with nothing to reuse).
 the outer BO); 7 % fewer search nodes and 8 % fewer mappings scored, 0 cache hits, trials
 bit for bit those without reuse. 30 points of a constrained-BO Shi DQN@32 search (iso
 space, ``max_nodes=300_000`` per layer, a tenth of the reproduction's), replayed in one
-process: 830 s wall / 643 CPU s with reuse, 927 s / 641 CPU s without; 0 cache hits, a
+process (``python -m experiments.benchmarks.nested_reuse``): 830 s wall / 643 CPU s with reuse, 927 s / 641 CPU s without; 0 cache hits, a
 legal warm candidate for 33 of 150 layer maps; the 66 proven layers equal, 3 unproven ones
 better, none worse, and so 3 of the 30 points' network EDP lower (one by 2.1x), the
 others equal. So it saves no CPU time here -- a best-first search expands the nodes
