@@ -107,7 +107,7 @@ expanded below the candidate's objective, their order and the leaves scored ther
 those of a cold search (best first: the order of the nodes below the bar does not depend
 on the bar), so a completed search returns the same mapping, bit for bit, with or without
 a warm start (``tests/mappers/test_exact_warm_start.py`` checks this on random cases; the
-demo's 360 layer maps and 150 of a Shi DQN@32 search were equal too). The one exception
+demo's 360 layer maps and the 66 proven of 150 in a Shi DQN@32 search were equal too). The one exception
 the argument leaves open is a near tie: an improvement must beat the incumbent by the
 relative ``_TOL``, so of two mappings within ``1e-9`` of each other the one kept may
 depend on which incumbent came before -- then the mapping, energy and latency may differ,
