@@ -15,7 +15,7 @@ Every co-design flow in coexplore scores a hardware point the same way, in five 
    ``energy``, ``latency``). Results are cached per (hardware point, unit shape): layers
    of the same shape are mapped once, and a hardware point proposed again (a resumed
    study, a Q-learning walk) costs nothing -- it gets the first result, whatever the
-   trial's seed. With ``reuse`` (the default) work is also reused *between* hardware
+   trial's seed. With ``reuse`` work is also reused *between* hardware
    points, see **Reuse across hardware points** below. A unit the mapper cannot map makes
    the point INFEASIBLE (an unknown
    constraint: it depends on the buffers), with the unit named. Units are mapped one after
@@ -47,8 +47,8 @@ no positive lower bound, so no certificate). The evaluator returns an
 with each layer's figures for one instance (multiply by ``repeat`` for the network;
 ``energy_by_level_pj`` only where the mapping is a loop nest the cost model breaks down).
 
-**Reuse across hardware points** (``NestedEvaluator(reuse=True)``, the default; ``reuse:
-false`` in a config's evaluator options turns it off). Two things, both in the memory of
+**Reuse across hardware points** (``NestedEvaluator(reuse=True)``; ``reuse: true`` in a
+config's evaluator options; off by default, see *Measured* below). Two things, both in the memory of
 the evaluator object, so per worker process where a study runs its trials in processes
 (each worker unpickles the evaluator once and keeps it), nothing shared or stored:
 
@@ -65,9 +65,9 @@ the evaluator object, so per worker process where a study runs its trials in pro
   (:mod:`mappers.exact`, *Warm start*). A search that completes returns the mapping a cold
   search returns, bit for bit (so every figure and the network EDP are unchanged); what
   changes is only how fast it gets there. A search stopped by a node or time limit returns
-  a mapping at least as good as the best legal candidate -- better than without reuse, and
-  dependent on which points came before: with several worker processes, on which worker
-  evaluated what. ``mapping_info`` says how many candidates were offered and legal, and
+  a mapping at least as good as the best legal candidate and as the heuristic's (where a
+  cold search may fall back to the heuristic's), so its result depends on which points
+  came before: with several worker processes, on which worker evaluated what. ``mapping_info`` says how many candidates were offered and legal, and
   whether the result is one of them (``warm_offered``, ``warm_legal``, ``warm_used``).
 
 *Why a cache hit is exact.* The key holds everything of the architecture that the cost
@@ -85,8 +85,8 @@ large makes every such test pass and every ``max(words - capacity, 0)`` zero, ex
 an unbounded level does, and is keyed as ``"fits"``. Two architectures with equal keys
 therefore have the same legal mappings of the unit, each with the same energy, latency
 and EDP: the optimum is the same number, and a mapping that is optimal on one is optimal
-on the other. Because the search itself reads capacities only through those tests, its
-run is the same one on both, and a hit returns the mapping, bound and counters a fresh
+on the other. Because the exact search (and the heuristic mapping it starts from) reads
+capacities only through those tests, its run is the same one on both, and a hit returns the mapping, bound and counters a fresh
 search would (``tests/evaluators/test_nested_reuse.py`` checks a hit against a fresh
 search on an architecture with another, non-binding global buffer; a binding capacity,
 an energy or a fanout that differs misses). The canonical capacity is used only for a
@@ -97,10 +97,28 @@ deterministic search. (The constraint rules coexplore ships read the levels' nam
 fanouts and the dataflow, all keyed; a user's rule that reads capacities needs
 ``reuse=False``.)
 
+Both are per evaluator object, so for one mapper, cost function and objective.
+
 *Determinism.* A serial run (one process) evaluates the same points in the same order,
 so the same reuse, and is bit-reproducible. Across processes, a completed exact search
 is unaffected by what a worker saw before (above); only node- or time-limited searches
-can differ, always for the better or equal against the candidate they were given.
+can differ with the history (as they can with a worker restarted after a trial's
+timeout, which starts with nothing to reuse).
+
+*Measured* (issue 41 item 4; 2 shared cores, load 4-9): the demo's 60 points
+(``coexplore run experiments/configs/demo.yaml --workers 1``): 3:17 / 3:56 wall and 94 /
+105 CPU s with reuse, 3:13 and 90 CPU s without (the mapping is 17-20 s of it, the rest
+the outer BO); 7 % fewer search nodes and 8 % fewer mappings scored, 0 cache hits, trials
+bit for bit those without reuse. 30 points of a constrained-BO Shi DQN@32 search (iso
+space, ``max_nodes=300_000`` per layer, a tenth of the reproduction's), replayed in one
+process (``python -m experiments.benchmarks.nested_reuse``): 830 s wall / 643 CPU s with reuse, 927 s / 641 CPU s without; 0 cache hits, a
+legal warm candidate for 33 of 150 layer maps; the 66 proven layers equal, 3 unproven ones
+better, none worse, and so 3 of the 30 points' network EDP lower (one by 2.1x), the
+others equal. So it saves no CPU time here -- a best-first search expands the nodes
+below the optimum whatever its incumbent, and in these spaces every buffer size changes
+that buffer's access energy, so different points never share a problem -- and it is off
+by default: turning it on changes node-limited results (for the better, as measured),
+which the reproductions' record settings do not record.
 
 :class:`JointEvaluator` scores points of :func:`mappers.mapping_space.joint_mapping_space`
 (the hardware and every layer's mapping in one flat point) with the same steps, the
@@ -337,8 +355,9 @@ class NestedEvaluator:
         cache_size: mapping results kept per (hardware point, unit shape), and as many per
             (unit shape, :func:`problem_key`) with ``reuse``.
         reuse: reuse work between hardware points: the problem-keyed cache and the warm
-            start (module docstring, *Reuse across hardware points*); ``False``: each
-            point's units are mapped from scratch (the per-point cache stays).
+            start (module docstring, *Reuse across hardware points*); ``False`` (the
+            default): each point's units are mapped from scratch (the per-point cache
+            stays).
 
     Attributes:
         reuse_stats: counters of this evaluator object (so of one worker process):
@@ -353,7 +372,7 @@ class NestedEvaluator:
     def __init__(self, accelerator: Any, workload: Sequence[Any] | str, mapper: Any = "heuristic", *,
                  objective: str = "edp", cost: CostFunction | None = None,
                  fixed: Mapping[str, Any] | None = None, check: Callable[[Any], str | None] | None = None,
-                 task_map: TaskMap | None = None, cache_size: int = 4096, reuse: bool = True) -> None:
+                 task_map: TaskMap | None = None, cache_size: int = 4096, reuse: bool = False) -> None:
         self.accelerator = resolve_accelerator(accelerator)
         self.units = zoo.resolve(workload) if isinstance(workload, str) else list(workload)
         if not self.units:

@@ -79,8 +79,8 @@ class Fixed:
         return self.arch.area_mm2
 
 
-def evaluator(archs: dict[int, ArchSpec], **kw) -> NestedEvaluator:
-    return NestedEvaluator(lambda p: Fixed(archs[p["hw"]]), LAYERS, "exact", **kw)
+def evaluator(archs: dict[int, ArchSpec], reuse: bool = True) -> NestedEvaluator:
+    return NestedEvaluator(lambda p: Fixed(archs[p["hw"]]), LAYERS, "exact", reuse=reuse)
 
 
 def test_a_cache_hit_is_what_a_fresh_evaluation_gives_and_a_binding_change_misses():
@@ -123,7 +123,7 @@ def test_serial_runs_are_reproducible_and_completed_searches_equal_a_cold_run(ma
 
 
 def test_reuse_off_keeps_the_old_behaviour_and_bad_values_are_refused():
-    ev = NestedEvaluator("spatial", LAYERS, "exact", reuse=False)
+    ev = NestedEvaluator("spatial", LAYERS, "exact")                   # off by default
     ev(POINTS[0])
     ev(POINTS[3])
     assert ev.reuse_stats == {"searched": 0, "cache_hits": 0, "warm_offered": 0, "warm_used": 0}
