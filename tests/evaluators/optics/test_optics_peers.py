@@ -17,7 +17,12 @@ import numpy as np
 import pytest
 import torch
 
-from evaluators.optics.propagation import PADDING_TOL, Propagator, check_propagation, plan_propagation
+from evaluators.optics.propagation import (
+    PADDING_TOL,
+    Propagator,
+    check_propagation,
+    plan_propagation,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 PEER_PY = ROOT / ".venv-optics" / "bin" / "python"
