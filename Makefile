@@ -14,8 +14,10 @@ SCALESIM_VENV := .venv-scalesim
 SCALESIM_STAMP := $(SCALESIM_VENV)/.installed
 ZIGZAG_VENV := .venv-zigzag
 ZIGZAG_STAMP := $(ZIGZAG_VENV)/.installed
+OPTICS_VENV := .venv-optics
+OPTICS_STAMP := $(OPTICS_VENV)/.installed
 
-.PHONY: venv demo test test-slow lint clean validate-env zigzag-env
+.PHONY: venv demo test test-slow lint clean validate-env zigzag-env optics-env
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -77,3 +79,18 @@ $(ZIGZAG_STAMP): $(ZIGZAG_VENV)/bin/python constraints-zigzag.txt
 	touch $(ZIGZAG_STAMP)
 
 zigzag-env: $(ZIGZAG_STAMP)
+
+# Peer optics libraries (issue 47): LightPipes 2.1.5 and diffractsim 2.2.13 in their own venv,
+# never dependencies of coexplore; experiments/validation/optics_peers.py runs inside it and
+# tests/evaluators/optics/test_optics_peers.py (slow) calls it, skipping when the venv is absent.
+$(OPTICS_VENV)/bin/python:
+	$(PYTHON) -m venv $(OPTICS_VENV)
+	echo '*' > $(OPTICS_VENV)/.gitignore
+	$(OPTICS_VENV)/bin/python -m pip install --quiet --upgrade pip
+
+$(OPTICS_STAMP): $(OPTICS_VENV)/bin/python
+	$(OPTICS_VENV)/bin/python -m pip install --quiet "LightPipes==2.1.5" "diffractsim==2.2.13"
+	$(OPTICS_VENV)/bin/python -c "import LightPipes, diffractsim"
+	touch $(OPTICS_STAMP)
+
+optics-env: $(OPTICS_STAMP)

@@ -47,7 +47,12 @@ from typing import Any
 
 import numpy as np
 
-from accelerators.diffraction_limits import FRESNEL_PHASE_TOL_RAD, check_propagation
+from accelerators.diffraction_limits import (
+    FRESNEL_PHASE_TOL_RAD,
+    PADDING_TOL,
+    check_propagation,
+    plan_propagation,
+)
 
 __all__ = [
     "C_M_PER_S",
@@ -82,7 +87,9 @@ class DiffractiveAccelerator:
 
     Lengths in metres. ``shared_layers`` defaults to ``layers`` (one trunk, no branches);
     with ``tasks == 1`` it must equal ``layers``. ``detector_size_px`` defaults to
-    ``N / 10`` (LightRidge's 20 px on 200).
+    ``N / 10`` (LightRidge's 20 px on 200). ``padding_tol`` is the tolerance of the
+    propagator's padding error (:func:`accelerators.diffraction_limits.padding_error`) that
+    :meth:`problems` applies; :meth:`planned` picks a pad and method that meet it.
     """
 
     wavelength_m: float = 532e-9
@@ -107,6 +114,7 @@ class DiffractiveAccelerator:
     quantum_efficiency: float = QUANTUM_EFFICIENCY
     input_energy_j: float = 0.0
     readout_energy_j: float = 0.0
+    padding_tol: float = PADDING_TOL
 
     # ---------------------------------------------------------------- construction
     @classmethod
@@ -133,6 +141,18 @@ class DiffractiveAccelerator:
 
     def with_(self, **kw: Any) -> DiffractiveAccelerator:
         return replace(self, **kw)
+
+    def planned(self, tol: float | None = None) -> DiffractiveAccelerator:
+        """This design with the pad and propagator of
+        :func:`~accelerators.diffraction_limits.plan_propagation` at ``tol`` (default
+        ``padding_tol``): its own ``(propagation, pad)`` where they meet the tolerance, else the
+        cheapest that does (more padding, or ``rs``). Raises
+        :class:`~accelerators.diffraction_limits.PropagationValidityError` with the numbers
+        when nothing does."""
+        t = self.padding_tol if tol is None else float(tol)
+        plan = plan_propagation(self.wavelength_m, self.pitch_m, self.n, self.z_m, tol=t,
+                                prefer=(self.propagation, self.pad))
+        return replace(self, pad=plan.pad, propagation=plan.method, padding_tol=t)
 
     # ---------------------------------------------------------------- derived sizes
     @property
@@ -269,7 +289,7 @@ class DiffractiveAccelerator:
             out.append(f"{c}.modulation must be 'phase', 'coupled' or 'complex', got {self.modulation!r}")
         if propagation:
             rep = check_propagation(self.wavelength_m, self.pitch_m, self.grid, self.z_m, self.propagation,
-                                    warn=False)
+                                    warn=False, n=self.n, tol=self.padding_tol)
             out.extend(rep.problems)
         return out
 
@@ -321,9 +341,14 @@ def shared_depth_ok(p: Mapping[str, Any]) -> Any:
 
 
 def propagator_ok(p: Mapping[str, Any]) -> Any:
-    """The propagator (column ``propagation``, default ``asm``) is valid for the geometry:
-    Nyquist for all; for ``fresnel`` also ``z <= N_grid dx^2 / lambda`` and the paraxial
-    phase error <= pi/2 (as :func:`accelerators.diffraction_limits.check_propagation`)."""
+    """The propagator (column ``propagation``) is valid for the geometry, by the closed-form
+    rules of :func:`accelerators.diffraction_limits.check_propagation`: Nyquist for all; for
+    ``fresnel`` also ``z <= N_grid dx^2 / lambda`` and the paraxial phase error <= pi/2; for
+    ``asm`` ``z <= N_grid dx^2 / lambda`` (the band-limited ASM's critical distance) on
+    the padded grid (pad column ``pad``, default ``n / 2``). Without a ``propagation`` column
+    only Nyquist: the evaluator then plans the propagator per point
+    (:meth:`DiffractiveAccelerator.planned`, which also bounds the padding error -- a
+    numerical check, not vectorized here)."""
     lam, pitch = _lambda_pitch(p)
     z = _col(p, "z_mm", 0.0, 1e-3) if "z_mm" in p else _col(p, "z_m", 0.3)
     n = _col(p, "n", 200)
@@ -331,11 +356,13 @@ def propagator_ok(p: Mapping[str, Any]) -> Any:
     m = n + 2 * pad
     ok = pitch >= lam / 2
     if "propagation" in p:
-        fres = np.asarray(p["propagation"]) == "fresnel"
+        method = np.asarray(p["propagation"])
+        fres = method == "fresnel"
         f2 = np.minimum(2 * (1 / (2 * pitch)) ** 2, 1 / lam**2)
         err = np.abs(2 * np.pi * z * (np.sqrt(np.maximum(0, 1 / lam**2 - f2)) - 1 / lam + lam * f2 / 2))
         fres_ok = (z <= m * pitch**2 / lam) & (err <= FRESNEL_PHASE_TOL_RAD)
-        ok = ok & (~fres | fres_ok)
+        asm_ok = z <= m * pitch**2 / lam
+        ok = ok & (~fres | fres_ok) & ((method != "asm") | asm_ok)
     return ok
 
 

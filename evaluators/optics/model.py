@@ -60,8 +60,9 @@ class DiffractiveNetwork(torch.nn.Module):
             raise ValueError("invalid diffractive accelerator: " + "; ".join(problems))
         self.spec = spec
         g = torch.Generator().manual_seed(seed)
+        # the padding-error check of ``spec.padding_tol``; ``spec.planned()`` gives a spec that meets it
         self.prop = Propagator(spec.n, spec.pad, spec.pitch_m, spec.wavelength_m, spec.z_m,
-                               spec.propagation, check=check)
+                               spec.propagation, check=check, tol=spec.padding_tol)
 
         def layer() -> PhaseLayer:
             return PhaseLayer(spec.n, spec.phase_levels, spec.phase_range_rad, spec.modulation,

@@ -18,8 +18,14 @@ field ``u`` (``(..., M, M)``, complex) propagates as ``ifft2(fft2(u) * H)``:
   the spread of the light.
 
 :func:`~accelerators.diffraction_limits.check_propagation` (re-exported here) says where a
-propagator is invalid; it lives with the accelerator model, which refuses to be built
-with a geometry its propagator cannot simulate.
+propagator is invalid, including the band-limited ASM past the padded grid's critical
+distance and the wrap-around error of the padding
+(:func:`~accelerators.diffraction_limits.padding_error`, tolerance ``tol``, default
+:data:`~accelerators.diffraction_limits.PADDING_TOL`);
+:func:`~accelerators.diffraction_limits.plan_propagation` picks a method and pad that meet a
+tolerance. They live with the accelerator model, which refuses to be built with a geometry
+its propagator cannot simulate. A :class:`Propagator` built with ``pad="auto"`` and/or
+``method="auto"`` takes the plan's choice.
 """
 
 from __future__ import annotations
@@ -31,16 +37,22 @@ import torch
 from accelerators.diffraction_limits import (
     FRESNEL_PHASE_TOL_RAD,
     METHODS,
+    PADDING_TOL,
+    PropagationPlan,
     PropagationValidityError,
     PropagationValidityWarning,
     ValidityReport,
     band_limit_per_axis,
     check_propagation,
+    padding_error,
+    plan_propagation,
 )
 
 __all__ = [
     "FRESNEL_PHASE_TOL_RAD",
     "METHODS",
+    "PADDING_TOL",
+    "PropagationPlan",
     "PropagationValidityError",
     "PropagationValidityWarning",
     "Propagator",
@@ -50,12 +62,12 @@ __all__ = [
     "check_propagation",
     "frequencies",
     "fresnel_transfer",
+    "padding_error",
+    "plan_propagation",
     "propagate",
     "rs_transfer",
     "transfer",
 ]
-
-
 
 def frequencies(m: int, pitch_m: float, device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """FFT-ordered spatial frequencies ``(fx, fy)`` [1/m] of an ``m x m`` grid, as
@@ -126,17 +138,35 @@ class Propagator(torch.nn.Module):
 
     The transfer function is cached per ``(wavelength, z)``; :meth:`forward` accepts
     perturbed values (wavelength drift, axial error) for noise studies.
+
+    ``check`` (``warn`` / ``strict`` / ``off``) applies
+    :func:`~accelerators.diffraction_limits.check_propagation` with the aperture ``n`` and
+    tolerance ``tol``: a geometry whose expected padding error exceeds ``tol`` warns (or, strict,
+    is refused) with the numbers. ``pad="auto"`` / ``method="auto"``: the smallest pad
+    (``>= n/2``) and/or the method (``asm``, else ``rs``) that meet ``tol``
+    (:func:`~accelerators.diffraction_limits.plan_propagation`; refused with the numbers of
+    every candidate when none does); ``self.plan`` keeps the choice.
     """
 
-    def __init__(self, n: int, pad: int, pitch_m: float, wavelength_m: float, z_m: float,
-                 method: str = "asm", *, check: str = "warn") -> None:
+    def __init__(self, n: int, pad: int | str, pitch_m: float, wavelength_m: float, z_m: float,
+                 method: str = "asm", *, check: str = "warn", tol: float = PADDING_TOL) -> None:
         super().__init__()
         if check not in ("warn", "strict", "off"):
             raise ValueError("check must be 'warn', 'strict' or 'off'")
+        self.plan: PropagationPlan | None = None
+        if pad == "auto" or method == "auto":
+            self.plan = plan_propagation(wavelength_m, pitch_m, int(n), z_m,
+                                         method=None if method == "auto" else method,
+                                         pad=None if pad == "auto" else int(pad), tol=tol)
+            pad, method = self.plan.pad, self.plan.method
+        if method not in METHODS:
+            raise ValueError(f"unknown propagation method {method!r} (choose from {METHODS} or 'auto')")
         self.n, self.pad, self.pitch_m = int(n), int(pad), float(pitch_m)
         self.wavelength_m, self.z_m, self.method = float(wavelength_m), float(z_m), method
-        if check != "off":
-            check_propagation(wavelength_m, pitch_m, self.m, z_m, method, strict=check == "strict")
+        self.tol = float(tol)
+        if check != "off" and self.plan is None:
+            check_propagation(wavelength_m, pitch_m, self.m, z_m, method, strict=check == "strict",
+                              n=self.n, tol=tol)
         self._cache: dict[tuple, torch.Tensor] = {}
 
     @property

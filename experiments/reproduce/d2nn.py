@@ -79,6 +79,7 @@ from evaluators.optics.model import DiffractiveNetwork
 from evaluators.optics.multitask_evaluator import loss_weights
 from evaluators.optics.noise import NOISE_SWEEPS
 from evaluators.optics.propagation import (
+    PADDING_TOL,
     asm_transfer,
     check_propagation,
     fresnel_transfer,
@@ -198,14 +199,14 @@ def settings_for(quick: bool) -> dict[str, Any]:
                 "robust_test": 100, "noise_seeds": 2, "robust_levels": 3,
                 "reg_shared": 1, "ratios": (0.25, 1.0, 4.0), "reg_seeds": 3,
                 "codesign_trials": 4, "codesign_init": 3, "min_recognition": 0.6,
-                "codesign_opts": {"train_samples": 200, "test_samples": 100, "epochs": 1}}
+                "codesign_opts": {"train_samples": 200, "test_samples": 100, "epochs": 1, "padding_tol": PADDING_TOL}}
     return {"n": 64, "z_m": 0.1, "layers": 5, "seeds": 3, "train": None, "test": None, "epochs": 6,
             "batch": 64, "lr": 0.05, "lr_step_epochs": 2, "lr_gamma": 0.5, "amplitude": 1.2,
             "finetune_train": 10000, "finetune_epochs": 1, "finetune_lr": 0.01,
             "robust_test": 500, "noise_seeds": 2, "robust_levels": None,
             "reg_shared": 3, "ratios": (0.25, 1.0, 4.0), "reg_seeds": 5,
             "codesign_trials": 20, "codesign_init": 8, "min_recognition": 0.9,
-            "codesign_opts": {"train_samples": 2000, "test_samples": 500, "epochs": 1}}
+            "codesign_opts": {"train_samples": 2000, "test_samples": 500, "epochs": 1, "padding_tol": PADDING_TOL}}
 
 
 #: Settings that change what a unit computes: a run in an ``OUT`` written with other values
