@@ -278,7 +278,8 @@ def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None
             if v is not None:
                 cycle_s = float(v)
     if clock_mhz is None:
-        clock_mhz = 1e-6 / cycle_s if cycle_s else 1000.0
+        # 12 significant digits: 1e-6 / 2e-9 is 499.99999999999994 in floating point
+        clock_mhz = float(f"{1e-6 / cycle_s:.12g}") if cycle_s else 1000.0
 
     # top-down entries: (level name, node or None, tensors, mesh of the level's fanout source)
     entries: list[dict[str, Any]] = []
