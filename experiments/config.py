@@ -135,8 +135,8 @@ def _pydantic_error(e: ValidationError, lm: LineMap) -> ConfigError:
 
 
 def _resolve_spec_paths(cfg: StudyConfig, lm: LineMap, base_dir: Path | None) -> None:
-    """An evaluator's ``accelerator: {spec: my_arch.yaml}`` (and a ``workload`` file) is
-    relative to the config file; the spec is read here, so that an error in it names its
+    """An evaluator's ``accelerator: {spec: my_arch.yaml}`` (and a ``workload`` file:
+    ``model.onnx``, ``{onnx: ...}``, ``{timeloop: ...}``) is relative to the config file; the spec is read here, so that an error in it names its
     file and line before the study starts."""
     acc = cfg.evaluator.options.get("accelerator")
     if isinstance(acc, Mapping) and "spec" in acc:
@@ -154,10 +154,12 @@ def _resolve_spec_paths(cfg: StudyConfig, lm: LineMap, base_dir: Path | None) ->
             raise lm.error(("evaluator", "options", "accelerator"), str(e)) from None
         load_arch(p)
     wl = cfg.evaluator.options.get("workload")
-    if isinstance(wl, Mapping) and isinstance(wl.get("file"), str):
-        p = Path(wl["file"])
-        if not p.is_absolute() and base_dir is not None:
-            cfg.evaluator.options["workload"] = {**wl, "file": str(base_dir / p)}
+    if base_dir is not None and isinstance(wl, str) and wl.endswith(".onnx") and not Path(wl).is_absolute():
+        cfg.evaluator.options["workload"] = str(base_dir / wl)
+    elif base_dir is not None and isinstance(wl, Mapping):
+        for key in ("onnx", "timeloop"):
+            if isinstance(wl.get(key), str) and not Path(wl[key]).is_absolute():
+                cfg.evaluator.options["workload"] = {**wl, key: str(base_dir / wl[key])}
 
 
 def config_from_dict(raw: Any, lm: LineMap | None = None, base_dir: Path | None = None) -> LoadedConfig:
