@@ -3,9 +3,9 @@ one architecture, from other tools' files, printed and written as Timeloop mappi
 
 ARCH is a coexplore architecture spec (:mod:`accelerators.spec`), a Timeloop/Accelergy
 v0.4 architecture (its ``architecture:`` tree; the ERT is needed for energies, the ART
-for areas: ``--ert``, ``--art``) or a ZigZag 3.x accelerator (a ``hardware/*.yaml`` with
-``operational_array``). PROBLEM is a Timeloop v0.4 problem (``problem:``), or a ZigZag
-workload is not read (convert it to a Timeloop problem first). The exact mapper
+for areas: ``--ert``, ``--art``), an AccelForge architecture (``arch:``) or a ZigZag 3.x
+accelerator (a ``hardware/*.yaml`` with ``operational_array``). PROBLEM is a Timeloop
+v0.4 problem (``problem:``) or an AccelForge workload of one einsum (``workload:``). The exact mapper
 (:class:`mappers.exact.ExactMapper`) searches every mapping under the chosen accounting
 (:data:`evaluators.loopnest.ACCOUNTING`) and returns the best with a lower bound; where
 the mapper cannot bound an accounting it refuses with an error saying so.
@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from accelerators.arch import ArchSpec
+from accelerators.interop.accelforge import arch_from_accelforge
 from accelerators.interop.timeloop import (
     TimeloopTranslation,
     arch_from_timeloop,
@@ -35,6 +36,7 @@ from design_space.yamlio import load_yaml_file
 from evaluators.loopnest import LoopNestCost
 from mappers.base import MappingResult
 from mappers.exact import ExactMapper
+from mappers.interop.accelforge import layer_from_accelforge
 from mappers.interop.timeloop import layer_from_timeloop, mapping_to_timeloop
 from mappers.mapping import Mapping
 from mappers.workloads import Layer
@@ -84,10 +86,17 @@ def load_design(arch_path: str | Path, problem_path: str | Path, *, ert: str | P
     """The architecture (as a Timeloop translation, so the mapping can be written with
     Timeloop's level names) and the layer of two files (module docstring)."""
     prob = load_timeloop_yaml(problem_path)
-    if not isinstance(prob, dict) or "problem" not in prob:
-        raise ValueError(f"{problem_path}: expected a Timeloop v0.4 problem (a 'problem:' mapping)")
-    layer, roles = layer_from_timeloop(prob)
+    bits = None
+    if isinstance(prob, dict) and "workload" in prob:
+        layer, roles, bits = layer_from_accelforge(prob)
+    elif isinstance(prob, dict) and "problem" in prob:
+        layer, roles = layer_from_timeloop(prob)
+    else:
+        raise ValueError(f"{problem_path}: expected a Timeloop v0.4 problem (a 'problem:' mapping) or an AccelForge "
+                         "workload (a 'workload:' mapping with one einsum)")
     raw = load_timeloop_yaml(arch_path)
+    if isinstance(raw, dict) and "arch" in raw:
+        return arch_from_accelforge(raw, roles, bits_per_value=bits or 8), layer
     if isinstance(raw, dict) and "architecture" in raw:
         if ert is None:
             raise ValueError(f"{arch_path} is a Timeloop architecture: its energies come from Accelergy's ERT; "

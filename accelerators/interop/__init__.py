@@ -11,6 +11,8 @@ mapping needs both an architecture and a layer.
   (``hardware/*.yaml``) to an ArchSpec.
 * :mod:`accelerators.interop.timeloop` -- Timeloop/Accelergy v0.4 architectures (the
   ``!Container`` / ``!Component`` tree, with the ERT and ART) to an ArchSpec.
+* :mod:`accelerators.interop.accelforge` -- AccelForge architectures (``!Memory``,
+  ``!Fanout``, ``!Compute`` nodes with explicit action energies) to an ArchSpec.
 """
 
 from accelerators.interop.timeloop import (

@@ -142,3 +142,16 @@ def test_a_two_axis_unrolling_is_written_in_coexplores_form(tmp_path):
     assert fmt == "coexplore" and "coexplore_mapping" in text
     with pytest.raises(ValueError, match="on both X and Y at 'GLB'"):
         out.timeloop_yaml()
+
+
+def test_map_reads_accelforge_specs(tmp_path):
+    from tests.accelerators.test_interop_accelforge import MATMUL, THREE_LEVEL
+
+    (tmp_path / "arch.yaml").write_text(THREE_LEVEL.replace(", bits_per_action: 32", ""))
+    (tmp_path / "wl.yaml").write_text(MATMUL.replace("< 128", "< 8").replace("< 64", "< 4").replace("< 32", "< 6"))
+    r = runner.invoke(app, ["map", str(tmp_path / "arch.yaml"), str(tmp_path / "wl.yaml"), "-o", str(tmp_path / "m.yaml")])
+    assert r.exit_code == 0, r.output
+    assert "proven optimal" in r.output and "LocalBuffer [" in r.output and "8 MACs" in r.output
+    tl, layer = load_design(tmp_path / "arch.yaml", tmp_path / "wl.yaml")
+    m = mapping_from_timeloop(load_timeloop_yaml(tmp_path / "m.yaml"), tl, layer)
+    assert m.violations(layer, tl.arch) == [] and layer.macs == 8 * 4 * 6
