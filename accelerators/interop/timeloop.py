@@ -70,6 +70,7 @@ __all__ = [
     "TimeloopTranslation",
     "arch_from_timeloop",
     "load_timeloop_yaml",
+    "loads_timeloop_yaml",
 ]
 
 DATASPACE_ROLES = {"Weights": "W", "Inputs": "I", "Outputs": "O"}
@@ -79,7 +80,8 @@ _ACCELERGY_ONLY = {"technology", "n_banks", "type", "global_cycle_seconds", "n_r
                    "n_rd_ports", "n_wr_ports", "latency", "action_latency_cycles", "cycle_period",
                    "update_fifo_depth", "multiplier_width", "adder_width", "has_power_gating",
                    "ag_datawidth", "num_pipeline_stages", "cell_type", "vdd", "meshX", "meshY",
-                   "allow_overbooking", "reduction_supported", "power_gated_at"}
+                   "allow_overbooking", "reduction_supported", "power_gated_at", "nports", "num_ports",
+                   "enabled", "version"}
 _SEMANTIC = {"depth", "width", "datawidth", "size", "block_size", "word_bits", "shared_bandwidth",
              "read_bandwidth", "write_bandwidth", "cluster_size", "multiple_buffering", "min_utilization"}
 
@@ -108,14 +110,19 @@ _Loader.add_multi_constructor("!", _tagged_constructor)
 
 
 def load_timeloop_yaml(path: str | Path) -> Any:
-    """A Timeloop/Accelergy YAML file, its ``!Container`` / ``!Component`` /
-    ``!Parallel`` tags kept on the nodes (``node.tag``). Jinja templates and
-    ``<<<``-style includes are not expanded: give the processed file."""
-    text = Path(path).read_text()
+    """A Timeloop/Accelergy (or AccelForge) YAML file, its ``!Container`` /
+    ``!Component`` / ``!Parallel`` (``!Memory`` ...) tags kept on the nodes
+    (``node.tag``). Jinja templates and ``<<<``-style includes are not expanded: give the
+    processed file."""
+    return loads_timeloop_yaml(Path(path).read_text(), str(path))
+
+
+def loads_timeloop_yaml(text: str, source: str = "<text>") -> Any:
+    """:func:`load_timeloop_yaml` of a string."""
     try:
         return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: builds plain data only
     except yaml.YAMLError as e:
-        raise ValueError(f"{path}: malformed YAML: {e}") from None
+        raise ValueError(f"{source}: malformed YAML: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -243,26 +250,10 @@ def _num(attrs: Mapping[str, Any], key: str, where: str) -> float | None:
     return float(v)
 
 
-def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None, *,
-                       roles: Mapping[str, str] | None = None, collapse_bandwidth: bool = False,
-                       clock_mhz: float | None = None, name: str | None = None,
-                       mac_leakage: str = "timeloop") -> TimeloopTranslation:
-    """A parsed Timeloop v0.4 architecture (the file's top mapping, or its
-    ``architecture`` value), with Accelergy's ERT (needed for energies) and ART, as an
-    ArchSpec (rules in the module docstring). ``roles`` maps data-space names to
-    operands (default :data:`DATASPACE_ROLES`); ``clock_mhz`` defaults to
-    ``1 / global_cycle_seconds`` where a container gives it, else 1000."""
-    root = arch.get("architecture", arch)
-    if not isinstance(root, Mapping) or "nodes" not in root:
-        raise ValueError("a Timeloop v0.4 architecture is a mapping with 'nodes' (the !Container / !Component "
-                         "tree); v0.3 'subtree' specs are not read")
-    version = str(root.get("version", "0.4"))
-    if version != "0.4":
-        raise ValueError(f"Timeloop architecture version {version!r}: only version 0.4 is read")
-    roles = dict(roles or DATASPACE_ROLES)
-    if sorted(roles.values()) != sorted(OPERANDS):
-        raise ValueError(f"roles must map three data spaces onto W, I, O, got {roles}")
-    energies, areas = _ert_table(ert), _art_table(art)
+def _tree_entries(root: Mapping[str, Any], roles: Mapping[str, str]
+                  ) -> tuple[list[dict[str, Any]], Any, dict[str, Any], float | None]:
+    """The v0.4 tree as top-down level entries (name, node, tensors, fanout below), the
+    compute node, the components' constraints and the cycle time."""
     flat: list[tuple[str, Any, int, int]] = []
     _flatten(root["nodes"], flat)
     if not flat or flat[-1][0] != "component":
@@ -277,14 +268,10 @@ def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None
             v = (node.get("attributes") or {}).get("global_cycle_seconds")
             if v is not None:
                 cycle_s = float(v)
-    if clock_mhz is None:
-        # 12 significant digits: 1e-6 / 2e-9 is 499.99999999999994 in floating point
-        clock_mhz = float(f"{1e-6 / cycle_s:.12g}") if cycle_s else 1000.0
 
     # top-down entries: (level name, node or None, tensors, mesh of the level's fanout source)
     entries: list[dict[str, Any]] = []
     constraints: dict[str, Any] = {}
-    word_bits = None
     for kind, node, x, y in flat[:-1]:
         if kind == "container":
             if x * y > 1:
@@ -318,6 +305,106 @@ def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None
         cx, cy = _mesh(compute, "compute")
         fx, fy = entries[-1]["fanout"]
         entries[-1]["fanout"] = (fx * cx, fy * cy)
+    return entries, compute, constraints, cycle_s
+
+
+_LEVEL_NAME = re.compile(r"^(.*?)\[(\d+)\.\.(\d+)\]$")
+
+
+def _processed_entries(root: Mapping[str, Any], arch_constraints: Any, roles: Mapping[str, str]
+                       ) -> tuple[list[dict[str, Any]], Any, dict[str, Any], float | None]:
+    """The flattened form Timeloop's front end writes (``parsed-processed-input.yaml``:
+    ``subtree`` / ``local`` lists, outermost first, names ``X[1..N]`` with ``N``
+    instances and ``meshX`` / ``meshY`` their arrangement; ``dummy_storage`` levels for
+    the containers' fanouts; ``architecture_constraints`` with each level's bypass) as the
+    entries of :func:`_tree_entries`. The fanout below a level is the next level's
+    instances over its own, split by the ratio of their meshes."""
+    items: list[Any] = []
+
+    def walk(tree: Any) -> None:
+        for st in tree or []:
+            items.extend(st.get("local") or [])
+            walk(st.get("subtree"))
+
+    walk(root.get("subtree"))
+    cycle_s = None
+    for st in root.get("subtree") or []:
+        v = (st.get("attributes") or {}).get("global_cycle_seconds")
+        if v is not None:
+            cycle_s = float(v)
+    if not items:
+        raise ValueError("Timeloop architecture: the flattened form has no levels")
+    targets = (arch_constraints or {}).get("targets") or [] if isinstance(arch_constraints, Mapping) else []
+    bypass_of: dict[str, set[str]] = {}
+    constraints: dict[str, Any] = {}
+    for t in targets:
+        name = str(t.get("target"))
+        constraints.setdefault(name, []).append(dict(t))
+        if t.get("type") in ("bypass", "dataspace"):
+            for ds in t.get("bypass") or []:
+                if ds not in roles:
+                    raise ValueError(f"Timeloop constraint on {name!r}: bypass names {ds!r}, not one of the "
+                                     f"problem's data spaces {sorted(roles)}")
+                bypass_of.setdefault(name, set()).add(roles[ds])
+    levels = []
+    for it in items:
+        m = _LEVEL_NAME.match(str(it.get("name")))
+        if not m or m.group(2) != "1":
+            raise ValueError(f"Timeloop architecture: level name {it.get('name')!r} is not NAME[1..N]")
+        attrs = dict(it.get("attributes") or {})
+        levels.append({"name": m.group(1), "n": int(m.group(3)), "mx": int(attrs.get("meshX", 1)),
+                       "my": int(attrs.get("meshY", 1)), "item": it, "attrs": attrs})
+    compute = levels[-1]
+    entries: list[dict[str, Any]] = []
+    for j, lv in enumerate(levels[:-1]):
+        nxt = levels[j + 1]
+        if nxt["n"] % lv["n"] or nxt["mx"] % lv["mx"] or nxt["my"] % lv["my"]:
+            raise ValueError(f"Timeloop architecture: {nxt['name']!r} ({nxt['n']} instances, mesh {nxt['mx']}x"
+                             f"{nxt['my']}) is not a whole fanout of {lv['name']!r} ({lv['n']}, {lv['mx']}x{lv['my']})")
+        fan = (nxt["mx"] // lv["mx"], nxt["my"] // lv["my"])
+        if fan[0] * fan[1] != nxt["n"] // lv["n"]:
+            raise ValueError(f"Timeloop architecture: the meshes of {lv['name']!r} and {nxt['name']!r} do not "
+                             "account for their instances")
+        it = lv["item"]
+        if it.get("class") == "dummy_storage":
+            entries.append({"name": lv["name"], "node": None, "tensors": frozenset(), "fanout": fan})
+            continue
+        attrs = {k: v for k, v in lv["attrs"].items() if k not in ("meshX", "meshY")}
+        node = {"name": lv["name"], "class": it.get("class"), "attributes": attrs}
+        tensors = frozenset(set(OPERANDS) - bypass_of.get(lv["name"], set()))
+        entries.append({"name": lv["name"], "node": node, "tensors": tensors, "fanout": fan})
+    comp_node = {"name": compute["name"], "class": compute["item"].get("class"), "attributes": compute["attrs"]}
+    return entries, comp_node, constraints, cycle_s
+
+
+def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None, *,
+                       roles: Mapping[str, str] | None = None, collapse_bandwidth: bool = False,
+                       clock_mhz: float | None = None, name: str | None = None,
+                       mac_leakage: str = "timeloop") -> TimeloopTranslation:
+    """A parsed Timeloop v0.4 architecture (the file's top mapping, or its
+    ``architecture`` value), with Accelergy's ERT (needed for energies) and ART, as an
+    ArchSpec (rules in the module docstring). ``roles`` maps data-space names to
+    operands (default :data:`DATASPACE_ROLES`); ``clock_mhz`` defaults to
+    ``1 / global_cycle_seconds`` where a container gives it, else 1000."""
+    root = arch.get("architecture", arch)
+    if not isinstance(root, Mapping) or ("nodes" not in root and "subtree" not in root):
+        raise ValueError("a Timeloop v0.4 architecture is a mapping with 'nodes' (the !Container / !Component "
+                         "tree), or the flattened 'subtree' / 'local' form its front end writes")
+    version = str(root.get("version", "0.4"))
+    if version != "0.4":
+        raise ValueError(f"Timeloop architecture version {version!r}: only version 0.4 is read")
+    roles = dict(roles or DATASPACE_ROLES)
+    if sorted(roles.values()) != sorted(OPERANDS):
+        raise ValueError(f"roles must map three data spaces onto W, I, O, got {roles}")
+    energies, areas = _ert_table(ert), _art_table(art)
+    if "subtree" in root:
+        entries, compute, constraints, cycle_s = _processed_entries(root, arch.get("architecture_constraints"), roles)
+    else:
+        entries, compute, constraints, cycle_s = _tree_entries(root, roles)
+    if clock_mhz is None:
+        # 12 significant digits: 1e-6 / 2e-9 is 499.99999999999994 in floating point
+        clock_mhz = float(f"{1e-6 / cycle_s:.12g}") if cycle_s else 1000.0
+    word_bits = None
     if not entries or entries[0]["node"] is None:
         raise ValueError("Timeloop architecture: the outermost node below the top container must be a storage "
                          "component (the backing store)")
@@ -432,7 +519,17 @@ def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None
                          "to the innermost level)")
     total_area_um2 += areas.get(cname, 0.0) * n_macs
     levels.reverse()
-    spec = ArchSpec(name or str(flat[0][1].get("name", "timeloop")), tuple(levels),
+    if len(levels) == 1:
+        # Only a backing store: an ArchSpec needs an on-chip level. A tensor-less level with
+        # one instance and no fanout holds nothing, so every operand bypasses it, and it adds
+        # no access, delivery, leakage or cycle: the counts are those of the design without it.
+        if levels[0].fanout != 1:
+            raise ValueError("Timeloop architecture: only a backing store, feeding several compute units directly; "
+                             "an ArchSpec needs an on-chip level below it, which this design has not")
+        levels.insert(0, MemoryLevel(f"{cname}_operands", tensors=frozenset(), capacity_words=0))
+    top = (root["nodes"][0] if "nodes" in root else root["subtree"][0]) if (root.get("nodes") or
+                                                                             root.get("subtree")) else {}
+    spec = ArchSpec(name or str(top.get("name", "timeloop")), tuple(levels),
                     mac_energy_pj=cacts.get("compute", 0.0), word_bits=word_bits or 16, clock_mhz=clock_mhz,
                     area_mm2=total_area_um2 * 1e-6, kind="timeloop")
     return TimeloopTranslation(spec, tuple(lv.name for lv in spec.levels), roles, constraints)

@@ -60,8 +60,12 @@ def layer_from_timeloop(problem: MappingT[str, Any], name: str | None = None) ->
     for c in coef:
         if c in inst:
             coef[c] = inst[c]
-    if "densities" in inst:
-        raise ValueError("Timeloop problem: instance.densities (sparse tensors) cannot be expressed")
+    dens = inst.pop("densities", None) or {}
+    for ds, d in dens.items():
+        value = d.get("density", 1) if isinstance(d, MappingT) else d
+        if value != 1:
+            raise ValueError(f"Timeloop problem: instance.densities gives {ds!r} density {value!r}; sparse tensors "
+                             "cannot be expressed (only density 1)")
     sizes = {}
     for d in dims:
         v = inst.get(d)
@@ -129,7 +133,7 @@ _FACTOR = re.compile(r"([A-Za-z_][A-Za-z_0-9]*?)\s*=?\s*(\d+)$")
 
 
 def _factors(v: Any, dims: Sequence[str], where: str) -> dict[str, int]:
-    items = v.split() if isinstance(v, str) else list(v or [])
+    items = [x for x in re.split(r"[\s,]+", v.strip()) if x] if isinstance(v, str) else list(v or [])
     out: dict[str, int] = {}
     for item in items:
         m = _FACTOR.match(str(item).strip())

@@ -10,17 +10,16 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-import yaml
 
 from accelerators.arch import ArchSpec, MemoryLevel
 from accelerators.interop.accelforge import arch_from_accelforge, number
-from accelerators.interop.timeloop import _Loader
+from accelerators.interop.timeloop import loads_timeloop_yaml
 from mappers.interop.accelforge import layer_from_accelforge
 from mappers.workloads import gemm
 
 
 def _yaml(text: str):
-    return yaml.load(textwrap.dedent(text), Loader=_Loader)  # the tag-keeping SafeLoader
+    return loads_timeloop_yaml(textwrap.dedent(text))
 
 
 THREE_LEVEL = """\
