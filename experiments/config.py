@@ -157,7 +157,7 @@ def _resolve_spec_paths(cfg: StudyConfig, lm: LineMap, base_dir: Path | None) ->
     if base_dir is not None and isinstance(wl, str) and wl.endswith(".onnx") and not Path(wl).is_absolute():
         cfg.evaluator.options["workload"] = str(base_dir / wl)
     elif base_dir is not None and isinstance(wl, Mapping):
-        for key in ("onnx", "timeloop"):
+        for key in ("onnx", "timeloop", "zigzag", "accelforge"):
             if isinstance(wl.get(key), str) and not Path(wl[key]).is_absolute():
                 cfg.evaluator.options["workload"] = {**wl, key: str(base_dir / wl[key])}
 

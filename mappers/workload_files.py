@@ -17,7 +17,11 @@ problems -- each through the layer extraction coexplore already has.
   :func:`mappers.from_torch.matmul_dims`); identical shapes are merged into one layer
   with a ``repeat`` count (:func:`mappers.zoo.merge_repeats`);
 * a Timeloop v0.4 problem, ``{"timeloop": "problem.yaml"}`` (one layer,
-  :func:`mappers.interop.timeloop.layer_from_timeloop`).
+  :func:`mappers.interop.timeloop.layer_from_timeloop`);
+* a ZigZag 3.x workload, ``{"zigzag": "workload.yaml"}`` (its MAC layers,
+  :func:`mappers.interop.zigzag.layers_from_zigzag`);
+* an AccelForge workload, ``{"accelforge": "workload.yaml", "einsum": "Matmul1"}`` (one
+  einsum, :func:`mappers.interop.accelforge.layer_from_accelforge`).
 
 **An unsupported operator is an error that names it**: for ONNX, any node that is
 neither a layer above nor in :data:`ONNX_NON_MAC_OPS` (element-wise, normalization,
@@ -233,7 +237,7 @@ def _from_torch_factory(spec: Mapping[str, Any]) -> list[Layer]:
 # --------------------------------------------------------------------------- entry
 
 _KEYS = {"zoo": (), "torch": ("input_shape", "input_shapes", "kwargs"), "onnx": ("input_shapes",),
-         "timeloop": ()}
+         "timeloop": (), "zigzag": (), "accelforge": ("einsum",)}
 
 
 def load_workload(spec: str | Mapping[str, Any], base_dir: str | Path | None = None) -> list[Layer]:
@@ -272,6 +276,17 @@ def load_workload(spec: str | Mapping[str, Any], base_dir: str | Path | None = N
         from mappers.interop.timeloop import layer_from_timeloop
 
         return [layer_from_timeloop(load_timeloop_yaml(path(spec["timeloop"])))[0]]
+    if kind == "zigzag":
+        import yaml
+
+        from mappers.interop.zigzag import layers_from_zigzag
+
+        return layers_from_zigzag(yaml.safe_load(path(spec["zigzag"]).read_text()))
+    if kind == "accelforge":
+        from accelerators.interop.timeloop import load_timeloop_yaml
+        from mappers.interop.accelforge import layer_from_accelforge
+
+        return [layer_from_accelforge(load_timeloop_yaml(path(spec["accelforge"])), spec.get("einsum"))[0]]
     return _from_torch_factory(spec)
 
 

@@ -15,6 +15,7 @@ cannot express with a ``ValueError`` naming the part.
 
 from mappers.interop.zigzag import (
     DIM,
+    layers_from_zigzag,
     spatial_from_zigzag,
     zigzag_accelerator,
     zigzag_spatial,
@@ -24,6 +25,7 @@ from mappers.interop.zigzag import (
 
 __all__ = [
     "DIM",
+    "layers_from_zigzag",
     "spatial_from_zigzag",
     "zigzag_accelerator",
     "zigzag_spatial",
