@@ -89,7 +89,7 @@ def from_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
         raise ImportError("reading ONNX models needs the onnx package: pip install 'coexplore[onnx]'") from None
     import torch
 
-    from mappers.from_torch import _conv2d_layer, _gemm_layer, matmul_dims
+    from mappers.from_torch import conv2d_layer, gemm_layer, matmul_dims
     from mappers.zoo import merge_repeats as _merge
 
     p = Path(path)
@@ -171,18 +171,18 @@ def from_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
                     continue
                 padding = (pads[0], pads[1])
             meta = "meta"
-            layers.append(_conv2d_layer(name, torch.empty(x, device=meta), torch.empty(w, device=meta),
+            layers.append(conv2d_layer(name, torch.empty(x, device=meta), torch.empty(w, device=meta),
                                         tuple(strides), padding, tuple(dil), group))
         elif op == "Gemm":
             a_s, b_s = shape_of(node.input[0], name), shape_of(node.input[1], name)
             at = _attrs(node)
             m, k = (a_s[1], a_s[0]) if at.get("transA", 0) else (a_s[0], a_s[1])
             n = b_s[0] if at.get("transB", 0) else b_s[1]
-            lay = _gemm_layer(name, {"M": m, "K": k, "N": n})
+            lay = gemm_layer(name, {"M": m, "K": k, "N": n})
             if lay is not None:
                 layers.append(lay)
         elif op == "MatMul":
-            lay = _gemm_layer(name, matmul_dims(shape_of(node.input[0], name), shape_of(node.input[1], name)))
+            lay = gemm_layer(name, matmul_dims(shape_of(node.input[0], name), shape_of(node.input[1], name)))
             if lay is not None:
                 layers.append(lay)
         elif op not in ONNX_NON_MAC_OPS:
