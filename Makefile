@@ -24,7 +24,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,baselines,dask,postgres,optics]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,baselines,dask,postgres,optics,onnx]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -65,7 +65,7 @@ validate-env: $(SCALESIM_STAMP)
 # ZigZag 3.9.1 (zigzag-dse, plus six that its YAML validator imports but does not declare),
 # the reference cost model for the throughput benchmark: experiments/benchmarks/
 # zigzag_costmodel.py runs inside this venv, experiments/benchmarks/zigzag_compare.py calls it
-# from .venv. Its own venv keeps ZigZag's dependency tree (onnx, sympy, seaborn, ...) away from
+# from .venv. Its own venv keeps ZigZag's dependency tree (its onnx pin, sympy, seaborn, ...) away from
 # coexplore's pins; exact versions in constraints-zigzag.txt. Ignores itself in git like
 # .venv-scalesim.
 $(ZIGZAG_VENV)/bin/python:

@@ -3,7 +3,8 @@
 One :class:`design_space.registry.Registry` (entry-point group ``coexplore.accelerators``):
 the built-in models below, any registered with :func:`register`, and any an installed
 package declares. :func:`resolve_accelerator` also takes a class (or any builder
-``point -> accelerator``) or a ``"module:Class"`` reference.
+``point -> accelerator``) or a ``"module:Class"`` reference, and an architecture spec file (``{"spec": "my_arch.yaml",
+"parameters": {...}}``, :class:`accelerators.spec.ArchFile`).
 """
 
 from __future__ import annotations
@@ -32,12 +33,22 @@ def register(name: str, model: Any, *, replace: bool = False) -> Any:
 
 
 def resolve_accelerator(spec: Any) -> Any:
-    """A class or builder as given; a registered name; or ``"module:Class"``.
+    """A class or builder as given; a registered name; ``"module:Class"``; or a mapping
+    ``{"spec": path, "parameters": {point key: field path}}`` naming an architecture spec
+    file (:class:`accelerators.spec.ArchFile`, whose ``from_point`` reads the spec with
+    the point's values in the named fields).
 
     Raises:
-        ValueError: an unknown name (listing the registered ones) or a reference that
-            does not import.
+        ValueError: an unknown name (listing the registered ones), a reference that
+            does not import, or a spec mapping with other keys or a missing file.
     """
+    if isinstance(spec, dict) and "spec" in spec:
+        from accelerators.spec import ArchFile
+
+        unknown = sorted(set(spec) - {"spec", "parameters"})
+        if unknown:
+            raise ValueError(f"accelerator {{spec: ...}}: unknown keys {unknown}; known keys: ['parameters', 'spec']")
+        return ArchFile(str(spec["spec"]), spec.get("parameters") or {})
     if not isinstance(spec, str):
         return spec
     if ":" in spec:

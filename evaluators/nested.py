@@ -155,6 +155,7 @@ from mappers.base import (
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import batch_from_columns, mapping_space
 from mappers.registry import make_mapper
+from mappers.workload_files import resolve_workload
 from mappers.workloads import Layer
 
 __all__ = ["WARM_POOL", "JointEvaluator", "NestedEvaluator", "TaskMap", "breakdown", "build_accelerator",
@@ -339,7 +340,10 @@ class NestedEvaluator:
             accelerator``, a registered name (``"systolic"``, ``"spatial"``, ...) or
             ``"module:Class"``.
         workload: units (layers, or HASCO computations), or a zoo name with an optional
-            selection (``"resnet50[0:6]"``, :func:`mappers.zoo.resolve`).
+            selection (``"resnet50[0:6]"``, :func:`mappers.zoo.resolve`), or a workload
+            spec: an ``.onnx`` path, ``{"torch": "module:factory", "input_shape": [...]}``,
+            ``{"onnx": ...}``, ``{"timeloop": "problem.yaml"}``
+            (:func:`mappers.workload_files.load_workload`).
         mapper: a :class:`~mappers.base.Mapper`, a name (``"heuristic"``, ``"random"``,
             ``"exhaustive"``, ``"exact"`` ...) or ``{"name": ..., **options}``
             (:func:`mappers.registry.make_mapper`). An ask/tell optimizer searches the
@@ -374,7 +378,7 @@ class NestedEvaluator:
                  fixed: Mapping[str, Any] | None = None, check: Callable[[Any], str | None] | None = None,
                  task_map: TaskMap | None = None, cache_size: int = 4096, reuse: bool = False) -> None:
         self.accelerator = resolve_accelerator(accelerator)
-        self.units = zoo.resolve(workload) if isinstance(workload, str) else list(workload)
+        self.units = resolve_workload(workload) if isinstance(workload, str | Mapping) else list(workload)
         if not self.units:
             raise ValueError("workload must hold at least one layer")
         self.mapper: Mapper = make_mapper(mapper, "mapper")
@@ -531,7 +535,7 @@ class JointEvaluator:
     def __init__(self, accelerator: Any, workload: Sequence[Any] | str, hardware_names: Sequence[str], *,
                  fixed: Mapping[str, Any] | None = None, cost: CostFunction | None = None) -> None:
         self.accelerator = resolve_accelerator(accelerator)
-        self.units = zoo.resolve(workload)
+        self.units = resolve_workload(workload) if isinstance(workload, Mapping) else zoo.resolve(workload)
         self.hardware_names = list(hardware_names)
         self.fixed = dict(fixed or {})
         self.cost = cost or LOOPNEST

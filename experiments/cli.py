@@ -10,6 +10,7 @@
     coexplore dashboard STORAGE [--study NAME] [--host H] [--port P]
     coexplore validate CONFIG.yaml
     coexplore calibrate [--device cpu|cuda] [-o FILE] [--quick]
+    coexplore map ARCH.yaml PROBLEM.yaml [--accounting timeloop] [--ert ERT.yaml] [-o MAP.yaml]
 
 ``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. User errors
 (bad config, unknown study, unknown optimizer ...) print one line naming the problem
@@ -452,6 +453,40 @@ def reproduce(
     if name not in REPRODUCTIONS:
         _fail(f"unknown reproduction {name!r} (available: {list(REPRODUCTIONS)})")
     importlib.import_module(f"experiments.reproduce.{name}").main(list(ctx.args))
+
+
+@app.command("map")
+def map_(
+    arch: Annotated[Path, typer.Argument(help="architecture: a coexplore spec, a Timeloop v0.4 arch or a ZigZag accelerator")],
+    problem: Annotated[Path, typer.Argument(help="the layer: a Timeloop v0.4 problem")],
+    accounting: Annotated[str, typer.Option(help="counting rules: coexplore | timeloop | zigzag")] = "coexplore",
+    objective: Annotated[str, typer.Option(help="edp | energy | latency")] = "edp",
+    ert: Annotated[Path | None, typer.Option(help="Accelergy ERT of a Timeloop architecture")] = None,
+    art: Annotated[Path | None, typer.Option(help="Accelergy ART of a Timeloop architecture")] = None,
+    collapse_bandwidth: Annotated[bool, typer.Option("--collapse-bandwidth", help="use read + write bandwidth as one (an approximation)")] = False,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="seconds before the search stops with its best")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Timeloop mapping YAML to write (default PROBLEM.coexplore-map.yaml)")] = None,
+) -> None:
+    """The proven-optimal mapping of PROBLEM on ARCH: printed, and written as Timeloop mapping YAML."""
+    from experiments.map_command import format_loop_nest, map_design, summary
+
+    try:
+        out = map_design(arch, problem, accounting=accounting, objective=objective, ert=ert, art=art,
+                         collapse_bandwidth=collapse_bandwidth, time_limit_s=time_limit)
+    except _user_errors() as e:
+        _fail(str(e))
+    path = output or Path(problem.name.removesuffix(".yaml") + ".coexplore-map.yaml")
+    fmt, text = out.mapping_yaml()
+    path.write_text(text)
+    for line in format_loop_nest(out.result.mapping, out.translation, out.layer):
+        typer.echo(line)
+    for line in summary(out):
+        typer.echo(line)
+    if fmt == "timeloop":
+        typer.echo(f"mapping:     {path} (Timeloop mapping YAML)")
+    else:
+        typer.echo(f"mapping:     {path} (coexplore's form: the mapping unrolls one dimension on both axes of a "
+                   "fanout, which Timeloop's mapping format cannot express)")
 
 
 def main() -> None:

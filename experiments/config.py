@@ -134,6 +134,34 @@ def _pydantic_error(e: ValidationError, lm: LineMap) -> ConfigError:
     return lm.error(loc, msg.removeprefix("Value error, "))
 
 
+def _resolve_spec_paths(cfg: StudyConfig, lm: LineMap, base_dir: Path | None) -> None:
+    """An evaluator's ``accelerator: {spec: my_arch.yaml}`` (and a ``workload`` file:
+    ``model.onnx``, ``{onnx: ...}``, ``{timeloop: ...}``) is relative to the config file; the spec is read here, so that an error in it names its
+    file and line before the study starts."""
+    acc = cfg.evaluator.options.get("accelerator")
+    if isinstance(acc, Mapping) and "spec" in acc:
+        p = Path(str(acc["spec"]))
+        if not p.is_absolute() and base_dir is not None:
+            p = base_dir / p
+        acc = {**acc, "spec": str(p)}
+        cfg.evaluator.options["accelerator"] = acc
+        from accelerators.registry import resolve_accelerator
+        from accelerators.spec import load_arch
+
+        try:
+            resolve_accelerator(acc)
+        except ValueError as e:
+            raise lm.error(("evaluator", "options", "accelerator"), str(e)) from None
+        load_arch(p)
+    wl = cfg.evaluator.options.get("workload")
+    if base_dir is not None and isinstance(wl, str) and wl.endswith(".onnx") and not Path(wl).is_absolute():
+        cfg.evaluator.options["workload"] = str(base_dir / wl)
+    elif base_dir is not None and isinstance(wl, Mapping):
+        for key in ("onnx", "timeloop", "zigzag", "accelforge"):
+            if isinstance(wl.get(key), str) and not Path(wl[key]).is_absolute():
+                cfg.evaluator.options["workload"] = {**wl, key: str(base_dir / wl[key])}
+
+
 def config_from_dict(raw: Any, lm: LineMap | None = None, base_dir: Path | None = None) -> LoadedConfig:
     """Validate a parsed config and build its space."""
     lm = lm or LineMap({})
@@ -156,6 +184,7 @@ def config_from_dict(raw: Any, lm: LineMap | None = None, base_dir: Path | None 
             import_ref(cfg.evaluator.function, "evaluator")
         except SpaceDefinitionError as e:
             raise lm.error(("evaluator", "function"), str(e)) from None
+    _resolve_spec_paths(cfg, lm, base_dir)
     if isinstance(cfg.space, str):
         p = Path(cfg.space)
         if not p.is_absolute() and base_dir is not None:

@@ -78,7 +78,7 @@ from torch.overrides import TorchFunctionMode
 from mappers.workloads import Layer, conv2d, conv2d_from_input, conv_output_size, gemm
 from mappers.zoo import merge_repeats as _merge_repeats
 
-__all__ = ["UnmodelledOpWarning", "from_torch", "matmul_dims"]
+__all__ = ["UnmodelledOpWarning", "conv2d_layer", "from_torch", "gemm_layer", "matmul_dims"]
 
 
 class UnmodelledOpWarning(UserWarning):
@@ -118,8 +118,11 @@ def _pair(value: Any, what: str) -> tuple[int, int]:
     return vals  # type: ignore[return-value]
 
 
-def _conv2d_layer(name: str, x: torch.Tensor, weight: torch.Tensor, stride: Any, padding: Any,
-                  dilation: Any, groups: int) -> Layer:
+def conv2d_layer(name: str, x: torch.Tensor, weight: torch.Tensor, stride: Any, padding: Any,
+                 dilation: Any, groups: int) -> Layer:
+    """The layer of ``conv2d(x, weight, stride, padding, dilation, groups)`` (shapes only
+    are read: ``x`` and ``weight`` may be meta tensors; :mod:`mappers.workload_files` reads
+    ONNX convolutions through it)."""
     if x.dim() == 3:  # unbatched (C, H, W)
         n, (c, h, w) = 1, x.shape
     else:
@@ -154,7 +157,8 @@ def _conv2d_layer(name: str, x: torch.Tensor, weight: torch.Tensor, stride: Any,
     return Layer(layer.name, layer.kind, layer.dims, layer.tensors, layer.repeat, attrs)
 
 
-def _gemm_layer(name: str, dims: Mapping[str, int]) -> Layer | None:
+def gemm_layer(name: str, dims: Mapping[str, int]) -> Layer | None:
+    """The GEMM / batched matmul of :func:`matmul_dims`' ``dims`` (``None`` if it has no MACs)."""
     if math.prod(dims.values()) == 0:
         return None
     return gemm(name, M=dims["M"], N=dims["N"], K=dims["K"], B=dims.get("B", 1))
@@ -224,7 +228,7 @@ class _Recorder(TorchFunctionMode):
 
 def _h_conv2d(rec: _Recorder, args: Sequence[Any], kw: Mapping[str, Any]) -> None:
     x, weight = _arg(args, kw, 0, "input"), _arg(args, kw, 1, "weight")
-    rec.add(_conv2d_layer(rec.base_name("conv2d"), x, weight,
+    rec.add(conv2d_layer(rec.base_name("conv2d"), x, weight,
                           _arg(args, kw, 3, "stride", 1), _arg(args, kw, 4, "padding", 0),
                           _arg(args, kw, 5, "dilation", 1), _arg(args, kw, 6, "groups", 1)))
 
@@ -234,7 +238,7 @@ def _h_linear(rec: _Recorder, args: Sequence[Any], kw: Mapping[str, Any]) -> Non
     k = int(x.shape[-1])
     n = int(weight.shape[0]) if weight.dim() == 2 else 1
     m = math.prod(int(v) for v in x.shape[:-1])
-    rec.add(_gemm_layer(rec.base_name("linear"), {"M": m, "K": k, "N": n}))
+    rec.add(gemm_layer(rec.base_name("linear"), {"M": m, "K": k, "N": n}))
 
 
 def _matmul_handler(op: str, first: int, second: int, names: tuple[str, str],
@@ -245,7 +249,7 @@ def _matmul_handler(op: str, first: int, second: int, names: tuple[str, str],
             a, b = b, a
         if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
             return
-        rec.add(_gemm_layer(rec.base_name(op), matmul_dims(a.shape, b.shape)))
+        rec.add(gemm_layer(rec.base_name(op), matmul_dims(a.shape, b.shape)))
     return handler
 
 
@@ -259,8 +263,8 @@ def _h_sdpa(rec: _Recorder, args: Sequence[Any], kw: Mapping[str, Any]) -> None:
     seq_q, e = int(q.shape[-2]), int(q.shape[-1])
     seq_k, ev = int(k.shape[-2]), int(v.shape[-1])
     base = rec.base_name("sdpa")
-    rec.add(_gemm_layer(f"{base}.qk", {"B": batch, "M": seq_q, "K": e, "N": seq_k}))
-    rec.add(_gemm_layer(f"{base}.av", {"B": batch, "M": seq_q, "K": seq_k, "N": ev}))
+    rec.add(gemm_layer(f"{base}.qk", {"B": batch, "M": seq_q, "K": e, "N": seq_k}))
+    rec.add(gemm_layer(f"{base}.av", {"B": batch, "M": seq_q, "K": seq_k, "N": ev}))
 
 
 _MHA_SIGNATURE = inspect.signature(F.multi_head_attention_forward)
@@ -284,23 +288,23 @@ def _h_mha(rec: _Recorder, args: Sequence[Any], kw: Mapping[str, Any]) -> None:
     else:
         kdim = vdim = embed
     base = rec.base_name("mha")
-    layers = [_gemm_layer(f"{base}.q_proj", {"M": seq_q * batch, "K": embed, "N": embed})]
+    layers = [gemm_layer(f"{base}.q_proj", {"M": seq_q * batch, "K": embed, "N": embed})]
     if p["static_k"] is None:
-        layers.append(_gemm_layer(f"{base}.k_proj", {"M": seq_k * batch, "K": kdim, "N": embed}))
+        layers.append(gemm_layer(f"{base}.k_proj", {"M": seq_k * batch, "K": kdim, "N": embed}))
     else:
         seq_k = int(p["static_k"].shape[1])
     if p["static_v"] is None:
-        layers.append(_gemm_layer(f"{base}.v_proj", {"M": int(value.shape[0]) * batch,
+        layers.append(gemm_layer(f"{base}.v_proj", {"M": int(value.shape[0]) * batch,
                                                        "K": vdim, "N": embed}))
     if p["bias_k"] is not None and p["bias_v"] is not None:
         seq_k += 1  # the learned bias key/value is appended after the projection
     if p["add_zero_attn"]:
         seq_k += 1
     bh = batch * heads
-    layers.append(_gemm_layer(f"{base}.qk", {"B": bh, "M": seq_q, "K": head_dim, "N": seq_k}))
-    layers.append(_gemm_layer(f"{base}.av", {"B": bh, "M": seq_q, "K": seq_k, "N": head_dim}))
+    layers.append(gemm_layer(f"{base}.qk", {"B": bh, "M": seq_q, "K": head_dim, "N": seq_k}))
+    layers.append(gemm_layer(f"{base}.av", {"B": bh, "M": seq_q, "K": seq_k, "N": head_dim}))
     out_w = p["out_proj_weight"]
-    layers.append(_gemm_layer(f"{base}.out_proj", {"M": seq_q * batch, "K": int(out_w.shape[1]),
+    layers.append(gemm_layer(f"{base}.out_proj", {"M": seq_q * batch, "K": int(out_w.shape[1]),
                                                    "N": int(out_w.shape[0])}))
     for layer in layers:
         rec.add(layer)

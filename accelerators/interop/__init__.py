@@ -9,8 +9,18 @@ mapping needs both an architecture and a layer.
 
 * :mod:`accelerators.interop.zigzag` -- ZigZag 3.9.1's accelerator schema
   (``hardware/*.yaml``) to an ArchSpec.
+* :mod:`accelerators.interop.timeloop` -- Timeloop/Accelergy v0.4 architectures (the
+  ``!Container`` / ``!Component`` tree, with the ERT and ART) to an ArchSpec.
+* :mod:`accelerators.interop.accelforge` -- AccelForge architectures (``!Memory``,
+  ``!Fanout``, ``!Compute`` nodes with explicit action energies) to an ArchSpec.
 """
 
+from accelerators.interop.timeloop import (
+           TimeloopTranslation,
+           arch_from_timeloop,
+           load_timeloop_yaml,
+)
 from accelerators.interop.zigzag import MEMORY_OPERAND, OPERAND_OF, Translation, arch_from_zigzag
 
-__all__ = ["MEMORY_OPERAND", "OPERAND_OF", "Translation", "arch_from_zigzag"]
+__all__ = ["MEMORY_OPERAND", "OPERAND_OF", "TimeloopTranslation", "Translation", "arch_from_timeloop",
+           "arch_from_zigzag", "load_timeloop_yaml"]

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from accelerators.arch import ArchSpec, MemoryLevel
 
-__all__ = ["MEMORY_OPERAND", "OPERAND_OF", "Translation", "arch_from_zigzag"]
+__all__ = ["MEMORY_OPERAND", "OPERAND_OF", "Translation", "arch_from_zigzag", "load_zigzag_accelerator"]
 
 #: ZigZag's memory operand -> coexplore's operand (``I1`` inputs, ``I2`` weights, ``O`` outputs)
 OPERAND_OF = {"I1": "I", "I2": "W", "O": "O"}
@@ -139,3 +140,16 @@ def arch_from_zigzag(hw: dict[str, Any], bits: int = 8) -> Translation:
     arch = ArchSpec(str(hw.get("name", "zigzag")), tuple(levels), mac_energy_pj=float(oa["unit_energy"]),
                     word_bits=bits)
     return Translation(arch, level_of, tuple(tuple(n for n, _, _ in g) for g in groups), axes)
+
+
+def load_zigzag_accelerator(path: str | Path, bits: int = 8) -> Translation:
+    """:func:`arch_from_zigzag` of a ZigZag 3.x accelerator file (``hardware/*.yaml``)."""
+    import yaml
+
+    try:
+        hw = yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError as e:
+        raise ValueError(f"{path}: malformed YAML: {e}") from None
+    if not isinstance(hw, dict) or "memories" not in hw or "operational_array" not in hw:
+        raise ValueError(f"{path}: a ZigZag accelerator has 'memories' and 'operational_array'")
+    return arch_from_zigzag(hw, bits)

@@ -14,6 +14,9 @@ reference designs are in :mod:`accelerators.reference` and the row-stationary ma
   coexplore's Eyeriss v1 (:mod:`~experiments.validation.zigzag_counts` is ZigZag's half,
   run inside ``.venv-zigzag``); :mod:`~experiments.validation.zigzag_bundled` -- the same
   on ZigZag's own bundled accelerators, read through :mod:`accelerators.interop.zigzag`.
+* :mod:`~experiments.validation.timeloop_exercises` -- the loop-nest model under
+  ``accounting="timeloop"`` against every Timeloop run of the public Timeloop/Accelergy
+  exercises, read through :mod:`accelerators.interop.timeloop`.
 * :mod:`~experiments.validation.scalesim_compare` -- the systolic cycle model against
   SCALE-Sim v3.
 * :mod:`~experiments.validation.silicon_compare` -- Eyeriss v1 (JSSC 2017 Tables III and V)

@@ -14,14 +14,17 @@ counts is checked by :mod:`experiments.validation.zigzag_crossval` and
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from accelerators.interop.zigzag import MEMORY_OPERAND
 from mappers.mapping import Mapping
-from mappers.workloads import Layer
+from mappers.workloads import Layer, TensorSpec
 
 __all__ = [
     "DIM",
+    "ZIGZAG_MAC_FREE",
+    "layers_from_zigzag",
     "spatial_from_zigzag",
     "zigzag_accelerator",
     "zigzag_spatial",
@@ -168,3 +171,78 @@ def zigzag_accelerator(arch: Any, mapping: Mapping) -> dict[str, Any]:
         "operational_array": {"unit_energy": arch.mac_energy_pj, "unit_area": 1.0, "dimensions": ["D1", "D2"],
                               "sizes": [glb.fanout_x, glb.fanout_y]},
     }
+
+
+_ACCESS = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)((?:\[[A-Za-z_0-9]+\])+)")
+_RELATION = re.compile(r"^\s*([a-z_][a-z_0-9]*)\s*=\s*(.+)$")
+_REL_TERM = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?([a-z_][a-z_0-9]*)\s*$")
+#: ZigZag operator types with no multiply-accumulate layer of their own (skipped)
+ZIGZAG_MAC_FREE = ("Add", "Pooling", "Relu", "Concat")
+
+
+def _zz_axis(ix: str, relations: dict[str, list[tuple[str, int]]], dims: list[str], rename: dict[str, str],
+             where: str) -> tuple[tuple[str, int], ...]:
+    """One operand axis: a loop index, or a relation's terms, in our dimension names."""
+    out = []
+    for var, c in relations.get(ix, [(ix, 1)]):
+        if var.upper() not in dims:
+            raise ValueError(f"{where}: index {var!r} is neither a loop dimension {dims} nor defined by "
+                             "dimension_relations")
+        out.append((rename[var.upper()], c))
+    return tuple(out)
+
+
+def layers_from_zigzag(workload: Any) -> list[Layer]:
+    """The MAC layers of a ZigZag 3.x workload (the parsed ``workload/*.yaml``: a list of
+    layers, each with an ``equation`` such as ``O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]``,
+    ``dimension_relations`` such as ``ix=2*ox+1*fx``, ``loop_dims`` and ``loop_sizes``).
+
+    Dimensions are renamed as :data:`DIM` reads back (``B`` -> ``N``, ``OY`` -> ``P``, ...;
+    others keep their names); ``W``, ``I`` and the output ``O`` are the equation's operands
+    by those names. Layers of the :data:`ZIGZAG_MAC_FREE` operator types, and equations
+    without ``+=`` (element-wise), have no MACs and are skipped; any other layer whose
+    equation is not ``O[...] += W[...] * I[...]`` (or ``I * W``) with linear index
+    relations is refused, naming the layer and its operator."""
+    if not isinstance(workload, list):
+        raise ValueError("a ZigZag workload is a list of layers")
+    out = []
+    for i, entry in enumerate(workload):
+        name = str(entry.get("name", f"layer{entry.get('id', i)}"))
+        op = str(entry.get("operator_type", "?"))
+        eq = str(entry.get("equation", "")).replace(" ", "")
+        if op in ZIGZAG_MAC_FREE or "+=" not in eq:
+            continue
+        where = f"ZigZag layer {name!r} ({op})"
+        lhs, _, rhs = eq.partition("+=")
+        accesses = {m.group(1): re.findall(r"\[([A-Za-z_0-9]+)\]", m.group(2)) for m in _ACCESS.finditer(eq)}
+        out_names = [m.group(1) for m in _ACCESS.finditer(lhs)]
+        in_names = [m.group(1) for m in _ACCESS.finditer(rhs)]
+        if len(out_names) != 1 or sorted(in_names) != ["I", "W"] or "*" not in rhs:
+            raise ValueError(f"{where}: equation {eq!r} is not O[...] += W[...] * I[...]; it cannot be expressed")
+        dims_zz = [str(d) for d in entry.get("loop_dims") or []]
+        sizes = [int(s) for s in entry.get("loop_sizes") or []]
+        if len(dims_zz) != len(sizes) or not dims_zz:
+            raise ValueError(f"{where}: loop_dims and loop_sizes must be lists of the same length")
+        relations: dict[str, list[tuple[str, int]]] = {}
+        for rel in entry.get("dimension_relations") or []:
+            m = _RELATION.match(str(rel))
+            if not m:
+                raise ValueError(f"{where}: dimension relation {rel!r} is not 'ix=2*ox+1*fx'")
+            terms = []
+            for part in m.group(2).split("+"):
+                t = _REL_TERM.match(part)
+                if not t:
+                    raise ValueError(f"{where}: dimension relation {rel!r} is not linear with integer coefficients")
+                terms.append((t.group(2), int(t.group(1) or 1)))
+            relations[m.group(1)] = terms
+        rename = {d: _OUR_DIM.get(d, d) for d in dims_zz}
+        size_of = {rename[d]: s for d, s in zip(dims_zz, sizes)}
+
+        tensors = {role: TensorSpec(role, tuple(_zz_axis(ix, relations, dims_zz, rename, where) for ix in accesses[zz]))
+                   for role, zz in (("W", "W"), ("I", "I"), ("O", out_names[0]))}
+        used = [d for d in size_of if any(d in t.dims for t in tensors.values())]
+        if set(used) != set(size_of):
+            raise ValueError(f"{where}: loop dimensions {sorted(set(size_of) - set(used))} index no operand")
+        out.append(Layer(name, "conv" if relations else "gemm", size_of, (tensors["W"], tensors["I"], tensors["O"]),
+                         attrs={"zigzag_operator": op}))
+    return out

@@ -59,3 +59,15 @@ def test_a_hierarchy_that_is_not_nested_is_refused():
         arch_from_zigzag(toy(reg_o_served=("D1",)))     # weights shared over D2, outputs over D1
     with pytest.raises(ValueError, match="bits must be a positive integer, got 0"):
         arch_from_zigzag(toy(), bits=0)
+
+
+def test_a_zigzag_accelerator_file_reads_as_the_dict_does(tmp_path):
+    import yaml
+
+    from accelerators.interop.zigzag import load_zigzag_accelerator
+
+    (tmp_path / "hw.yaml").write_text(yaml.safe_dump(toy(), sort_keys=False))  # memories in file order
+    assert load_zigzag_accelerator(tmp_path / "hw.yaml").arch == arch_from_zigzag(toy()).arch
+    (tmp_path / "bad.yaml").write_text("name: x\n")
+    with pytest.raises(ValueError, match="has 'memories' and 'operational_array'"):
+        load_zigzag_accelerator(tmp_path / "bad.yaml")
