@@ -511,7 +511,7 @@ class NestedEvaluator:
         (construction runs ``validate``), compare the vectorized area ``area_mm2_of``
         over ``columns`` (the points' columns, as the space's constraints see them) with
         each design's ``area_mm2``, map the first unit on the first design with the
-        configured mapper, and check every distinct unit's smallest tiles
+        configured mapper, after checking every distinct unit's smallest tiles
         (:func:`mappers.fit.smallest_tile_shortfalls`) on every design.
 
         Returns the lines of a report. Raises ``ValueError`` naming the key for what no
@@ -553,18 +553,6 @@ class NestedEvaluator:
                 agree = bool(np.allclose(vec, one, rtol=1e-9, atol=0.0))
                 lines.append(f"area: {one.min():.4g}-{one.max():.4g} mm2 over the built designs; "
                              f"vectorized area_mm2_of {'agrees' if agree else 'DIFFERS from area_mm2'}")
-        arch = built[0][1].to_arch()
-        first = self.units[0]
-        t0 = time.perf_counter()
-        out = _map_one((self.mapper, first, arch, self.cost, self.objective, 0, None))
-        seconds = time.perf_counter() - t0
-        mapper = type(self.mapper).__name__
-        if isinstance(out, str):
-            lines.append(f"mapping: {mapper} found no legal mapping of {first.name!r} on the first "
-                         f"design: {out}")
-        else:
-            lines.append(f"mapping: {mapper} mapped {first.name!r} on the first design in "
-                         f"{seconds:.2g} s (EDP {out.edp:.4g} pJ*cycles, utilization {out.utilization:.3g})")
         constraints = getattr(self.mapper, "constraints", None)
         bypass = bool(getattr(self.mapper, "bypass", False))
         seen: set[str] = set()
@@ -586,6 +574,18 @@ class NestedEvaluator:
                 raise ValueError(f"workload layer {unit.name!r} cannot be mapped on any of the "
                                  f"{len(built)} sampled designs: {problems[0]}")
         lines.append(f"layers: each of the {len(seen)} distinct layers fits some sampled design")
+        arch = built[0][1].to_arch()
+        first = self.units[0]
+        t0 = time.perf_counter()
+        out = _map_one((self.mapper, first, arch, self.cost, self.objective, 0, None))
+        seconds = time.perf_counter() - t0
+        mapper = type(self.mapper).__name__
+        if isinstance(out, str):
+            lines.append(f"mapping: {mapper} found no legal mapping of {first.name!r} on the first "
+                         f"design: {out}")
+        else:
+            lines.append(f"mapping: {mapper} mapped {first.name!r} on the first design in "
+                         f"{seconds:.2g} s (EDP {out.edp:.4g} pJ*cycles, utilization {out.utilization:.3g})")
         return lines
 
     def __call__(self, point: Mapping[str, Any], seed: int | None = None) -> Evaluation:

@@ -145,7 +145,7 @@ from mappers.constraints import (
     check_constraint_spec,
     constraints_for,
 )
-from mappers.fit import explain_unmappable
+from mappers.fit import explain_unmappable, smallest_tile_shortfalls
 from mappers.heuristic import HeuristicMapper
 from mappers.mapping import Mapping, MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, divisors, keep_array
@@ -405,6 +405,11 @@ class ExactMapper:
         deadline = None if self.time_limit_s is None else t0 + self.time_limit_s
         cons = constraints_for(self.constraints, layer, arch)
         rc = cons.resolve(layer, arch)
+        short = smallest_tile_shortfalls(layer, arch, cons, bypass=self.bypass)
+        if short:   # no legal mapping at all (mappers.fit): say why without searching
+            within = f" within the constraints {cons.name or ''}".rstrip() if cons.levels else ""
+            raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}{within}: "
+                                 + "; ".join(map(str, short)))
         search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap, rc,
                          self.max_nodes)
         search.warm = list(incumbents or ())
