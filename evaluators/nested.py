@@ -573,7 +573,8 @@ class NestedEvaluator:
             else:
                 raise ValueError(f"workload layer {unit.name!r} cannot be mapped on any of the "
                                  f"{len(built)} sampled designs: {problems[0]}")
-        lines.append(f"layers: each of the {len(seen)} distinct layers fits some sampled design")
+        if seen:
+            lines.append(f"layers: each of the {len(seen)} distinct layers fits some sampled design")
         arch = built[0][1].to_arch()
         first = self.units[0]
         t0 = time.perf_counter()

@@ -873,7 +873,8 @@ class ProcessExecutor(Executor):
         threaded = [m for m in _THREADED_MODULES if m in sys.modules]
         if start_method == "fork" and threaded:
             raise ValueError(
-                f"start_method 'fork' is refused: {' and '.join(threaded)} is imported in this "
+                f"start_method 'fork' is refused: {' and '.join(threaded)} "
+                f"{'is' if len(threaded) == 1 else 'are'} imported in this "
                 "process and its threads may be running, and forking a multithreaded process "
                 "can deadlock the child; use 'forkserver' (the default) or 'spawn'"
             )

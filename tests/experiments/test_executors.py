@@ -488,6 +488,8 @@ def test_start_methods(make, start_method):
 def test_fork_is_refused_while_jax_or_torch_is_imported(monkeypatch, module):
     """Forking a process whose JAX or torch threads run can deadlock the child."""
     monkeypatch.setitem(sys.modules, module, sys.modules.get(module) or object())
+    other = {"jax": "torch", "torch": "jax"}[module]
+    monkeypatch.delitem(sys.modules, other, raising=False)   # only `module` is loaded
     with pytest.raises(ValueError, match=f"{module} is imported in this process"):
         ProcessExecutor(ev.quadratic, start_method="fork")
     ProcessExecutor(ev.quadratic, start_method="forkserver").shutdown()  # the default is fine
