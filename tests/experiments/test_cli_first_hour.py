@@ -177,7 +177,7 @@ def test_completion_and_help_show_choices_not_bool():
     flat = " ".join(r.output.split())
     assert "optimizer, one of: " + ", ".join(available_optimizers()) in flat
     for cmd in ("run", "status", "studies", "delete-study", "export", "plot", "report", "validate",
-                "dashboard", "calibrate"):
+                "dashboard", "calibrate", "map"):
         out = runner.invoke(app, [cmd, "--help"]).output
         assert "<bool>" not in out, (cmd, out)
 
