@@ -35,6 +35,7 @@ import numpy as np
 from accelerators import tech as _tech
 from accelerators.arch import ArchSpec
 from accelerators.tech import TechModel
+from design_space.suggest import did_you_mean
 
 __all__ = [
     "DEFAULT_WORD_BITS",
@@ -43,6 +44,7 @@ __all__ = [
     "AreaModel",
     "InvalidParameter",
     "LoopNestAccelerator",
+    "UnknownParameter",
     "check_positive_int",
     "check_positive_real",
     "check_sram_kib",
@@ -74,6 +76,24 @@ class InvalidParameter(ValueError):
         """``requirement`` completes "``owner.parameter`` must ...": ``"be a positive integer"``."""
         super().__init__(f"{owner}.{parameter} must {requirement}, got {value!r}")
         self.owner, self.parameter, self.value = owner, parameter, value
+
+
+class UnknownParameter(ValueError):
+    """A design point names parameters the accelerator does not have (a misspelt key:
+    ``glb_kb`` for ``glb_kib``). Not a property of one point but of the space or the
+    config that makes the points, so it is a configuration error, not an infeasible
+    design: :func:`evaluators.nested.build_accelerator` lets it through.
+
+    Attributes:
+        owner: the accelerator class name.
+        unknown: the unknown keys, sorted.
+        known: the parameters the accelerator takes.
+    """
+
+    def __init__(self, owner: str, unknown: list[str], known: list[str]) -> None:
+        hints = "; ".join(f"{k!r}{did_you_mean(k, known)}" for k in unknown)
+        super().__init__(f"{owner}.from_point: unknown keys {hints}; known keys: {known}")
+        self.owner, self.unknown, self.known = owner, list(unknown), list(known)
 
 
 @runtime_checkable
@@ -164,7 +184,7 @@ def fields_from_point(cls: type, point: Mapping[str, Any]) -> Any:
     known = [f.name for f in fields(cls)]
     unknown = sorted(set(point) - set(known))
     if unknown:
-        raise ValueError(f"{cls.__name__}.from_point: unknown keys {unknown}; known keys: {known}")
+        raise UnknownParameter(cls.__name__, unknown, known)
     return cls(**point)
 
 

@@ -48,6 +48,7 @@ from typing import Generic, TypeVar
 
 from design_space.errors import SpaceDefinitionError
 from design_space.references import import_ref
+from design_space.suggest import did_you_mean
 
 __all__ = ["Registry"]
 
@@ -111,7 +112,8 @@ class Registry(Generic[T]):
             self._entries[name] = loaded
             self._origin[name] = f"entry point {ep.value}"
             return loaded
-        raise ValueError(f"unknown {self.kind} {name!r} (available: {self.names()})")
+        raise ValueError(f"unknown {self.kind} {name!r}{did_you_mean(name, self.names())} "
+                         f"(available: {self.names()})")
 
     def names(self) -> list[str]:
         """Every name an entry or an installed plugin provides."""

@@ -7,7 +7,9 @@ Every co-design flow in coexplore scores a hardware point the same way, in five 
    parameters merged under it. Hardware that cannot be built (an
    :class:`~accelerators.base.InvalidParameter`) raises :class:`~evaluators.base.Infeasible`
    naming the parameter; so does an optional ``check(acc)`` that returns a reason (a
-   hardware generator's limit, discovered only by trying to build the design).
+   hardware generator's limit, discovered only by trying to build the design). A key
+   the accelerator does not have (:class:`~accelerators.base.UnknownParameter`) is an
+   error, not an infeasible design.
 2. **lower**: ``acc.to_arch()``, the memory hierarchy the cost model scores.
 3. **map**: every work unit of the workload (a layer, or a HASCO computation) by the
    :class:`~mappers.base.Mapper`, under the cost function (default: the loop-nest model,
@@ -130,7 +132,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-from collections import OrderedDict
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any
@@ -138,6 +141,7 @@ from typing import Any
 import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
+from accelerators.base import UnknownParameter
 from accelerators.registry import resolve_accelerator
 from design_space.compose import split
 from design_space.errors import UnsatisfiableSpaceError
@@ -152,6 +156,7 @@ from mappers.base import (
     check_objective,
     result_of,
 )
+from mappers.fit import smallest_tile_shortfalls
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import batch_from_columns, mapping_space
 from mappers.registry import make_mapper
@@ -175,9 +180,14 @@ def build_accelerator(builder: Callable[[Mapping[str, Any]], Any], point: Mappin
                       fixed: Mapping[str, Any] | None = None,
                       check: Callable[[Any], str | None] | None = None) -> Any:
     """Step 1: ``builder({**fixed, **point})``; a ``ValueError`` / ``TypeError`` while
-    building, or a reason from ``check(acc)``, raises :class:`Infeasible`."""
+    building, or a reason from ``check(acc)``, raises :class:`Infeasible`. An
+    :class:`~accelerators.base.UnknownParameter` (a key the accelerator does not have:
+    every point of the space has it, so it is the space's mistake, not this design's) is
+    raised as it is."""
     try:
         acc = builder({**dict(fixed or {}), **point})
+    except UnknownParameter:
+        raise
     except (ValueError, TypeError) as e:
         raise Infeasible(f"invalid hardware: {e}") from None
     why = check(acc) if check is not None else None
@@ -493,6 +503,91 @@ class NestedEvaluator:
         pool = list(self._pool.get(ukey, ()))
         self.reuse_stats["warm_offered"] += bool(pool)
         return pool
+
+    def preflight(self, points: Sequence[Mapping[str, Any]],
+                  columns: Mapping[str, Any] | None = None) -> list[str]:
+        """Check this evaluator on sampled design points before a study spends its budget
+        (``coexplore validate``, and the start of ``coexplore run``): build every point
+        (construction runs ``validate``), compare the vectorized area ``area_mm2_of``
+        over ``columns`` (the points' columns, as the space's constraints see them) with
+        each design's ``area_mm2``, map the first unit on the first design with the
+        configured mapper, after checking every distinct unit's smallest tiles
+        (:func:`mappers.fit.smallest_tile_shortfalls`) on every design.
+
+        Returns the lines of a report. Raises ``ValueError`` naming the key for what no
+        trial could survive: a parameter the accelerator does not have
+        (:class:`~accelerators.base.UnknownParameter`), no sampled design that builds, a
+        unit that fits none of the designs (the level, operand and words missing, or the
+        mapper's rule refusing it).
+        """
+        builder = getattr(self.accelerator, "from_point", self.accelerator)
+        owner = getattr(self.accelerator, "__name__", type(self.accelerator).__name__)
+        built, why = [], Counter()
+        for p in points:
+            try:
+                acc = build_accelerator(builder, p, self.fixed, self.check)
+            except Infeasible as e:
+                why[str(e)] += 1
+                continue
+            if hasattr(acc, "validate"):
+                acc.validate()
+            built.append((p, acc))
+        lines = [f"hardware: {len(built)} of {len(points)} sampled designs build as {owner}"
+                 + (f" (most common reason not: {why.most_common(1)[0][0]})" if why else "")]
+        if not built:
+            raise ValueError(f"none of the {len(points)} sampled designs can be built as {owner}: "
+                             f"{why.most_common(1)[0][0]}")
+        area_of = getattr(type(built[0][1]), "area_mm2_of", None)
+        if callable(area_of) and columns is not None:
+            idx = [i for i, p in enumerate(points) if any(p is q for q, _ in built)]
+            cols = {k: np.asarray(v)[idx] for k, v in columns.items()}
+            cols.update({k: np.full(len(idx), v) for k, v in self.fixed.items()
+                         if isinstance(v, int | float) and k not in cols})
+            try:
+                vec = np.asarray(area_of(cols), dtype=float)
+            except KeyError as e:
+                lines.append(f"area: {e.args[0]}: a constraint on {owner}.area_mm2_of would fail "
+                             "(add the parameter to the space, or to the evaluator's `fixed`)")
+            else:
+                one = np.array([float(acc.area_mm2) for _, acc in built])
+                agree = bool(np.allclose(vec, one, rtol=1e-9, atol=0.0))
+                lines.append(f"area: {one.min():.4g}-{one.max():.4g} mm2 over the built designs; "
+                             f"vectorized area_mm2_of {'agrees' if agree else 'DIFFERS from area_mm2'}")
+        constraints = getattr(self.mapper, "constraints", None)
+        bypass = bool(getattr(self.mapper, "bypass", False))
+        seen: set[str] = set()
+        for unit in self.units:
+            key = unit_key(unit)
+            if key in seen or not isinstance(unit, Layer):
+                continue
+            seen.add(key)
+            problems = []
+            for _, acc in built:
+                try:
+                    short = smallest_tile_shortfalls(unit, acc.to_arch(), constraints, bypass=bypass)
+                except ValueError as e:           # the mapper's rule refuses it
+                    short = [str(e)]
+                if not short:
+                    break
+                problems.append(short[0])
+            else:
+                raise ValueError(f"workload layer {unit.name!r} cannot be mapped on any of the "
+                                 f"{len(built)} sampled designs: {problems[0]}")
+        if seen:
+            lines.append(f"layers: each of the {len(seen)} distinct layers fits some sampled design")
+        arch = built[0][1].to_arch()
+        first = self.units[0]
+        t0 = time.perf_counter()
+        out = _map_one((self.mapper, first, arch, self.cost, self.objective, 0, None))
+        seconds = time.perf_counter() - t0
+        mapper = type(self.mapper).__name__
+        if isinstance(out, str):
+            lines.append(f"mapping: {mapper} found no legal mapping of {first.name!r} on the first "
+                         f"design: {out}")
+        else:
+            lines.append(f"mapping: {mapper} mapped {first.name!r} on the first design in "
+                         f"{seconds:.2g} s (EDP {out.edp:.4g} pJ*cycles, utilization {out.utilization:.3g})")
+        return lines
 
     def __call__(self, point: Mapping[str, Any], seed: int | None = None) -> Evaluation:
         acc = self.build(point)

@@ -3,18 +3,32 @@
 ::
 
     coexplore run CONFIG.yaml [--storage URL] [--n-trials N] [--workers N] [--seed S] [--resume]
-    coexplore status STORAGE [--study NAME]
-    coexplore export STORAGE [--study NAME] [--pareto] [--format csv|json|parquet] -o FILE
-    coexplore plot STORAGE [--study NAME] -o DIR
-    coexplore report STORAGE [--study NAME] -o report.html
-    coexplore dashboard STORAGE [--study NAME] [--host H] [--port P]
     coexplore validate CONFIG.yaml
+    coexplore status STORAGE [--study NAME]
+    coexplore studies STORAGE
+    coexplore delete-study STORAGE --study NAME [--yes]
+    coexplore export STORAGE [--study NAME] [--pareto] [--format csv|json|parquet] [-o FILE]
+    coexplore plot STORAGE [--study NAME] [-o DIR]
+    coexplore report STORAGE [--study NAME] [-o FILE]
+    coexplore dashboard STORAGE [--study NAME] [--host H] [--port P]
     coexplore calibrate [--device cpu|cuda] [-o FILE] [--quick]
     coexplore map ARCH.yaml PROBLEM.yaml [--accounting timeloop] [--ert ERT.yaml] [-o MAP.yaml]
+    coexplore --version | --install-completion | --show-completion
 
 ``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. User errors
 (bad config, unknown study, unknown optimizer ...) print one line naming the problem
 and exit with status 2; no traceback.
+
+``-o`` means the same everywhere: where a command writes, defaulting to the study's
+output folder -- the config's ``output`` as ``run`` recorded it, else ``runs/STUDY`` --
+and, for one file, the file ``run`` writes there (``trials.csv``, or ``pareto_front.csv``
+with ``--pareto``; ``report.html``).
+
+Before ``run`` spends its budget it does what ``validate`` does
+(:func:`experiments.preflight.preflight`: sampled designs built, constraints and the
+vectorized area evaluated, one layer mapped), and it stops with status 2 when the whole
+initial design -- the optimizer's ``n_init`` trials, else the first 10 -- is infeasible or
+failed, printing the most common reasons.
 
 The console shows progress and results. Library warnings (Python ``warnings``) and
 informational log lines go to the log, which ``coexplore --verbose ...`` prints; a run
@@ -27,26 +41,52 @@ import logging
 import math
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     help="coexplore: hardware/software co-design exploration.",
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain click help: choices shown, flags without a <bool> type
 )
 
 StudyOpt = Annotated[str | None, typer.Option("--study", help="study name (optional if the storage holds one)")]
+ExecutorKind = Literal["process", "inline", "auto", "dask"]
+INITIAL_DESIGN = 10
+"""Trials ``run`` judges the start by when the optimizer has no ``n_init`` option."""
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"coexplore {version('coexplore')}")
+        except PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+            typer.echo("coexplore (not installed: no version)")
+        raise typer.Exit()
 
 
 @app.callback()
 def _main(
+    ctx: typer.Context,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="also print library warnings and log messages")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="print the version and exit")] = False,
 ) -> None:
     """coexplore: hardware/software co-design exploration."""
     configure_logging(verbose)
+    if ctx.invoked_subcommand == "run":   # list the optimizers (registry import: only for `run`)
+        from optimizer.registry import available_optimizers
+
+        cmd = ctx.command.get_command(ctx, "run")  # type: ignore[attr-defined]
+        for p in getattr(cmd, "params", ()):
+            if p.name == "optimizer":
+                p.help = (f"optimizer, one of: {', '.join(available_optimizers())} (and any a config's "
+                          "plugins register); overrides the config's, without its options")
 
 
 class _Stderr(logging.StreamHandler):
@@ -99,10 +139,11 @@ def _fail(msg: str) -> None:
 
 def _user_errors():
     from design_space.errors import ConfigError, SpaceDefinitionError, UnsatisfiableSpaceError
+    from experiments.executors import WorkerStartError
     from experiments.storage import StorageError
 
     return (ConfigError, SpaceDefinitionError, UnsatisfiableSpaceError, StorageError, ValueError,
-            FileNotFoundError)
+            FileNotFoundError, WorkerStartError)
 
 
 def _infrastructure_errors():
@@ -165,30 +206,33 @@ def _print_table(df, objectives, limit: int = 10) -> None:
 def run(
     config: Annotated[Path, typer.Argument(help="study config (YAML)")],
     storage: Annotated[str | None, typer.Option(help="storage URL or SQLite path (overrides the config)")] = None,
-    n_trials: Annotated[int | None, typer.Option("--n-trials", help="total finished trials")] = None,
-    workers: Annotated[int | None, typer.Option(help="parallel worker processes")] = None,
+    n_trials: Annotated[int | None, typer.Option("--n-trials", min=0, help="total finished trials")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="parallel worker processes (>= 1)")] = None,
     seed: Annotated[int | None, typer.Option(help="study seed (overrides the config)")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="per-trial timeout in seconds")] = None,
-    executor: Annotated[str | None, typer.Option(help="process | inline | auto | dask")] = None,
+    executor: Annotated[ExecutorKind | None, typer.Option(help="where trials run (default: the config's budget.executor)")] = None,
     cluster: Annotated[str | None, typer.Option("--cluster", help="run trials on an existing Dask scheduler, e.g. tcp://host:8786")] = None,
     study: Annotated[str | None, typer.Option("--study", help="study name (overrides the config)")] = None,
     optimizer: Annotated[str | None, typer.Option("--optimizer", help="optimizer name (overrides the config's, without its options)")] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="directory for the Pareto CSV/PNG")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="output folder (default: the config's output, else runs/STUDY)")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="require the study to exist already")] = False,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="show a progress bar")] = True,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="also print library warnings and log messages")] = False,
     storage_retry_s: Annotated[float | None, typer.Option("--storage-retry-s", help="seconds to keep retrying a lost database connection before stopping (default 120)")] = None,
 ) -> None:
     """Run (or resume) the study a config describes, then export its Pareto front, plots
     and the interactive report.
 
-    Exits with 2 on a user error and with 3 when the database stays unreachable past
-    --storage-retry-s or the Dask scheduler is lost (the study is then resumable)."""
+    Checks the config as `validate` does before anything runs. Exits with 2 on a user
+    error or when every trial of the initial design is infeasible or failed, and with 3
+    when the database stays unreachable past --storage-retry-s or the Dask scheduler is
+    lost (the study is then resumable)."""
     if verbose:
         configure_logging(True)
     from experiments.config import load_config
+    from experiments.preflight import preflight
     from experiments.storage import Storage
-    from experiments.study import Study
+    from experiments.study import Study, resolve_evaluator
 
     try:
         loaded = load_config(config)
@@ -197,18 +241,24 @@ def run(
         url = storage or cfg.storage
         if storage_retry_s is not None and not 0 <= storage_retry_s < math.inf:
             _fail(f"--storage-retry-s must be a number of seconds >= 0, got {storage_retry_s}")
+        checks = preflight(loaded.space, resolve_evaluator(cfg.evaluator.function, cfg.evaluator.options),
+                           seed=cfg.seed if seed is None else seed)
+        for line in checks:
+            logging.getLogger(__name__).info("preflight: %s", line)
         st = Storage(url, retry_timeout_s=storage_retry_s)
         if resume and st.find_study(name) is None:
             _fail(f"--resume: no study {name!r} in {st.url} "
                   f"(studies: {[s.name for s in st.list_studies()]})")
         opt_name = optimizer or cfg.optimizer.name
         opt_options = cfg.optimizer.options if optimizer is None or optimizer == cfg.optimizer.name else {}
+        out = output or loaded.output_dir
         s = Study.create(
             name, loaded.space, cfg.objectives, cfg.evaluator.function,
             opt_name, optimizer_options=opt_options,
             evaluator_options=cfg.evaluator.options, storage=st,
             seed=cfg.seed if seed is None else seed,
-            extra_config={"config_file": str(config), "pareto": cfg.pareto},
+            extra_config={"config_file": str(config), "pareto": cfg.pareto,
+                          "output": str(out.resolve())},
         )
     except _infrastructure_errors() as e:
         _stop(e)
@@ -216,7 +266,6 @@ def run(
         _fail(str(e))
     budget = cfg.budget
     n = n_trials if n_trials is not None else budget.n_trials
-    out = output or loaded.output_dir
     log_file = out / "run.log"
     handler = _log_to_file(log_file)
 
@@ -227,11 +276,14 @@ def run(
     try:
         before = s.n_finished()
         typer.echo(f"study {s.name!r} in {st.url}: {before} finished trial(s), target {n}")
+        initial = opt_options.get("n_init", INITIAL_DESIGN)
         try:
             s.optimize(
-                n, workers=workers or budget.workers, executor=executor or budget.executor,
+                n, workers=workers if workers is not None else budget.workers,
+                executor=executor or budget.executor,
                 timeout_s=timeout if timeout is not None else budget.timeout_s, progress=progress,
                 cluster=cluster or budget.cluster,
+                stop_if_start_fails=initial if isinstance(initial, int) and initial > 0 else INITIAL_DESIGN,
             )
         except KeyboardInterrupt:
             typer.echo("interrupted; run the same command again to resume", err=True)
@@ -268,12 +320,21 @@ def run(
         _close_log()
 
 
+def _print_reasons(s, indent: str = "  ") -> None:
+    """The most common reasons of the study's INFEASIBLE and FAILED trials."""
+    for status, reasons in s.reasons().items():
+        typer.echo(f"{indent}{status.value.lower()} trials, most common reasons:")
+        for reason, count in reasons:
+            typer.echo(f"{indent}  {count:>5} x {reason}")
+
+
 @app.command()
 def status(
     storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
     study: StudyOpt = None,
 ) -> None:
-    """Trial counts and best results of the studies in STORAGE."""
+    """Trial counts, the reasons of infeasible and failed trials, and the best results of
+    the studies in STORAGE."""
     from experiments.study import Study
 
     try:
@@ -288,15 +349,67 @@ def status(
             objs = ", ".join(f"{o.name} ({o.direction})" for o in s.objectives)
             typer.echo(f"study {name!r}: objectives {objs}; optimizer {s.optimizer_name}; seed {s.seed}")
             typer.echo("  trials: " + ", ".join(f"{k.value.lower()} {v}" for k, v in counts.items()))
+            _print_reasons(s)
             _print_table(s.best_trials(), s.objectives, limit=5)
     except _user_errors() as e:
         _fail(str(e))
 
 
 @app.command()
+def studies(storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")]) -> None:
+    """List the studies in STORAGE: name, trials by status, objectives, optimizer."""
+    try:
+        st = _open_existing(storage)
+        records = st.list_studies()
+        if not records:
+            typer.echo(f"{st.url}: no studies")
+            return
+        rows = []
+        for r in records:
+            counts = st.status_counts(r.id)
+            rows.append([r.name, str(sum(counts.values())),
+                         ", ".join(f"{k.value.lower()} {v}" for k, v in counts.items() if v) or "-",
+                         ", ".join(f"{k}:{v}" for k, v in r.objectives.items()),
+                         str((r.config.get("optimizer") or {}).get("name", "?"))])
+    except _user_errors() as e:
+        _fail(str(e))
+    header = ["study", "trials", "by status", "objectives", "optimizer"]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+    typer.echo("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+    for row in rows:
+        typer.echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+
+
+@app.command("delete-study")
+def delete_study(
+    storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
+    study: Annotated[str, typer.Option("--study", help="the study to delete, with all its trials")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")] = False,
+) -> None:
+    """Delete a study and all its trials from STORAGE."""
+    try:
+        st = _open_existing(storage)
+        record = st.get_study(study)
+        n = sum(st.status_counts(record.id).values())
+        if not yes and not typer.confirm(f"delete study {study!r} and its {n} trial(s) from {st.url}?"):
+            typer.echo("nothing deleted")
+            raise typer.Exit(1)
+        st.delete_study(study)
+    except _user_errors() as e:
+        _fail(str(e))
+    typer.echo(f"deleted study {study!r} ({n} trial(s)) from {st.url}")
+
+
+def _output_dir(s) -> Path:
+    """Where ``run`` wrote this study's files: its recorded output folder, else runs/STUDY."""
+    recorded = s.record.config.get("output")
+    return Path(recorded) if recorded else Path("runs") / s.name
+
+
+@app.command()
 def export(
     storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="output file")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="output file (default: trials.csv, or pareto_front.csv with --pareto, in the study's output folder)")] = None,
     study: StudyOpt = None,
     pareto: Annotated[bool, typer.Option("--pareto", help="only the Pareto front")] = False,
     format: Annotated[str | None, typer.Option("--format", help="csv | json | parquet (default: from suffix)")] = None,
@@ -314,7 +427,10 @@ def export(
             for item in pareto_of.split(","):
                 name, _, direction = item.strip().partition(":")
                 objs[name] = direction or "min"
-        path = s.export(output, pareto=pareto or bool(pareto_of), format=format,
+        front = pareto or bool(pareto_of)
+        if output is None:
+            output = _output_dir(s) / f"{'pareto_front' if front else 'trials'}.{format or 'csv'}"
+        path = s.export(output, pareto=front, format=format,
                         feasible_only=not include_infeasible, objectives=objs)
     except _user_errors() as e:
         _fail(str(e))
@@ -324,7 +440,7 @@ def export(
 @app.command()
 def plot(
     storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="output directory")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="output folder (default: the study's output folder)")] = None,
     study: StudyOpt = None,
 ) -> None:
     """Pareto front, optimization history and parallel coordinates as PNG."""
@@ -332,7 +448,7 @@ def plot(
 
     try:
         s = Study.load(study, _open_existing(storage))
-        for p in s.plot(output):
+        for p in s.plot(output or _output_dir(s)):
             typer.echo(str(p))
     except _user_errors() as e:
         _fail(str(e))
@@ -341,7 +457,7 @@ def plot(
 @app.command()
 def report(
     storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write")] = Path("report.html"),
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="HTML file to write (default: report.html in the study's output folder)")] = None,
     study: StudyOpt = None,
     max_points: Annotated[int, typer.Option("--max-points", help="most trials drawn per scatter (the front is always drawn whole)")] = 4000,
     max_details: Annotated[int, typer.Option("--max-details", help="designs whose breakdown the file embeds (front and best first)")] = 1000,
@@ -356,7 +472,8 @@ def report(
         if max_details < 0:
             raise ValueError(f"--max-details must be >= 0, got {max_details}")
         s = Study.load(study, _open_existing(storage))
-        path = s.report(output, max_points=max_points, max_details=max_details)
+        path = s.report(output or _output_dir(s) / "report.html", max_points=max_points,
+                        max_details=max_details)
     except _user_errors() as e:
         _fail(str(e))
     typer.echo(str(path))
@@ -392,17 +509,23 @@ def dashboard(
 
 @app.command()
 def validate(config: Annotated[Path, typer.Argument(help="study config (YAML)")]) -> None:
-    """Check a config without running it: schema, space, evaluator import."""
+    """Check a config without running it: schema, space, evaluator import, and on sampled
+    designs: construction, validate, the vectorized area over the constraint columns, one
+    layer mapped with the configured mapper, every layer's smallest tiles."""
     from experiments.config import load_config
+    from experiments.preflight import preflight
     from experiments.study import resolve_evaluator
 
     try:
         loaded = load_config(config)
-        resolve_evaluator(loaded.config.evaluator.function, loaded.config.evaluator.options)
+        evaluator = resolve_evaluator(loaded.config.evaluator.function, loaded.config.evaluator.options)
         space = loaded.space
         card = space.cardinality() if getattr(space, "is_finite", False) else math.inf
+        checks = preflight(space, evaluator, seed=loaded.config.seed)
     except _user_errors() as e:
         _fail(str(e))
+    for line in checks:
+        typer.echo(f"  {line}")
     typer.echo(f"ok: study {loaded.config.study!r}; {len(space.names)} parameters, "
                f"encoded dim {space.dim}, {card} feasible points")
 
@@ -448,10 +571,12 @@ def reproduce(
     """Run a paper reproduction; extra options (e.g. --quick) go to it (NAME --help)."""
     import importlib
 
+    from design_space.suggest import did_you_mean
     from experiments.reproduce import REPRODUCTIONS
 
     if name not in REPRODUCTIONS:
-        _fail(f"unknown reproduction {name!r} (available: {list(REPRODUCTIONS)})")
+        _fail(f"unknown reproduction {name!r}{did_you_mean(name, REPRODUCTIONS)} "
+              f"(available: {list(REPRODUCTIONS)})")
     importlib.import_module(f"experiments.reproduce.{name}").main(list(ctx.args))
 
 

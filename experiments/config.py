@@ -18,6 +18,11 @@ and the budget::
     budget: {n_trials: 200, workers: 2, timeout_s: 60}
     plugins: [mypkg.coexplore_plugin]     # optional: imported before anything is validated
 
+The config file's folder is importable while the config is loaded and after (it is
+appended to ``sys.path``, so an installed module of the same name still wins): a local
+``evaluator: my_model:evaluate`` next to the config needs no ``PYTHONPATH=.``, and the
+worker processes, which get the driver's ``sys.path``, import it too.
+
 The evaluator is a ``module:attr`` reference or a name registered in
 :data:`evaluators.registry.EVALUATORS` (``nested``, ``hasco``, ...); the optimizer a name
 in :data:`optimizer.registry.OPTIMIZERS`. Modules under ``plugins`` are imported first
@@ -26,6 +31,8 @@ in :data:`optimizer.registry.OPTIMIZERS`. Modules under ``plugins`` are imported
 
 from __future__ import annotations
 
+import sys
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from design_space.errors import ConfigError, SpaceDefinitionError
 from design_space.references import import_ref
 from design_space.serialization import space_from_dict
+from design_space.suggest import did_you_mean
 from design_space.yamlio import LineMap, load_yaml, load_yaml_file
 from experiments.plugins import load_plugins
 
@@ -55,7 +63,8 @@ class EvaluatorConfig(_Model):
 
             if v not in EVALUATORS:
                 raise ValueError(f"expected 'module:function' or a registered evaluator "
-                                 f"(available: {EVALUATORS.names()}), got {v!r}")
+                                 f"(available: {EVALUATORS.names()}), got {v!r}"
+                                 f"{did_you_mean(v, EVALUATORS.names())}")
         return v
 
 
@@ -69,7 +78,8 @@ class OptimizerConfig(_Model):
         from optimizer.registry import available_optimizers
 
         if v not in available_optimizers():
-            raise ValueError(f"unknown optimizer {v!r} (available: {available_optimizers()})")
+            raise ValueError(f"unknown optimizer {v!r}{did_you_mean(v, available_optimizers())} "
+                             f"(available: {available_optimizers()})")
         return v
 
 
@@ -120,12 +130,27 @@ class LoadedConfig:
         return Path(self.config.output or f"runs/{self.config.study}")
 
 
+def _known_keys(loc: Any) -> list[str]:
+    """The keys the config model accepts at ``loc`` (a path of keys), for hints."""
+    model: Any = StudyConfig
+    for part in loc:
+        field = model.model_fields.get(part) if isinstance(part, str) else None
+        if field is None:
+            return []
+        ann = field.annotation
+        candidates = [ann, *typing.get_args(ann)]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if model is None:
+            return []
+    return list(model.model_fields)
+
+
 def _pydantic_error(e: ValidationError, lm: LineMap) -> ConfigError:
     err = e.errors()[0]
     loc = [p for p in err["loc"] if not (isinstance(p, str) and p in ("function-after", "str", "dict[str,any]"))]
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
-        msg = f"unknown key {loc[-1]!r}"
+        msg = f"unknown key {loc[-1]!r}{did_you_mean(loc[-1], _known_keys(loc[:-1]))}"
     elif err["type"] == "missing":
         msg = f"missing required key {loc[-1]!r}"
         return lm.error(loc[:-1], msg)
@@ -165,6 +190,8 @@ def _resolve_spec_paths(cfg: StudyConfig, lm: LineMap, base_dir: Path | None) ->
 def config_from_dict(raw: Any, lm: LineMap | None = None, base_dir: Path | None = None) -> LoadedConfig:
     """Validate a parsed config and build its space."""
     lm = lm or LineMap({})
+    if base_dir is not None and str(base_dir) not in sys.path:
+        sys.path.append(str(base_dir))   # the config's own modules (module docstring)
     if not isinstance(raw, Mapping):
         raise lm.error((), f"a study config must be a mapping, got {type(raw).__name__}")
     plugins = raw.get("plugins", [])

@@ -64,6 +64,11 @@ The pieces:
     is treated the same way;
   - a worker that dies while evaluating (segfault, ``os._exit``, OOM kill) gives a FAILED
     result "worker process died (exit code N) while evaluating trial K" and is replaced;
+  - a worker that dies while *starting* (before it has loaded the evaluator) did not run
+    its trial, so the trial is not failed: it goes to a fresh worker. After
+    ``3`` such deaths in a row ``wait`` raises :class:`WorkerStartError` (the workers
+    cannot start here: their error output says why), so a driver never waits on
+    trials that no worker will run;
   - ``shutdown`` (also run by the context manager, and at interpreter exit or garbage
     collection of a forgotten executor) kills busy workers, closes the pipes and reaps
     every worker.
@@ -78,10 +83,26 @@ The pieces:
   that point (while importing the ``experiments`` package) are limited at run time
   through ``threadpoolctl`` and ``torch.set_num_threads`` where those are available.
 
+  The driver's main module is not re-run in the workers. multiprocessing's ``"spawn"``
+  and ``"forkserver"`` would import it there (as ``__mp_main__``), so a plain script
+  without an ``if __name__ == "__main__":`` guard would start its study again in every
+  worker. A worker needs nothing from it: the evaluator travels by value (cloudpickle
+  serializes what ``__main__`` defines by value and the rest by reference to importable
+  modules), and the workers get the driver's ``sys.path``, so the script's own folder
+  imports as in the driver. So the workers are started without the main module (the
+  preparation data multiprocessing sends them has its main-module entry removed, for
+  this executor's starts only) and the forkserver is asked to preload this module but
+  not ``__main__``. What a script does at import time (registering a plugin, say) is
+  therefore not done in the workers: put it in a module the evaluator imports.
+
+  No worker is forked from a process whose JAX or torch threads may be running (forking
+  a multithreaded process can deadlock the child): ``"fork"`` is refused when ``jax`` or
+  ``torch`` is imported in the driver, and the forkserver, a fresh interpreter that
+  imports only this module and what it needs (not JAX nor torch), does not load the
+  driver's main module, which may import them.
+
   Forkserver notes: the forkserver process is started by multiprocessing on first use
-  and shared by the whole driver process; it and the workers get their ``sys.path`` and
-  main module from the driver, so a driver script must keep its top-level work under
-  ``if __name__ == "__main__":``. ``ProcessExecutor`` adds this module to the
+  and shared by the whole driver process. ``ProcessExecutor`` adds this module to the
   forkserver's preload list (if the forkserver is not running yet), so the ``experiments``
   package and what it imports are imported once in the forkserver and every worker is
   forked with them loaded; with ``"spawn"`` each worker imports them itself (about a
@@ -125,6 +146,7 @@ __all__ = [
     "ProcessExecutor",
     "Result",
     "Task",
+    "WorkerStartError",
     "map_tasks",
     "run_evaluation",
 ]
@@ -144,6 +166,10 @@ _START_METHODS = ("forkserver", "spawn", "fork")
 _STARTUP_GRACE_S = 60.0
 # How long shutdown waits for idle workers to exit on their own before killing them.
 _SHUTDOWN_GRACE_S = 2.0
+# Workers that die while starting, in a row, before wait() gives up (WorkerStartError).
+_MAX_START_DEATHS = 3
+# Modules whose threads make forking the driver unsafe (checked for start_method="fork").
+_THREADED_MODULES = ("jax", "torch")
 
 
 # --------------------------------------------------------------------------- records
@@ -153,6 +179,12 @@ class ExecutorLostError(RuntimeError):
     """The infrastructure that runs evaluations went away (a Dask scheduler died or became
     unreachable). The trials in flight were not evaluated -- not failed, just not run --
     and a study gives them back to be re-run with the same parameters when it resumes."""
+
+
+class WorkerStartError(RuntimeError):
+    """Worker processes die while starting, before they have loaded the evaluator, time
+    after time: no trial can run on this executor. The trials in flight were not run (not
+    failed); a study gives them back and stops."""
 
 
 @dataclass(frozen=True)
@@ -736,21 +768,64 @@ def _shutdown_workers(workers: list[_Worker]) -> None:
 
 
 def _preload_in_forkserver(ctx: Any) -> None:
-    """Have the forkserver import this module (and so the package) once, at its start.
+    """Have the forkserver import this module (and so the package) once, at its start,
+    and not the driver's main module.
 
     Workers are forked from the forkserver: with the modules already imported there, a
     worker (or a replacement after a timeout) starts in milliseconds instead of paying
-    for the package's imports every time. Adds to, rather than replaces, the preload list
-    (default ``["__main__"]``); has no effect once the forkserver is running.
+    for the package's imports every time. multiprocessing's default preload list is
+    ``["__main__"]``, which would run a guard-less driver script in the forkserver (see
+    the module docstring); it is replaced by this module, other modules someone added
+    are kept. Has no effect once the forkserver is running.
     """
     from multiprocessing import forkserver
 
     current = list(
         getattr(getattr(forkserver, "_forkserver", None), "_preload_modules", None) or []
     )
-    if __name__ not in current:
+    wanted = [m for m in current if m != "__main__"]
+    if __name__ not in wanted:
+        wanted.append(__name__)
+    if wanted != current:
         with contextlib.suppress(Exception):
-            ctx.set_forkserver_preload([*(current or ["__main__"]), __name__])
+            ctx.set_forkserver_preload(wanted)
+
+
+_starting = threading.local()  # set while this module starts a worker process
+_MAIN_ENTRIES = ("init_main_from_path", "init_main_from_name")
+
+
+def _install_no_main_preparation() -> None:
+    """Wrap ``multiprocessing.spawn.get_preparation_data`` (once) so that the preparation
+    data of the worker processes this module starts has no main-module entry: the child
+    then does not import the driver's main module. Other processes' starts (another
+    thread's, another library's) are left as they are: the wrapper only acts while
+    :func:`_start_without_main` runs in the calling thread."""
+    import multiprocessing.spawn as mp_spawn
+
+    original = mp_spawn.get_preparation_data
+    if getattr(original, "_coexplore_wrapped", False):
+        return
+
+    def get_preparation_data(name: str) -> dict:
+        data = original(name)
+        if getattr(_starting, "active", False):
+            for key in _MAIN_ENTRIES:
+                data.pop(key, None)
+        return data
+
+    get_preparation_data._coexplore_wrapped = True  # type: ignore[attr-defined]
+    mp_spawn.get_preparation_data = get_preparation_data
+
+
+def _start_without_main(process: Any) -> None:
+    """``process.start()`` without the driver's main module in the child (see above)."""
+    _install_no_main_preparation()
+    _starting.active = True
+    try:
+        process.start()
+    finally:
+        _starting.active = False
 
 
 def _describe_exit(exitcode: int | None) -> str:
@@ -795,6 +870,14 @@ class ProcessExecutor(Executor):
             raise ValueError(
                 f"start_method {start_method!r} is not supported here; choose one of {available}"
             )
+        threaded = [m for m in _THREADED_MODULES if m in sys.modules]
+        if start_method == "fork" and threaded:
+            raise ValueError(
+                f"start_method 'fork' is refused: {' and '.join(threaded)} "
+                f"{'is' if len(threaded) == 1 else 'are'} imported in this "
+                "process and its threads may be running, and forking a multithreaded process "
+                "can deadlock the child; use 'forkserver' (the default) or 'spawn'"
+            )
         try:
             self._payload = cloudpickle.dumps(evaluator)
         except Exception as exc:
@@ -815,6 +898,7 @@ class ProcessExecutor(Executor):
         self._pending: list[Result] = []  # results produced in submit(), returned by wait()
         self._closed = False
         self._warned_load_error = False
+        self._start_deaths = 0  # workers in a row that died before they were ready
         # Shut the workers down if the executor is garbage-collected or the interpreter
         # exits without shutdown(): runs before multiprocessing joins its children.
         self._finalizer = multiprocessing.util.Finalize(
@@ -851,8 +935,10 @@ class ProcessExecutor(Executor):
                 )
             )
             return
+        self._send_task(self._idle_worker(), task, blob)
+
+    def _send_task(self, worker: _Worker, task: Task, blob: bytes) -> None:
         message = (task.number, task.seed, blob)
-        worker = self._idle_worker()
         try:
             worker.conn.send(message)
         except OSError:  # it died while idle: replace it and try once more
@@ -915,7 +1001,7 @@ class ProcessExecutor(Executor):
             daemon=False,  # daemonic processes may not start processes of their own
         )
         try:
-            process.start()
+            _start_without_main(process)
         finally:
             worker_end.close()
         worker = _Worker(process, driver_end)
@@ -965,6 +1051,7 @@ class ProcessExecutor(Executor):
                 )
             if kind == _READY:
                 worker.ready = True
+                self._start_deaths = 0
                 worker.started_at = time.perf_counter()
                 worker.load_error = body
                 if body and not self._warned_load_error:
@@ -984,6 +1071,8 @@ class ProcessExecutor(Executor):
             with contextlib.suppress(Exception):
                 worker.process.kill()
                 worker.process.join(1.0)
+        if not worker.ready:
+            return self._start_death(worker, task)
         result = _failed(
             task.number,
             f"worker process died ({_describe_exit(worker.process.exitcode)}) "
@@ -993,6 +1082,26 @@ class ProcessExecutor(Executor):
         worker.task = None
         self._replace(worker, kill=True)
         return result
+
+    def _start_death(self, worker: _Worker, task: Task) -> None:
+        """A worker died before it was ready: its trial did not run. Give the trial to a
+        fresh worker, or, after :data:`_MAX_START_DEATHS` such deaths in a row, raise
+        :class:`WorkerStartError` (the executor cannot run anything)."""
+        how = _describe_exit(worker.process.exitcode)
+        worker.task = None
+        self._retire(worker, kill=True)
+        self._start_deaths += 1
+        if self._start_deaths >= _MAX_START_DEATHS:
+            raise WorkerStartError(
+                f"worker processes die while starting, before loading the evaluator "
+                f"({how}; {self._start_deaths} in a row), so no trial can run; their error "
+                "output (stderr) says why"
+            )
+        log.warning("ProcessExecutor: a worker died while starting (%s); trial %d goes to a "
+                    "new worker", how, task.number)
+        self._send_task(self._start_worker(), task,
+                        pickle.dumps(dict(task.params), protocol=pickle.HIGHEST_PROTOCOL))
+        return None
 
     def _expire(self, worker: _Worker, now: float) -> Result:
         """Kill a worker whose task ran past its deadline and replace it."""

@@ -105,6 +105,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.pool import NullPool, StaticPool
 
+from design_space.suggest import did_you_mean
 from optimizer.base import Trial, TrialStatus
 
 __all__ = [
@@ -280,13 +281,44 @@ def _sqlite_file(url: str) -> str | None:
     return db
 
 
+_DB_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
+_BROKEN_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):(?!//)")
+_KNOWN_SCHEMES = ("sqlite", "postgresql", "postgres", "mysql", "mariadb", "oracle", "mssql")
+
+
+def check_storage_path(text: str) -> None:
+    """Refuse a storage string that is not a URL (no ``scheme://``) and not a path to a
+    database file, naming what is wrong: a URL with a broken separator (``mysql:/bad``,
+    ``sqlite:x.db``), a path that starts with a scheme's name (``sqlite//x.db``: a
+    missing ``:``), or a path whose file is neither an existing file nor named like a
+    database (``.db``, ``.sqlite``, ``.sqlite3``, ``.db3``). Taken as a path, each of them
+    would create a directory and a new database in it."""
+    m = _BROKEN_SCHEME_RE.match(text)
+    if m is not None:                  # one letter is a Windows drive (C:\\x.db): a path
+        raise StorageError(
+            f"storage {text!r} is not a URL (a URL is scheme://..., e.g. sqlite:///path/to/study.db) "
+            f"nor a database file path; supported: {_SUPPORTED}")
+    first = re.split(r"[/\\]", text, maxsplit=1)[0].lower()
+    if first in _KNOWN_SCHEMES:
+        raise StorageError(
+            f"storage {text!r} looks like a URL without its ':' ({first}://...); "
+            f"supported: {_SUPPORTED}")
+    path = Path(text).expanduser()
+    if not path.is_file() and path.suffix.lower() not in _DB_SUFFIXES:
+        raise StorageError(
+            f"storage {text!r} is neither a URL nor a path to a database file (an existing file, "
+            f"or one named *{', *'.join(_DB_SUFFIXES)}); supported: {_SUPPORTED}")
+
+
 def normalize_url(url_or_path: str | os.PathLike) -> str:
     """A SQLAlchemy URL for ``url_or_path``.
 
     ``sqlite:///x.db`` and ``postgresql[+driver]://...`` are returned unchanged
     (``postgres://`` is spelled ``postgresql://``); a plain path such as ``runs/x.db``
     becomes ``sqlite:///<absolute path>``. For SQLite files the parent directory is
-    created if missing. Any other scheme is a :class:`StorageError`.
+    created if missing. Any other scheme is a :class:`StorageError`, and so is a string
+    that is neither a URL nor a path to a database file (:func:`check_storage_path`:
+    ``sqlite//x.db``, ``mysql:/bad``), before any directory is created.
     """
     if isinstance(url_or_path, os.PathLike):
         url_or_path = os.fspath(url_or_path)
@@ -300,6 +332,7 @@ def normalize_url(url_or_path: str | os.PathLike) -> str:
     text = url_or_path.strip()
     m = _SCHEME_RE.match(text)
     if m is None:
+        check_storage_path(text)
         path = Path(text).expanduser().resolve()
         path.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{path}"
@@ -840,9 +873,11 @@ class Storage:
 
     def _not_found(self, conn: Connection, what: str) -> StudyNotFoundError:
         names = conn.execute(sa.select(studies_table.c.name).order_by(studies_table.c.id))
-        listed = ", ".join(repr(n) for (n,) in names) or "(none)"
+        names = [n for (n,) in names]
+        listed = ", ".join(repr(n) for n in names) or "(none)"
+        hint = did_you_mean(what.removeprefix("named ").strip("'\""), names)
         return StudyNotFoundError(
-            f"no study {what} in {self._display_url}; existing studies: {listed}"
+            f"no study {what}{hint} in {self._display_url}; existing studies: {listed}"
         )
 
     def find_study(self, name: str) -> StudyRecord | None:

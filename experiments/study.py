@@ -87,6 +87,45 @@ class StudyConfigMismatch(ValueError):
     """Resuming a study with a different space / objectives / optimizer / seed."""
 
 
+class BadStartError(ValueError):
+    """Every trial of the initial design is INFEASIBLE or FAILED: the study stops before
+    spending the rest of its budget (``Study.optimize(stop_if_start_fails=...)``); the
+    message gives the most common reasons."""
+
+
+_TRIAL_NUMBER = re.compile(r"\btrial \d+")
+
+
+def common_reasons(reasons: Sequence[str | None], top: int = 3) -> list[tuple[str, int]]:
+    """The ``top`` most common reasons with their counts, most common first; the trial
+    number in a reason ("... while evaluating trial 7") is written ``trial N`` so that the
+    same cause counts once."""
+    counts: dict[str, int] = {}
+    for r in reasons:
+        text = (r or "").strip()
+        key = _TRIAL_NUMBER.sub("trial N", text.splitlines()[0]) if text else "no reason given"
+        counts[key] = counts.get(key, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+
+
+def refuse_reimported_main() -> None:
+    """Stop a study that a child process is starting while it re-imports the driver's
+    main module (a ``multiprocessing`` child started with ``spawn`` or ``forkserver`` by
+    some other pool -- a Dask ``LocalCluster``, a user's ``ProcessPoolExecutor`` -- runs
+    a guard-less script again): one line naming the fix, before anything is stored.
+    coexplore's own workers never re-run the main module
+    (:mod:`experiments.executors`)."""
+    import multiprocessing
+    import sys
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        main = getattr(sys.modules.get("__main__"), "__file__", None) or "the main script"
+        raise RuntimeError(
+            f"a child process is re-running {main} while it starts, and so the study again: "
+            'put the code that runs the study under `if __name__ == "__main__":`'
+        )
+
+
 def derived_seed(seed: int, *key: int) -> int:
     """A 32-bit seed derived from the study seed and a key path (reproducible)."""
     return int(np.random.SeedSequence(entropy=int(seed), spawn_key=key).generate_state(1)[0])
@@ -276,6 +315,7 @@ class Study:
             ValueError: unknown optimizer (lists the known ones), bad objectives, an
                 evaluator that cannot be imported.
         """
+        refuse_reimported_main()
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"study name must be a non-empty string, got {name!r}")
         objs = parse_objectives(objectives)
@@ -380,6 +420,30 @@ class Study:
     def status_counts(self) -> dict[TrialStatus, int]:
         return self.storage.status_counts(self._record.id)
 
+    def reasons(self, top: int = 3) -> dict[TrialStatus, list[tuple[str, int]]]:
+        """Per status with trials (INFEASIBLE, FAILED), its ``top`` most common reasons
+        and their counts (:func:`common_reasons`)."""
+        out = {}
+        for status in (TrialStatus.INFEASIBLE, TrialStatus.FAILED):
+            recs = self.storage.trials(self._record.id, [status], with_info=False)
+            if recs:
+                out[status] = common_reasons([r.reason for r in recs], top)
+        return out
+
+    def _check_start(self, n_initial: int) -> None:
+        """:class:`BadStartError` when the study has at least ``n_initial`` finished
+        trials and none of them is COMPLETE."""
+        counts = self.status_counts()
+        bad = counts[TrialStatus.INFEASIBLE] + counts[TrialStatus.FAILED]
+        if counts[TrialStatus.COMPLETE] or bad < n_initial:
+            return
+        parts = "; ".join(f"{status.value.lower()}: " + ", ".join(f"{n} x {r}" for r, n in rs)
+                          for status, rs in self.reasons().items())
+        raise BadStartError(
+            f"study {self.name!r}: all {bad} trials of the initial design are infeasible or "
+            f"failed, so the run stops before spending the rest of its budget; most common "
+            f"reasons -- {parts}")
+
     def n_finished(self) -> int:
         return self.storage.count(
             self._record.id, [TrialStatus.COMPLETE, TrialStatus.INFEASIBLE, TrialStatus.FAILED]
@@ -406,6 +470,7 @@ class Study:
         cluster: str | None = None,
         heartbeat_s: float = 30.0,
         stale_after_s: float = 300.0,
+        stop_if_start_fails: int | None = None,
     ) -> None:
         """Run until ``n_trials`` trials of this study are finished (total, see module
         docstring).
@@ -425,11 +490,20 @@ class Study:
             stale_after_s: RUNNING trials whose driver has not heartbeaten for this long
                 (on any host) are re-queued; a driver on this host whose process is gone
                 is detected at once.
+            stop_if_start_fails: the size of the initial design: once the study has this
+                many finished trials and none is COMPLETE, raise :class:`BadStartError`
+                (with the most common reasons) instead of spending the rest of the
+                budget; ``None``: never stop for that.
+
+        Raises:
+            BadStartError: see ``stop_if_start_fails``.
+            experiments.executors.WorkerStartError: the worker processes cannot start.
         """
+        refuse_reimported_main()
         if not isinstance(n_trials, int) or n_trials < 0:
             raise ValueError(f"n_trials must be a non-negative integer, got {n_trials!r}")
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers!r}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be >= 1 (an integer), got {workers!r}")
         if self.evaluator is None:
             raise ValueError(f"study {self.name!r}: no evaluator given")
         sid = self._record.id
@@ -438,11 +512,19 @@ class Study:
         if requeued:
             logger.warning("re-queued %d trial(s) left RUNNING by a dead process: %s",
                            len(requeued), requeued)
+        if stop_if_start_fails is not None:
+            if isinstance(stop_if_start_fails, bool) or not isinstance(stop_if_start_fails, int) \
+                    or stop_if_start_fails < 1:
+                raise ValueError(f"stop_if_start_fails must be an integer >= 1 or None, got "
+                                 f"{stop_if_start_fails!r}")
+            stop_if_start_fails = min(stop_if_start_fails, n_trials) or None
         opt = self._make_optimizer()
         opt.tell([r.to_trial() for r in self.storage.trials(sid)])
         finished = self.n_finished()
         if finished >= n_trials:
             return
+        if stop_if_start_fails:
+            self._check_start(stop_if_start_fails)
         timeout = timeout_s if timeout_s is not None else self.timeout_s
         bar = _Progress(n_trials, finished, self.objectives, enabled=progress)
         for r in self.storage.trials(sid, [TrialStatus.COMPLETE]):
@@ -490,7 +572,10 @@ class Study:
                     opt.tell([rec.to_trial()])
                     if status is TrialStatus.COMPLETE:
                         bar.observe(rec.metrics)
+                        stop_if_start_fails = None     # a feasible trial: the start is fine
                     bar.advance(status)
+                    if stop_if_start_fails:
+                        self._check_start(stop_if_start_fails)
             if exhausted and finished < n_trials:
                 logger.info("optimizer %r has no more points (space exhausted after %d "
                             "finished trials)", self.optimizer_name, finished)

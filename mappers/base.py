@@ -15,7 +15,9 @@ stage the same way.
   MappingResult``. ``objective`` is one of :data:`OBJECTIVES` (``edp``, ``energy``,
   ``latency``), minimized. A mapper that finds no legal mapping raises
   :class:`NoLegalMapping` (a ``ValueError`` naming the layer and the architecture);
-  the nested evaluator turns it into an INFEASIBLE trial.
+  the nested evaluator turns it into an INFEASIBLE trial. So does a constraint rule's
+  refusal (:class:`MappingRuleRefusal`, raised by
+  :func:`mappers.constraints.constraints_for`).
 * :class:`MappingResult` -- the chosen mapping and its figures, plus how the search went:
   mappings evaluated, seconds, the best objective after each evaluation (``history``),
   and, where the mapper knows them, the size of the space it covered, a lower bound on
@@ -47,6 +49,7 @@ __all__ = [
     "CostFunction",
     "Mapper",
     "MappingResult",
+    "MappingRuleRefusal",
     "NoLegalMapping",
     "WorkUnit",
     "check_objective",
@@ -115,6 +118,12 @@ class WorkUnit(Protocol):
 
 class NoLegalMapping(ValueError):
     """A mapper found no legal mapping of a layer on an architecture."""
+
+
+class MappingRuleRefusal(NoLegalMapping):
+    """A mapper's constraint rule (row-stationary, ...) refuses a layer on an
+    architecture (a filter taller than the PE array, a level missing): no mapping under
+    the rule, so, like any :class:`NoLegalMapping`, an infeasible design, not a failure."""
 
 
 @dataclass(frozen=True)

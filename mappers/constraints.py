@@ -49,6 +49,7 @@ import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
 from design_space.registry import Registry
+from mappers.base import MappingRuleRefusal, NoLegalMapping
 from mappers.mapping import Mapping, MappingBatch
 from mappers.workloads import Layer
 
@@ -316,13 +317,21 @@ def check_constraint_spec(owner: str, spec: Any) -> None:
 
 def constraints_for(spec: Any, layer: Layer, arch: ArchSpec) -> MappingConstraints:
     """The constraint set ``spec`` (a :data:`ConstraintSpec`) gives ``layer`` on ``arch``;
-    ``None`` gives the empty set."""
+    ``None`` gives the empty set. A rule that refuses them (a ``ValueError``) raises
+    :class:`~mappers.base.MappingRuleRefusal`: no mapping under the rule."""
     if spec is None:
         return MappingConstraints()
     if isinstance(spec, MappingConstraints):
         return spec
     rule = RULES.get(spec) if isinstance(spec, str) else spec
-    out = rule(layer, arch)
+    try:
+        out = rule(layer, arch)
+    except NoLegalMapping:
+        raise
+    except ValueError as e:   # the rule's refusal of this layer on this architecture
+        name = spec if isinstance(spec, str) else getattr(rule, "__name__", repr(rule))
+        raise MappingRuleRefusal(f"constraint rule {name!r} refuses layer {layer.name!r} on "
+                                 f"{arch.name!r}: {e}") from None
     if not isinstance(out, MappingConstraints):
         raise ValueError(f"constraint rule {spec!r} returned {out!r} for layer {layer.name!r}, not a MappingConstraints")
     return out

@@ -145,6 +145,7 @@ from mappers.constraints import (
     check_constraint_spec,
     constraints_for,
 )
+from mappers.fit import explain_unmappable, smallest_tile_shortfalls
 from mappers.heuristic import HeuristicMapper
 from mappers.mapping import Mapping, MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, divisors, keep_array
@@ -404,6 +405,11 @@ class ExactMapper:
         deadline = None if self.time_limit_s is None else t0 + self.time_limit_s
         cons = constraints_for(self.constraints, layer, arch)
         rc = cons.resolve(layer, arch)
+        short = smallest_tile_shortfalls(layer, arch, cons, bypass=self.bypass)
+        if short:   # no legal mapping at all (mappers.fit): say why without searching
+            within = f" within the constraints {cons.name or ''}".rstrip() if cons.levels else ""
+            raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}{within}: "
+                                 + "; ".join(map(str, short)))
         search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap, rc,
                          self.max_nodes)
         search.warm = list(incumbents or ())
@@ -411,7 +417,9 @@ class ExactMapper:
         search.settle_warm_start()
         if search.best is None:
             within = f" within the constraints {cons.name or ''}".rstrip() if cons.levels else ""
-            raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}{within}")
+            why = explain_unmappable(layer, arch, cons, bypass=self.bypass)
+            raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}{within}"
+                                 + (f": {why}" if why else ""))
         batch, _ = search.best
         return result_of(layer, arch, cost, batch, 0, evaluated=search.evaluated,
                          seconds=time.perf_counter() - t0, space_size=search.space_size,

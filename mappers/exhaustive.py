@@ -23,6 +23,7 @@ import numpy as np
 from accelerators.arch import OPERANDS, ArchSpec
 from mappers.base import CostFunction, MappingResult, NoLegalMapping, objective_values, result_of
 from mappers.constraints import ConstraintSpec, check_constraint_spec, constraints_for
+from mappers.fit import explain_unmappable
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, keep_array
 from mappers.workloads import Layer
@@ -140,6 +141,8 @@ class ExhaustiveMapper:
             if s[i] < best_s:
                 best_i, best_s, best_batch = i, s[i], batch
         if best_batch is None or not np.isfinite(best_s):
-            raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}")
+            why = explain_unmappable(layer, arch, self.constraints, bypass=self.bypass)
+            raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}"
+                                 + (f": {why}" if why else ""))
         return result_of(layer, arch, cost, best_batch, best_i, evaluated=total,
                          seconds=time.perf_counter() - t0, space_size=total, optimal=True)

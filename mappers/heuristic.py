@@ -6,7 +6,10 @@ store (:func:`start_mapping`); then, round by round, it scores every neighbour i
 vectorized batch -- one prime factor of one dimension moved between two of its allowed
 loop slots, or two adjacent loops of a level swapped (:func:`neighbourhood`) -- and takes
 the best legal one, until no neighbour improves the objective or ``max_rounds`` is
-reached. When the cost model is order-separable (:mod:`mappers.orders`), the descent then
+reached; if no legal mapping is near that start (its unrolled tiles overflow a buffer),
+it descends again from the smallest tiles (:func:`smallest_mapping`), and a layer with
+no legal mapping at all is a :class:`~mappers.base.NoLegalMapping` that says which level
+is too small for which operand (:mod:`mappers.fit`). When the cost model is order-separable (:mod:`mappers.orders`), the descent then
 alternates with an exact loop-order optimization of the mapping it reached (its factors
 fixed) until neither improves it: adjacent swaps alone get stuck where two levels' orders
 must change together. It is fast and finds good mappings, but it is a local search:
@@ -22,12 +25,13 @@ import numpy as np
 
 from accelerators.arch import ArchSpec
 from mappers.base import CostFunction, MappingResult, NoLegalMapping, objective_values, result_of
+from mappers.fit import explain_unmappable
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import MappingSpaceInfo, allowed_slots, keep_array, prime_factors
 from mappers.orders import best_orders, vector_levels
 from mappers.workloads import Layer
 
-__all__ = ["HeuristicMapper", "descend", "neighbourhood", "start_mapping"]
+__all__ = ["HeuristicMapper", "descend", "neighbourhood", "smallest_mapping", "start_mapping"]
 
 
 def start_mapping(layer: Layer, arch: ArchSpec, info: MappingSpaceInfo) -> MappingBatch:
@@ -62,6 +66,17 @@ def start_mapping(layer: Layer, arch: ArchSpec, info: MappingSpaceInfo) -> Mappi
     order = np.tile(np.arange(D), (L, 1))
     keep = keep_array(info)[0]
     return MappingBatch(dims, T[None], SX[None], SY[None], order[None], keep[None])
+
+
+def smallest_mapping(layer: Layer, arch: ArchSpec, info: MappingSpaceInfo) -> MappingBatch:
+    """Every factor a temporal loop of the backing store, nothing unrolled: the smallest
+    tile of every operand at every on-chip level (one word each)."""
+    L, dims = arch.n_levels, layer.dim_names
+    T = np.ones((L, len(dims)), dtype=np.int64)
+    T[L - 1] = [layer.dims[d] for d in dims]
+    ones = np.ones_like(T)
+    order = np.tile(np.arange(len(dims)), (L, 1))
+    return MappingBatch(dims, T[None], ones[None], ones[None], order[None], keep_array(info)[0][None])
 
 
 def neighbourhood(batch: MappingBatch, info: MappingSpaceInfo) -> MappingBatch:
@@ -143,6 +158,14 @@ class HeuristicMapper:
         info = MappingSpaceInfo(layer, arch, "divisors", False)
         best, best_s, evaluated = descend(layer, arch, cost, start_mapping(layer, arch, info), info,
                                           objective, self.max_rounds)
+        if not np.isfinite(best_s):
+            # no legal mapping near the max-utilization start (its spatial tiles may overflow
+            # a buffer): descend again from the smallest tiles, everything in the backing store
+            low, low_s, n = descend(layer, arch, cost, smallest_mapping(layer, arch, info), info,
+                                    objective, self.max_rounds)
+            evaluated += n
+            if np.isfinite(low_s):
+                best, best_s = low, low_s
         polish = (self.polish_orders and getattr(cost, "separable_orders", False) and not vector_levels(arch)
                   and np.isfinite(best_s))
         while polish:
@@ -154,5 +177,8 @@ class HeuristicMapper:
             best, best_s, n = descend(layer, arch, cost, polished, info, objective, self.max_rounds)
             evaluated += n
         if not np.isfinite(best_s):
-            raise NoLegalMapping(f"heuristic found no legal mapping of {layer.name!r} on {arch.name!r}")
+            why = explain_unmappable(layer, arch)
+            raise NoLegalMapping(f"heuristic found no legal mapping of {layer.name!r} on {arch.name!r}: "
+                                 + (why or "its smallest tiles fit every level, but no mapping the "
+                                    "descent reached is legal"))
         return result_of(layer, arch, cost, best, 0, evaluated=evaluated, seconds=time.perf_counter() - t0)

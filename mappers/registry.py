@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from design_space.registry import Registry
+from design_space.suggest import did_you_mean
 from mappers.asktell import AskTellMapper
 from mappers.base import Mapper
 from mappers.searches import SEARCHES, register_search, search_factory, unknown_search_help
@@ -68,7 +69,8 @@ def make_mapper(spec: Any, param: str = "mapper") -> Mapper:
         return _build(MAPPERS.get(name), name, opts)
     if name in SEARCHES:
         return _build(AskTellMapper, name, dict(opts, search=name))
-    raise ValueError(f"{param}={spec!r}: {name!r} is neither a mapper (MAPPERS: {MAPPERS.names()}) nor a "
+    hint = did_you_mean(name, [*MAPPERS.names(), *SEARCHES.names()])
+    raise ValueError(f"{param}={spec!r}: {name!r}{hint} is neither a mapper (MAPPERS: {MAPPERS.names()}) nor a "
                      f"registered search strategy (SEARCHES: {SEARCHES.names()}); if it is an ask/tell "
                      f"optimizer, pass {param}=experiments.inner_search.search_mapper({spec!r}) -- "
                      f"{unknown_search_help(name, param)}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -20,13 +21,23 @@ def python_example() -> str:
     return m.group(1)
 
 
-def test_python_example_is_short_and_runs(tmp_path):
+def test_python_example_is_short_and_runs_as_a_file(tmp_path):
+    """Saved as a file and run with ``python FILE`` as a user would: the example has no
+    ``if __name__ == "__main__":`` guard and runs its study on two worker processes,
+    which must not run the script again (``python -c`` would hide that)."""
     code = python_example()
     assert len(code.strip().splitlines()) < 20
+    assert "__main__" not in code
+    (tmp_path / "example.py").write_text(code)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+    with sqlite3.connect(tmp_path / "runs" / "readme.db") as db:
+        statuses = dict(db.execute("SELECT status, COUNT(*) FROM trials GROUP BY status"))
+    assert "FAILED" not in statuses and "RUNNING" not in statuses, statuses
+    assert sum(statuses.values()) == 100, statuses
     front = pd.read_csv(tmp_path / "front.csv")
     assert len(front) >= 1
     assert {"metrics_energy_uj", "metrics_latency_ms", "params_rows"} <= set(front.columns)

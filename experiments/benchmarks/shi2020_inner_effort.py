@@ -53,6 +53,7 @@ for _v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import multiprocessing  # noqa: E402
 import time  # noqa: E402
 from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from typing import Any  # noqa: E402
@@ -231,7 +232,8 @@ def designs_report(args: Any, spec: str) -> dict[str, Any]:
     points = hardware_space(args.mode).sample(args.designs, seed=args.seed)
     points = [{k: (v.item() if hasattr(v, "item") else v) for k, v in p.items()} for p in points]
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(args.workers) as pool:
+    # forkserver, not the platform default fork: this process may hold torch's threads
+    with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
         rows = list(pool.map(map_point, [spec] * len(points), points, [settings] * len(points)))
     res = summarize(points, rows, settings)
     res.update(workload=args.workload, spec=spec, mode=args.mode, seed=args.seed,

@@ -108,6 +108,17 @@ def _explode(message):
     raise RuntimeError(message)
 
 
+class DiesOnLoad:
+    """Pickles fine in the driver; unpickling it ends the worker process (exit code 7)
+    before the worker is ready: a worker that dies while starting."""
+
+    def __call__(self, point):
+        return {"value": 1.0}
+
+    def __reduce__(self):
+        return (os._exit, (7,))
+
+
 class FailsToLoad:
     """Pickles fine in the driver but cannot be unpickled in a worker."""
 

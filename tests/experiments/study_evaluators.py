@@ -141,3 +141,18 @@ def sleeps_or_spins(p):
         while time.process_time() - c0 < 0.2:
             x += 1.0
     return {"seconds_s": time.perf_counter() - t0}
+
+
+def spatial_area_ok(p):
+    """A known constraint on the vectorized area of a SpatialArray (it reads every
+    column the area model needs, ``rf_i_words`` among them)."""
+    from accelerators.spatial import SpatialArray
+
+    return SpatialArray.area_mm2_of(p) <= 100.0
+
+
+def always_infeasible(p):
+    """Every point is infeasible, with one of two reasons."""
+    from evaluators.base import Infeasible
+
+    raise Infeasible("needs more rows" if p["x"] < 0 else "needs more columns")

@@ -30,6 +30,7 @@ from experiments.executors import (
     ProcessExecutor,
     Result,
     Task,
+    WorkerStartError,
     run_evaluation,
 )
 from tests.experiments import evaluators_for_tests as ev
@@ -475,11 +476,67 @@ def test_shutdown_kills_busy_workers_promptly(tmp_path):
 
 @pytest.mark.parametrize("start_method", ["forkserver", "spawn", "fork"])
 def test_start_methods(make, start_method):
-    if start_method == "fork" and "jax" in sys.modules:
-        pytest.skip("jax was imported in this test process; forking a multithreaded jax "
-                    "process can deadlock (the study default is forkserver)")
+    if start_method == "fork" and ("jax" in sys.modules or "torch" in sys.modules):
+        with pytest.raises(ValueError, match="start_method 'fork' is refused"):
+            make("process", ev.quadratic, start_method=start_method)
+        return
     executor = make("process", ev.quadratic, start_method=start_method)
     assert run_one(executor, {"x": 2.0, "y": 1.0}).metrics == {"edp": 2.0, "area_mm2": 4.0}
+
+
+@pytest.mark.parametrize("module", ["jax", "torch"])
+def test_fork_is_refused_while_jax_or_torch_is_imported(monkeypatch, module):
+    """Forking a process whose JAX or torch threads run can deadlock the child."""
+    monkeypatch.setitem(sys.modules, module, sys.modules.get(module) or object())
+    other = {"jax": "torch", "torch": "jax"}[module]
+    monkeypatch.delitem(sys.modules, other, raising=False)   # only `module` is loaded
+    with pytest.raises(ValueError, match=f"{module} is imported in this process"):
+        ProcessExecutor(ev.quadratic, start_method="fork")
+    ProcessExecutor(ev.quadratic, start_method="forkserver").shutdown()  # the default is fine
+
+
+def test_workers_that_die_while_starting_stop_the_executor(make, caplog):
+    """A worker that dies before it has loaded the evaluator did not run its trial: the
+    trial is not FAILED, it is retried on a new worker, and after 3 such deaths in a row
+    wait() raises instead of failing trials (or waiting) forever."""
+    executor = make("process", ev.DiesOnLoad(), workers=2)
+    executor.submit(Task(0, {}, 0))
+    executor.submit(Task(1, {}, 0))
+    results: list[Result] = []
+    deadline = time.monotonic() + 60
+    with pytest.raises(WorkerStartError, match=r"exit code 7; 3 in a row"):
+        while time.monotonic() < deadline:
+            results += executor.wait(timeout=1.0)
+    assert results == []
+    retried = [r for r in caplog.records if "died while starting" in r.getMessage()]
+    assert len(retried) == 2
+
+
+GUARDLESS = textwrap.dedent(
+    """
+    import os, sys
+    from experiments.executors import ProcessExecutor, Task, map_tasks
+    print("top-level ran in", os.getpid(), flush=True)
+    ex = ProcessExecutor(lambda p: {"y": p["x"] * 2.0, "pid": float(os.getpid())},
+                         workers=2, start_method=sys.argv[1])
+    out = sorted(r.metrics["y"] for r in map_tasks(ex, [Task(i, {"x": i}, 0) for i in range(6)]))
+    ex.shutdown()
+    print("results", out, flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("start_method", ["forkserver", "spawn"])
+def test_a_script_without_main_guard_runs_its_workers_once(tmp_path, start_method):
+    """A plain script (no ``if __name__ == "__main__":``) run with ``python FILE``: its
+    workers do not run it again, so its top level runs once and every task is OK."""
+    script = tmp_path / "plain.py"
+    script.write_text(GUARDLESS)
+    out = subprocess.run([sys.executable, str(script), start_method], cwd=tmp_path,
+                         env=subprocess_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("top-level ran in") == 1, out.stdout + out.stderr
+    assert "results [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]" in out.stdout
 
 
 DRIVER = textwrap.dedent(

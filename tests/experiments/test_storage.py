@@ -470,8 +470,7 @@ def _writer(url: str, study_id: int, worker: int, n: int, start, errors) -> None
 def test_concurrent_writers_get_unique_numbers(storage_url: str) -> None:
     with Storage(storage_url) as s:
         rec = _study(s)
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    ctx = mp.get_context(method)
+    ctx = mp.get_context("forkserver")   # not fork: this process may hold jax's or torch's threads
     start, errors = ctx.Event(), ctx.Queue()
     procs = [
         ctx.Process(target=_writer, args=(storage_url, rec.id, w, 50, start, errors))
@@ -530,8 +529,7 @@ def test_max_total_caps_the_study_across_concurrent_writers(storage_url: str) ->
         with pytest.raises(ValueError, match="max_total"):
             s.create_trials(rec.id, [{"a": 4}], [4], OWNER, max_total=-1)
         other = _study(s, "other")
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    ctx = mp.get_context(method)
+    ctx = mp.get_context("forkserver")   # not fork: this process may hold jax's or torch's threads
     start, errors = ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=_capped_writer, args=(storage_url, other.id, w, 37, start, errors))
              for w in range(3)]
