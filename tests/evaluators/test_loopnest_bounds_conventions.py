@@ -27,6 +27,7 @@ from evaluators.loopnest import (
 from mappers.exhaustive import enumerate_mappings
 from mappers.mapping import MappingBatch
 from mappers.orders import OrderStructure, canonical_orders, objective_of
+from mappers.sampling import random_mappings
 from tests.evaluators.test_loopnest_kernel import assert_same, with_widths_and_leakage
 from tests.mappers.test_exact import random_hierarchy, small_arch, small_layer
 
@@ -38,12 +39,14 @@ CONVENTIONS = ([Conventions(**{k: c}) for k, v in CONVENTION_CHOICES.items() for
 
 
 def sample(layer, arch, rng, n=300):
+    """Up to ``n`` of the case's enumerated mappings (random legal-shaped ones where
+    there are too many to list)."""
     try:
         batch = next(iter(enumerate_mappings(layer, arch, bypass=True, max_mappings=50_000, inner_orders=True)),
                      None)
     except ValueError:
-        return None
-    if batch is None:
+        batch = random_mappings(layer, arch, n, seed=int(rng.integers(1 << 30)), bypass=True)
+    if batch is None or not len(batch):
         return None
     return batch.take(rng.permutation(len(batch))[:n])
 
