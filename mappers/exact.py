@@ -66,7 +66,12 @@ product. So figures that bound every count from below bound the objective from b
   other levels at a reference order; subtracting the reference gives every order's term.
   A level's terms that another of its terms beats in energy and in every bandwidth are
   dropped (monotonicity); the survivors of all levels are combined and the best
-  combination is exact.
+  combination is exact. Where the cost is not order-separable (Timeloop's window rule,
+  reads on change: the cost's ``order_coupling``; whole-vector accesses) the leaf uses
+  :func:`mappers.orders.coupled_best_orders`, exact by fixing each level's innermost
+  moving loop and by a dominance filter on the counts a vector rounding reads (its
+  docstring); the bounds stay bounds under every convention set
+  (:mod:`evaluators.loopnest.bounds_conventions`).
 
 **Constraints** (``ExactMapper(constraints=...)``, :mod:`mappers.constraints`) restrict
 the space the search branches over: spatial assignments, bypass choices and each level's
@@ -153,9 +158,10 @@ from mappers.orders import (
     OrderStructure,
     best_orders,
     canonical_orders,
+    coupled_best_orders,
     objective_of,
-    require_separable,
     separable_best,
+    vector_levels,
 )
 from mappers.workloads import Layer
 
@@ -398,9 +404,9 @@ class ExactMapper:
             raise ValueError("ExactMapper needs a cost model that bounds partial mappings "
                              "(mappers.base.BoundedCost, e.g. evaluators.loopnest.LOOPNEST); "
                              f"got {cost!r}")
-        if not cost.separable_orders:
-            raise ValueError(f"ExactMapper needs a cost model with order-separable counts; {cost!r} is not")
-        require_separable(arch, "ExactMapper")
+        if not cost.separable_orders and getattr(cost, "order_coupling", None) is None:
+            raise ValueError(f"ExactMapper needs a cost model with order-separable counts, or one that says how its "
+                             f"orders are coupled (order_coupling); {cost!r} has neither")
         t0 = time.perf_counter()
         deadline = None if self.time_limit_s is None else t0 + self.time_limit_s
         cons = constraints_for(self.constraints, layer, arch)
@@ -751,12 +757,22 @@ class _Search:
             if not len(part):
                 continue
             batch = batch_of(part)
-            values, orders, scored = best_orders(self.layer, self.arch, self.cost, batch, self.objective,
-                                                 structure=p.structure, chunk=self.chunk)
+            values, orders, scored = self._leaf_orders(p, batch)
             self.evaluated += scored
             i = int(np.argmin(values))
             if values[i] < self.incumbent * (1 - _TOL):
                 self._offer(batch_of(part[i:i + 1], orders[i:i + 1]))
+
+    def _leaf_orders(self, p: _Problem, batch: MappingBatch) -> tuple[np.ndarray, np.ndarray, int]:
+        """The exact best orders of complete factorizations: :func:`mappers.orders.best_orders`
+        where the cost is order-separable and no level moves whole vectors, else
+        :func:`mappers.orders.coupled_best_orders` (exact by the argument in its docstring)."""
+        coupling = None if self.cost.separable_orders else self.cost.order_coupling
+        if coupling is None and not vector_levels(self.arch):
+            return best_orders(self.layer, self.arch, self.cost, batch, self.objective, structure=p.structure,
+                               chunk=self.chunk)
+        return coupled_best_orders(self.layer, self.arch, self.cost, batch, self.objective, coupling=coupling,
+                                   chunk=self.chunk)
 
     def _offer(self, one: MappingBatch) -> None:
         """Make the one-mapping batch ``one`` the incumbent if it is legal and better."""

@@ -44,11 +44,13 @@ def factorizations(n: int, k: int) -> list[tuple[int, ...]]:
 
 def enumerate_mappings(layer: Layer, arch: ArchSpec, *, bypass: bool = False, orders: bool = True,
                        max_mappings: int = 2_000_000, chunk: int = 65536,
-                       constraints: ConstraintSpec = None) -> Iterator[MappingBatch]:
+                       constraints: ConstraintSpec = None, inner_orders: bool = False) -> Iterator[MappingBatch]:
     """Every legal exact mapping (see module docstring), in chunks of ``chunk``; with
     ``constraints``, those that meet them (levels whose kept operands are constrained
     keep exactly those: with ``bypass``, that fixes those levels' choice; without, the one
     choice, every operand a level can hold, must meet them or nothing is enumerated).
+    ``inner_orders``: every order of the innermost level too (it counts where a MAC's
+    operand is read on change, ``Conventions.mac_operand_reads="on_change"``).
 
     Raises:
         ValueError: (before enumerating) the factorizations times the bypass choices
@@ -99,7 +101,7 @@ def enumerate_mappings(layer: Layer, arch: ArchSpec, *, bypass: bool = False, or
         for li in range(L):
             moving = [j for j in range(D) if T[li, j] > 1]
             rest = [j for j in range(D) if T[li, j] == 1]
-            perms = itertools.permutations(moving) if (orders and li > 0) else [tuple(moving)]
+            perms = itertools.permutations(moving) if (orders and (li > 0 or inner_orders)) else [tuple(moving)]
             level_orders.append([list(p) + rest for p in perms])
         for ords in itertools.product(*level_orders):
             for bits in itertools.product([True, False], repeat=len(keep_opts)):

@@ -30,6 +30,11 @@ that another beats in both stays exact, and bounds stay bounds.
 
 :func:`canonical_orders` also serves the exact mapper's bounds
 (:mod:`mappers.exact`), where it covers every order's bound, sliding operands included.
+
+**Where orders are not separable** (Timeloop's window rule, a MAC's reads on change,
+whole-vector accesses), :func:`coupled_best_orders` is exact by another argument: fixing
+each level's innermost moving loop makes the cost separable again, and a dominance
+filter on the counts a vector rounding reads keeps the rounding exact (its docstring).
 """
 
 from __future__ import annotations
@@ -47,8 +52,8 @@ from mappers.base import check_objective
 from mappers.mapping import MappingBatch
 from mappers.workloads import Layer
 
-__all__ = ["OrderStructure", "best_orders", "canonical_orders", "objective_of", "pareto_mask", "require_separable",
-           "separable_best", "vector_levels"]
+__all__ = ["OrderCoupling", "OrderStructure", "best_orders", "canonical_orders", "coupled_best_orders", "objective_of",
+           "pareto_mask", "require_separable", "separable_best", "vector_levels"]
 
 
 def objective_of(objective: str, energy: Any, compute: Any, bandwidth: Any,
@@ -424,3 +429,215 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
         orders[:, li] = fronts[k][2][np.arange(n), digits[k]]
     valid = np.asarray(score(with_order(np.arange(n), orders), np.arange(n)).valid, dtype=bool)
     return np.where(valid, best, np.inf), orders, evaluated + n
+
+
+@dataclass(frozen=True)
+class OrderCoupling:
+    """How a cost's loop orders are coupled across levels, where they are not
+    order-separable (a cost model's ``order_coupling``:
+    :attr:`evaluators.loopnest.LoopNestCost.order_coupling`).
+
+    Attributes:
+        innermost: a loop's term at a level depends, besides that level's order, on the
+            innermost moving loop (factor > 1) of the lowest level below it that has one
+            (Timeloop's window rule: a step keeps the old tile's overlap only if it
+            translates the tile as the innermost moving loop above the tile does).
+        inner_level: the innermost level's order counts too (a MAC's operand read on
+            change: the one-word input of a MAC sits below every loop).
+    """
+
+    innermost: bool = False
+    inner_level: bool = False
+
+
+def _instances(batch: MappingBatch) -> np.ndarray:
+    """``(n, L)`` active instances: the product of the spatial factors above each level."""
+    sp = np.prod(batch.spatial_x * batch.spatial_y, axis=2).astype(float)          # (n, L)
+    above = np.cumprod(sp[:, ::-1], axis=1)[:, ::-1]                                 # levels >= l
+    return np.concatenate([above[:, 1:], np.ones((len(sp), 1))], axis=1)
+
+
+def coupled_best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingBatch, objective: str, *,
+                        coupling: OrderCoupling | None = None,
+                        chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray, int]:
+    """The exact best loop orders of every row of ``batch`` (factors and bypass fixed)
+    where the cost is not order-separable: under a ``coupling``
+    (:class:`OrderCoupling`) and/or with whole-vector accesses (levels of ``arch`` with
+    ``vector_words > 1``). Returns ``(objective value (n,), orders (n, L, D), mappings
+    scored)``, as :func:`best_orders`; rows the cost model finds invalid get ``inf``.
+
+    **Why it is exact.**
+
+    * *Innermost coupling* (Timeloop's window rule). A fill at level ``c`` is
+      ``w + sum_j n_j g_j`` over the loops ``j`` above ``c``, with ``g_j = w - overlap_j``
+      if ``j`` translates the tile as the innermost moving loop ``m`` above ``c`` does,
+      else ``w``. ``n_j`` is the product of the loops outside ``j`` (the levels above:
+      a product; ``j``'s own level: its order), and ``j``'s translation and overlap are
+      set by its step and by the loops inside it (the lower levels': sets; its own
+      level's: its order). ``m`` is the innermost moving loop of the lowest level above
+      ``c`` that has one, and nothing moves between it and ``c``, so its translation is
+      its step along its own dimension: a function of *which dimension* that level's
+      innermost moving loop is over. So once every level's innermost moving dimension is
+      fixed (an *assignment*), every count is again a constant plus one term per level
+      depending on that level's order alone, and the per-level search below is exact
+      over the orders with those innermost dimensions. Every order combination has one
+      assignment; the search runs over every assignment (per row, the product over
+      levels of the number of moving loops) and keeps the best.
+    * *Inner level* (reads on change): the MAC's one-word tile has every loop above it,
+      level 0's included, so level 0's order is searched like the others' (its loops'
+      terms are separable as every level's are).
+    * *Whole vectors*: a level of ``V > 1`` words per access costs
+      ``inst x ceil(words / (inst x V))`` accesses per operand, reads and writes apart:
+      not a sum of per-level terms, but a non-decreasing function of the words, which
+      are. So each level's terms are vectors of (the energy outside those accesses,
+      every level's bandwidth cycles, and the words each such level reads and writes of
+      each operand); the objective is non-decreasing in every coordinate of their sum
+      (latency and leakage grow with the bandwidths, energy with the words through the
+      ceiling), so a term that another of its level's terms is at most in every
+      coordinate is dropped without loss (:func:`_front`), and every combination of the
+      rest is scored with the exact rounding.
+
+    Leakage is added back from each combination's latency as in :func:`best_orders`
+    (a rate fixed by the spatial factors, under either leakage rule)."""
+    check_objective(objective)
+    n, L, D = batch.temporal.shape
+    coupling = coupling or OrderCoupling()
+    levels = list(range(0 if coupling.inner_level else 1, L))
+    if not levels or not n:
+        r = cost(layer, arch, batch)
+        v = objective_of(objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)
+        return np.where(np.asarray(r.valid, dtype=bool), v, np.inf), batch.order.copy(), n
+    # ---- assignments: per row, every choice of each searched level's innermost moving
+    # dimension (-1 where the level has no moving loop, or without the coupling)
+    moving = batch.temporal > 1                                                   # (n, L, D)
+    per_row = []
+    for i in range(n):
+        choices = [(list(np.flatnonzero(moving[i, li])) or [-1]) if coupling.innermost else [-1] for li in levels]
+        per_row.append(np.array(list(itertools.product(*choices)), dtype=np.int64).reshape(-1, len(levels)))
+    owner = np.concatenate([np.full(len(a), i) for i, a in enumerate(per_row)])
+    assign = np.concatenate(per_row)                                               # (v, len(levels))
+    vb = batch.take(owner)
+    nv = len(owner)
+    # a reference order per virtual row: each level's moving loops in canonical order
+    # with the assigned one innermost, then the loops of extent 1
+    ref = np.tile(np.arange(D), (nv, L, 1))
+    for k, li in enumerate(levels):
+        for pat_i in range(nv):
+            mv = [d for d in np.flatnonzero(moving[owner[pat_i], li]) if d != assign[pat_i, k]]
+            inner = [] if assign[pat_i, k] < 0 else [int(assign[pat_i, k])]
+            still = list(np.flatnonzero(~moving[owner[pat_i], li]))
+            ref[pat_i, li] = mv + inner + still
+    vec_lv = [li for li, lv in enumerate(arch.levels) if lv.vector_words > 1]
+    inst = _instances(vb)                                                          # (v, L)
+    e_r = np.array([[lv.read_energy_pj.get(op, 0.0) for op in OPERANDS] for lv in arch.levels])
+    e_w = np.array([[lv.write_energy_pj.get(op, 0.0) for op in OPERANDS] for lv in arch.levels])
+    # per vector coordinate (level, operand, read/write): energy per access x instances and
+    # words per access x instances (``ceil(words / div) x coef`` is its energy)
+    coef = np.concatenate([inst[:, [li]] * np.concatenate([e_r[li], e_w[li]])[None, :] for li in vec_lv], axis=1) \
+        if vec_lv else np.zeros((nv, 0))
+    div = np.concatenate([np.repeat(inst[:, [li]] * arch.levels[li].vector_words, 6, axis=1) for li in vec_lv],
+                         axis=1) if vec_lv else np.zeros((nv, 0))
+
+    def with_order(rows: np.ndarray, order: np.ndarray) -> MappingBatch:
+        return MappingBatch(vb.dims, vb.temporal[rows], vb.spatial_x[rows], vb.spatial_y[rows], order, vb.keep[rows])
+
+    def coords(rows: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(coordinates (m, 1 + L + J), compute (m,), leakage rate (m,))``."""
+        out = np.empty((len(rows), 1 + L + 6 * len(vec_lv)))
+        comp, leak = np.empty(len(rows)), np.zeros(len(rows))
+        for lo in range(0, len(rows), chunk):
+            sl = slice(lo, min(lo + chunk, len(rows)))
+            r = cost(layer, arch, with_order(rows[sl], order[sl]))
+            e = np.asarray(r.energy_pj, dtype=float).copy()
+            static = np.asarray(r.leakage_energy_pj, dtype=float).sum(axis=1)
+            lat = np.asarray(r.latency_cycles, dtype=float)
+            e -= static
+            leak[sl] = np.where(lat > 0, static / np.where(lat > 0, lat, 1.0), 0.0)
+            words = []
+            for li in vec_lv:
+                rv, wv = np.asarray(r.read_vectors)[:, li], np.asarray(r.write_vectors)[:, li]
+                e -= (rv * e_r[li]).sum(axis=1) + (wv * e_w[li]).sum(axis=1)
+                words += [np.asarray(r.reads)[:, li], np.asarray(r.writes)[:, li]]
+            out[sl, 0] = e
+            out[sl, 1:1 + L] = np.asarray(r.bandwidth_cycles, dtype=float)
+            if vec_lv:
+                out[sl, 1 + L:] = np.concatenate(words, axis=1)
+            comp[sl] = np.asarray(r.compute_cycles, dtype=float)
+        return out, comp, leak
+
+    base, compute, leak = coords(np.arange(nv), ref)
+    scored = nv
+    K = base.shape[1]
+    fronts = []                    # per level: terms (v, M, K) and orders (v, M, D)
+    for k, li in enumerate(levels):
+        key = np.concatenate([moving[owner, li], assign[:, [k]]], axis=1)
+        patterns, inverse = np.unique(key, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        groups = []
+        for g, pat in enumerate(patterns):
+            members = np.flatnonzero(inverse == g)
+            mv, still, a = np.flatnonzero(pat[:D]), np.flatnonzero(~pat[:D].astype(bool)), int(pat[D])
+            perms = [p for p in itertools.permutations(mv) if a < 0 or p[-1] == a] if len(mv) else [()]
+            lo = np.array([list(p) + list(still) for p in perms], dtype=np.int64).reshape(len(perms), D)
+            groups.append((members, lo))
+        rl = np.concatenate([np.repeat(mem, len(lo)) for mem, lo in groups])
+        orders = ref[rl].copy()
+        orders[:, li, :] = np.concatenate([np.tile(lo, (len(mem), 1)) for mem, lo in groups])
+        vals, _, _ = coords(rl, orders)
+        scored += len(rl)
+        terms = vals - base[rl]
+        M = max(len(lo) for _, lo in groups)
+        te = np.full((nv, M, K), np.inf)
+        to = np.zeros((nv, M, D), dtype=np.int64)
+        start = 0
+        for members, lo in groups:
+            g, m = len(members), len(lo)
+            vec = terms[start:start + g * m].reshape(g, m, K)
+            start += g * m
+            front = _front(vec)
+            idx = np.argsort(~front, axis=1, kind="stable")
+            ok = np.take_along_axis(front, idx, axis=1)
+            sel = np.take_along_axis(vec, idx[:, :, None], axis=1)
+            te[members, :m] = np.where(ok[:, :, None], sel, np.inf)
+            to[members, :m] = lo[idx]
+        width = int(np.isfinite(te[:, :, 0]).sum(axis=1).max())
+        fronts.append((te[:, :width], to[:, :width]))
+    # ---- every combination of one surviving term per level, rows in blocks
+    sizes = [f[0].shape[1] for f in fronts]
+    combos = math.prod(sizes)
+    best = np.empty(nv)
+    pick = np.empty(nv, dtype=np.int64)
+    step = max(1, 4_000_000 // max(combos * K, 1))
+    nl = len(fronts)
+    for lo in range(0, nv, step):
+        r = slice(lo, min(lo + step, nv))
+        X = base[r].reshape((-1,) + (1,) * nl + (K,))
+        for k, (te, _) in enumerate(fronts):
+            shape = [1] * nl
+            shape[k] = sizes[k]
+            X = X + te[r].reshape((-1, *shape, K))
+        X = X.reshape(len(X), -1, K)                                          # (rows, combos, K)
+        finite = np.isfinite(X).all(axis=2)
+        Xf = np.where(finite[:, :, None], X, 0.0)
+        e = Xf[:, :, 0]
+        if vec_lv:
+            e = e + (np.ceil(Xf[:, :, 1 + L:] / div[r][:, None, :]) * coef[r][:, None, :]).sum(axis=2)
+        v = objective_of(objective, e, compute[r][:, None], Xf[:, :, 1:1 + L], leak[r][:, None])
+        v = np.where(finite, v, np.inf)
+        pick[r] = np.argmin(v, axis=1)
+        best[r] = v[np.arange(len(v)), pick[r]]
+    vorders = ref.copy()
+    digits = np.array(np.unravel_index(pick, sizes)).reshape(nl, nv)
+    for k, li in enumerate(levels):
+        vorders[:, li] = fronts[k][1][np.arange(nv), digits[k]]
+    # per row, the best of its assignments (the first of equal ones)
+    values = np.full(n, np.inf)
+    orders = batch.order.copy()
+    for j in range(nv):
+        i = owner[j]
+        if best[j] < values[i]:
+            values[i] = best[j]
+            orders[i] = vorders[j]
+    valid = np.asarray(cost(layer, arch, MappingBatch(batch.dims, batch.temporal, batch.spatial_x, batch.spatial_y,
+                                                      orders, batch.keep)).valid, dtype=bool)
+    return np.where(valid, values, np.inf), orders, scored + n

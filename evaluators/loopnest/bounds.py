@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
-from evaluators.loopnest.conventions import DEFAULT_CONVENTIONS
+from evaluators.loopnest.bounds_conventions import relaxed_conventions, with_convention_rules
+from evaluators.loopnest.conventions import Conventions
 from evaluators.loopnest.counts import FillContext, axis_extent, distinct_two_aps, prepare
 from evaluators.loopnest.dispatch import (
     LeastRequest,
@@ -251,7 +252,8 @@ def check_bound_arguments(arch: ArchSpec, batch: MappingBatch, known: int, irrel
 
 
 def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *, stationary: int | None = None,
-                irrelevant_tile: Any = None, kernel: bool | None = None) -> LoopNestResult:
+                irrelevant_tile: Any = None, kernel: bool | None = None,
+                conventions: Conventions | str | None = None) -> LoopNestResult:
     """Figures no completion of a partial mapping can beat.
 
     A row of ``batch`` is a partial mapping: its spatial factors, bypass choices and
@@ -306,24 +308,33 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
     :func:`bound_hook` used here otherwise; change both together,
     ``tests/evaluators/test_loopnest_kernel.py`` checks them equal). ``known`` above
     the number of levels is an error.
+
+    ``conventions``: the counting rules of the cost bounded (a :class:`Conventions` or
+    a name of :data:`~evaluators.loopnest.conventions.ACCOUNTING`; default coexplore's):
+    the figures are then computed under :func:`~evaluators.loopnest.bounds_conventions.relaxed_conventions`
+    with a MAC's reads on change bounded apart
+    (:mod:`evaluators.loopnest.bounds_conventions` gives the argument, rule by rule).
     """
     irr = check_bound_arguments(arch, batch, known, irrelevant_tile)
+    conv = relaxed_conventions(Conventions.of(conventions))
     if _use_kernel(kernel):
-        return evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary, irr)
+        return evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary, irr, conv=conv)
     st = prepare(layer, arch)
     if irr is None:
-        return evaluate_reference(np, st, arch, batch, True, None, bound_hook(known, arch, stationary),
-                                  DEFAULT_CONVENTIONS)
+        return evaluate_reference(np, st, arch, batch, True, None,
+                                  with_convention_rules(bound_hook(known, arch, stationary), conv), conv)
     # one hook per block of the numpy path, each with its rows of irrelevant_tile
     parts = [evaluate_reference(np, st, arch, batch_rows(batch, i, min(i + BLOCK_ROWS, len(batch))), True, None,
-                                bound_hook(known, arch, stationary, irr[i:i + BLOCK_ROWS]), DEFAULT_CONVENTIONS)
+                                with_convention_rules(bound_hook(known, arch, stationary, irr[i:i + BLOCK_ROWS]),
+                                                      conv), conv)
              for i in range(0, len(batch), BLOCK_ROWS)]
     return parts[0] if len(parts) == 1 else concat_results(parts)
 
 
 def least_lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, levels: Sequence[int],
                       candidates: Any, objective: str, *, stationary: int | None = None,
-                      irrelevant_tile: Any = None, kernel: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      irrelevant_tile: Any = None, kernel: bool | None = None,
+                      conventions: Conventions | str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the least ``objective`` of :meth:`lower_bound` over every combination
     of one candidate loop order (``candidates``, ``(K, D)``, outermost first) per
     level of ``levels`` (usually the decided ones; the batch's own orders of those levels are ignored;
@@ -334,7 +345,10 @@ def least_lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: 
     for bit; the compiled kernel does it in one pass that shares everything but the
     fills between the combinations, and skips a combination in which a level's
     candidate orders that level's loops of factor > 1 as an earlier candidate does
-    (it scores the same)."""
+    (it scores the same). ``conventions``: as in :func:`lower_bound`. Where a level
+    moves whole vectors, the compiled path takes :func:`lower_bound` once per combination
+    (the kernel leaves the vector rounding to :mod:`evaluators.loopnest.energy`), as the
+    numpy path does."""
     check_objective(objective)
     cand = np.ascontiguousarray(np.asarray(candidates, dtype=np.int64))
     lv = [int(x) for x in levels]
@@ -345,10 +359,12 @@ def least_lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: 
     irr = check_bound_arguments(arch, batch, known, irrelevant_tile)
     if not lv or len(set(lv)) != len(lv) or not all(0 <= x < L for x in lv):
         raise ValueError(f"levels must be distinct levels of the architecture (0..{L - 1}), got {levels!r}")
-    if _use_kernel(kernel):
+    use_kernel = _use_kernel(kernel)
+    if use_kernel and not kernel_plan(layer, arch).vector:
         request = LeastRequest(np.asarray(lv, dtype=np.int64), cand, objective, np.empty(len(batch)),
                                np.empty(len(batch), dtype=np.int64))
-        evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary, irr, request)
+        evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary, irr, request,
+                          conv=relaxed_conventions(Conventions.of(conventions)))
         return request.best, request.choice
     best = np.full(len(batch), np.inf)
     choice = np.zeros(len(batch), dtype=np.int64)
@@ -358,7 +374,7 @@ def least_lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: 
             order[:, li, :] = cand[ci]
         r = lower_bound(layer, arch, MappingBatch(batch.dims, batch.temporal, batch.spatial_x, batch.spatial_y,
                                                   order, batch.keep), known,
-                        stationary=stationary, irrelevant_tile=irr, kernel=False)
+                        stationary=stationary, irrelevant_tile=irr, kernel=use_kernel, conventions=conventions)
         v = objective_of(objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)
         better = v < best
         best[better] = v[better]

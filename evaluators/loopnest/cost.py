@@ -33,6 +33,7 @@ from evaluators.loopnest.dispatch import (
 from evaluators.loopnest.reference import BLOCK_ROWS, evaluate_reference
 from evaluators.loopnest.result import LoopNestResult
 from mappers.mapping import Mapping, MappingBatch
+from mappers.orders import OrderCoupling
 from mappers.workloads import Layer
 
 __all__ = ["LOOPNEST", "LoopNestCost", "evaluate", "evaluate_batch"]
@@ -119,21 +120,38 @@ class LoopNestCost:
 
     @property
     def separable_orders(self) -> bool:
-        """True under the default conventions (see above) and under every set of
-        :meth:`bounded_by_default` conventions (ZigZag's accounting among them): there
-        ZigZag's window rule (``none``) refetches a level's tile at every step of a loop
-        that is, or has inside it above the level, a loop over one of the operand's
-        dimensions, so a loop of level ``l`` contributes ``n_trans_j w`` if a lower level
-        (above the tile's) has such a loop of factor > 1 (a set: order-free) or if ``j``
-        is at or outside the innermost such loop of ``l`` (``l``'s order), and
-        ``n_trans_j`` is a product over higher levels: one term per level again; the
-        other rules of the set multiply the fills by order-free factors (spatial
-        factors, first touches, the output's size). False for the rest (Timeloop's window
-        rule makes a loop's fills depend on the innermost loop above the level, at
-        another level; reads on change and drains counted as parent updates are not
-        bounded by the default's counts; leakage on the utilized instances is not the
-        fixed rate the order searches add back), so the exact mapper refuses them."""
-        return self.conventions.default or self.bounded_by_default
+        """True where every count is a constant plus one term per level that depends on
+        that level's order alone, the innermost level's order counting for nothing
+        (:func:`mappers.orders.best_orders` is then exact): window reuse ``any_step``
+        (the default, see above) or ``none`` (ZigZag's: it refetches a level's tile at
+        every step of a loop that is, or has inside it above the level, a loop over one
+        of the operand's dimensions, so a loop of level ``l`` contributes
+        ``n_trans_j w`` if a lower level (above the tile's) has such a loop of factor
+        > 1 (a set: order-free) or if ``j`` is at or outside the innermost such loop of
+        ``l`` (``l``'s order), and ``n_trans_j`` is a product over higher levels: one
+        term per level again), with MAC reads ``every_step``. The other rules multiply
+        or drop fills by order-free factors (spatial factors, first touches, the
+        output's size, a drain's read) and leakage on the utilized instances is a rate
+        fixed by the spatial factors, which the order searches add back from each
+        combination's latency as they add the default's. False under Timeloop's window
+        rule (``innermost``: a loop's fills depend on the innermost loop above the level,
+        at another level) and reads on change (the innermost level's order counts):
+        :attr:`order_coupling` says how, and :mod:`mappers.orders` searches those
+        exactly by another argument (:func:`mappers.orders.coupled_best_orders`)."""
+        c = self.conventions
+        return c.window_reuse in ("any_step", "none") and c.mac_operand_reads == "every_step"
+
+    @property
+    def order_coupling(self) -> OrderCoupling | None:
+        """How the loop orders are coupled under these conventions
+        (:class:`mappers.orders.OrderCoupling`), ``None`` where they are separable
+        (:attr:`separable_orders`): Timeloop's window rule couples a level's terms to the
+        innermost moving loop of the levels below it, and reads on change make the
+        innermost level's order count (a MAC's one-word input sits below every loop)."""
+        if self.separable_orders:
+            return None
+        c = self.conventions
+        return OrderCoupling(innermost=c.window_reuse == "innermost", inner_level=c.mac_operand_reads == "on_change")
 
     @property
     def bounded_by_default(self) -> bool:
@@ -149,7 +167,9 @@ class LoopNestCost:
         at least the per-instance one), MAC reads ``every_step``, drains
         ``child_read`` and leakage on ``all_instances`` (the three rules that would
         count less). Energy, NoC words, bandwidth cycles and latency grow with the
-        counts (energies are non-negative), hence every objective."""
+        counts (energies are non-negative), hence every objective. (The lower bounds no
+        longer need it: :meth:`lower_bound` bounds every convention set by its own
+        rules.)"""
         c = self.conventions
         return (c.window_reuse in ("any_step", "none") and c.mac_operand_reads == "every_step"
                 and c.output_drain == "child_read" and c.leakage == "all_instances")
@@ -161,13 +181,12 @@ class LoopNestCost:
     def lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *,
                     stationary: int | None = None, irrelevant_tile: Any = None,
                     kernel: bool | None = None) -> LoopNestResult:
-        """Figures no completion of a partial mapping can beat:
-        :func:`evaluators.loopnest.bounds.lower_bound` (its docstring gives the rules),
-        the default conventions' figures, which bound every set of
-        :attr:`bounded_by_default` conventions too (``ValueError`` for the others)."""
-        self._check_default()
+        """Figures no completion of a partial mapping can beat under these conventions:
+        :func:`evaluators.loopnest.bounds.lower_bound` (its docstring gives the rules;
+        :mod:`evaluators.loopnest.bounds_conventions` why they hold under every
+        convention set, Timeloop's and ZigZag's included)."""
         return bounds.lower_bound(layer, arch, batch, known, stationary=stationary,
-                                  irrelevant_tile=irrelevant_tile, kernel=kernel)
+                                  irrelevant_tile=irrelevant_tile, kernel=kernel, conventions=self.conventions)
 
     def least_lower_bound(self, layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int,
                           levels: Sequence[int], candidates: Any, objective: str, *, stationary: int | None = None,
@@ -175,14 +194,9 @@ class LoopNestCost:
         """Per row, the least ``objective`` of :meth:`lower_bound` over combinations of
         candidate loop orders, and the combination that attains it:
         :func:`evaluators.loopnest.bounds.least_lower_bound`."""
-        self._check_default()
         return bounds.least_lower_bound(layer, arch, batch, known, levels, candidates, objective,
-                                        stationary=stationary, irrelevant_tile=irrelevant_tile, kernel=kernel)
-
-    def _check_default(self) -> None:
-        if not (self.conventions.default or self.bounded_by_default):
-            raise ValueError(f"lower bounds are derived for the default conventions only (and hold for conventions "
-                             f"that count at least as much), not {self.conventions!r}")
+                                        stationary=stationary, irrelevant_tile=irrelevant_tile, kernel=kernel,
+                                        conventions=self.conventions)
 
 
 LOOPNEST = LoopNestCost()

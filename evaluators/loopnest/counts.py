@@ -110,7 +110,8 @@ class FillContext:
     hook for the fill count; arrays are batch-last.
 
     Attributes:
-        t, c: operand index (0 W, 1 I, 2 O) and level.
+        t, c: operand index (0 W, 1 I, 2 O) and level (``-1``: the one word a MAC holds at
+            its input, under ``Conventions.mac_operand_reads="on_change"`` only).
         F: the model's per-instance fill count under the batch's loop orders ``(B,)``.
         words: the operand's tile words at every level ``(L, B)``.
         E: tile extents per level and dimension ``(L, D, B)`` (temporal and spatial
@@ -336,7 +337,9 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
     ``keep``.
 
     ``fills``: replaces the per-instance fill count ``F`` of every (operand, level) pair
-    (levels ``c >= 0``; a MAC's reads are always the iterations) by ``fills(ctx)`` with a
+    (levels ``c >= 0``; a MAC's reads are the iterations, except under
+    ``Conventions.mac_operand_reads="on_change"``, where the hook is asked for a MAC's
+    on-change count too, with ``c = -1``) by ``fills(ctx)`` with a
     :class:`FillContext`; everything the counts derive from ``F`` (parent reads with
     multicast, evictions and refills of partial sums, NoC deliveries, energy, bandwidth
     cycles) follows unchanged. Lower bounds use it (:mod:`evaluators.loopnest.bounds`).
@@ -499,6 +502,11 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                     # the operand held at the MAC's input: a one-word tile of extent 1
                     F_change = convention_fill(xp, conv, axes, -1, xp.ones(B), [xp.ones(B)] * len(axes),
                                                 shift, n_trans, f, L, D, rel_slot)
+                    if fills is not None:
+                        # the hook replaces the on-change count too (c = -1: the MAC's
+                        # one-word input; evaluators.loopnest.bounds_conventions)
+                        F_change = fills(FillContext(t, -1, F_change, words, E, T_above, inst, SP, axes, L, D,
+                                                     s_dim, f, n_trans, T, step_ld, st.relevant))
             else:
                 # fills: the first tile, then for every increment of a loop above c the
                 # words of the shifted tile outside the old one (box overlap per axis).

@@ -182,8 +182,12 @@ def evaluate_compiled(plan: KernelPlan, batch: MappingBatch, known: int | None =
     (the kernel's copy of :func:`evaluators.loopnest.bounds.bound_hook`); with ``least``
     (and ``known``), :meth:`~evaluators.loopnest.LoopNestCost.least_lower_bound`: the
     kernel fills ``least.best`` and ``least.choice`` and no other figure, and the result
-    is ``None``. ``conv``: the counting conventions (scoring only: the bounds are the
-    default's). The caller has checked :func:`kernel_available` (the plan needs it)."""
+    is ``None``. ``conv``: the counting conventions (for a bound, the relaxed ones the
+    bound is computed under: :func:`evaluators.loopnest.bounds_conventions.relaxed_conventions`;
+    the kernel then bounds a MAC's reads on change by
+    :func:`evaluators.loopnest.kernel_bounds.mac_change_fill`, and with leakage on the
+    utilized instances ranks combinations by one instance's rate times the active
+    instances). The caller has checked :func:`kernel_available` (the plan needs it)."""
     pk = plan.packed
     T = np.ascontiguousarray(batch.temporal, dtype=np.int64)
     B = T.shape[0]
@@ -201,20 +205,21 @@ def evaluate_compiled(plan: KernelPlan, batch: MappingBatch, known: int | None =
     live = live_dims(pk.dims_i[6], batch) if bound else None
     # scoring: the variant without the order search (None); the bound: the one compiled
     # for the least-bound requests too, with no candidates
+    utilized = conv.leakage == "utilized_instances"
     orders = (plan.own_orders if not bound else _NO_ORDERS) if least is None else (
-        least.candidates, least.levels, _OBJECTIVE_CODE[least.objective], plan.leak_rates_pj_per_cycle,
-        least.best, least.choice)
+        least.candidates, least.levels, _OBJECTIVE_CODE[least.objective],
+        plan.leak_pj_per_cycle_instance if utilized else plan.leak_rates_pj_per_cycle, least.best, least.choice)
     bad = _kernel_state["module"].evaluate_rows(
         T, np.ascontiguousarray(batch.spatial_x, dtype=np.int64),
         np.ascontiguousarray(batch.spatial_y, dtype=np.int64), np.ascontiguousarray(batch.order, dtype=np.int64),
         np.ascontiguousarray(batch.keep, dtype=np.bool_), pk.axes_i, pk.axes_f, pk.dims_i, pk.lv_i,
-        pk.lv_f, pk.sc, _convention_codes(DEFAULT_CONVENTIONS if bound else conv), out_l, out_s, valid, b,
+        pk.lv_f, pk.sc, _convention_codes(conv), out_l, out_s, valid, b,
         -1 if stationary is None else int(stationary), irr, live, *orders)
     if bad:
         raise ValueError("a fold cannot use more rows/cols than the array has")
     if lean:
         return None
-    return _layout(plan, batch, out_l, out_s, valid, conv.leakage == "utilized_instances")
+    return _layout(plan, batch, out_l, out_s, valid, utilized)
 
 
 def _layout(plan: KernelPlan, batch: MappingBatch, out_l: np.ndarray, out_s: np.ndarray, valid: np.ndarray,

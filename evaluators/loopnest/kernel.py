@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from evaluators.loopnest.kernel_bounds import bound_fill
+from evaluators.loopnest.kernel_bounds import bound_fill, mac_change_fill
 from evaluators.loopnest.kernel_common import distinct_sums, last_slot_over
 
 __all__ = ["Packed", "columns", "convention_codes", "evaluate_rows", "pack"]
@@ -285,7 +285,7 @@ def _level_slots(li: int, seq: Any, start: int, prefix: float, Tf: Any, Eb: Any,
 # evaluators.loopnest.conventions.CONVENTION_CHOICES, in this order
 _CV_FIELDS = ("window_reuse", "multicast", "psum_refill", "mac_operand_reads", "output_drain",
               "first_accumulation", "leakage")
-_WIN, _MC, _PSUM, _MACR, _DRAIN, _FIRST = 0, 1, 2, 3, 4, 5
+_WIN, _MC, _PSUM, _MACR, _DRAIN, _FIRST, _LEAK = 0, 1, 2, 3, 4, 5, 6
 _WIN_ANY, _WIN_INNERMOST, _WIN_NONE = 0, 1, 2
 
 
@@ -362,7 +362,9 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     :func:`columns`, row by row: one row's figures are one run of memory) and ``out_s``
     ``(7, B)`` (the scalar fields, batch-last: each field contiguous), and
     ``valid`` ``(B,)``; ``cv`` the counting conventions (:func:`convention_codes`; the
-    lower bound takes the default's); the other arrays are a :class:`Packed`'s. ``live`` ``None``: the
+    lower bound takes the relaxed ones of
+    :func:`evaluators.loopnest.bounds_conventions.relaxed_conventions`, with a MAC's reads
+    on change bounded by :func:`evaluators.loopnest.kernel_bounds.mac_change_fill`); the other arrays are a :class:`Packed`'s. ``live`` ``None``: the
     model's own counts; else the lower bound's fills (:func:`bound_fill`) with
     ``b = known - 1``, the ``stationary`` operand (-1: none), ``irr`` the ``(B, 3)``
     irrelevant-tile table (``(0, 3)``: none) and ``live`` ``(B, D)`` the dimensions the
@@ -374,7 +376,8 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     code without the order search) and ``alt``
     (``(K, D)`` candidate orders): score every combination of one candidate per listed
     level (the row's orders elsewhere) and keep, per row, the one of least ``objective``
-    (0 energy, 1 latency, 2 EDP; the energy plus each level's ``leak_rates`` x latency), its value
+    (0 energy, 1 latency, 2 EDP; the energy plus each level's ``leak_rates`` x latency,
+    times its active instances under ``leakage="utilized_instances"``), its value
     in ``best`` and its index (mixed radix ``K``, the first level most significant) in
     ``choice``; ``out_l`` and ``out_s`` (then ``(0, 12 L)`` and ``(7, 0)``) are not written
     (:meth:`evaluators.loopnest.LoopNestCost.least_lower_bound`).
@@ -486,6 +489,7 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     bad_folds = 0
     win, mc_same, psum_all = cv[_WIN], cv[_MC] != 0, cv[_PSUM] != 0
     on_change, drain_parent, per_word = cv[_MACR] != 0, cv[_DRAIN] != 0, cv[_FIRST] != 0
+    utilized_leak = cv[_LEAK] != 0
     trm = np.empty(max(A, 1))
     for row in range(B):
         # ---- extents e_d(l) and e_d(l - 1), spatial products, active instances
@@ -691,7 +695,10 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                             for q in range(p + 1):
                                 if lv_i[q, _FAN] != 0:
                                     behind = True
-                            if behind and win == _WIN_NONE:
+                            if behind and live is not None:
+                                # lower bound: the distinct words one MAC instance uses
+                                Fc[t] = mac_change_fill(n_ax[t], ax_d[t], ax_cf[t], Tf, SPf)
+                            elif behind and win == _WIN_NONE:
                                 Fc[t] = _convention_fill(t, 1.0, 0, True, ns, win, axes_i, axes_f, ext, dims_i,
                                                          slot_dim, slot_step, slot_span, ntr, sh, trm)
                             elif behind:
@@ -904,7 +911,9 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
             if has_leak:                               # as evaluators.loopnest.energy.add_leakage sums it
                 static = 0.0
                 for li in range(L):
-                    static = leak_rates[li] * latency if li == 0 else static + leak_rates[li] * latency
+                    # leakage on the utilized instances: one instance's rate x the active ones
+                    rate = leak_rates[li] * inst[li] if utilized_leak else leak_rates[li]
+                    static = rate * latency if li == 0 else static + rate * latency
                 total = energy + static
             v = total if objective == 0 else (latency if objective == 1 else total * latency)
             if ko > 0 and not v < best_v:

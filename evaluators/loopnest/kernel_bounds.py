@@ -17,7 +17,7 @@ from numba import njit
 
 from evaluators.loopnest.kernel_common import distinct_sums, last_slot_over
 
-__all__ = ["bound_fill"]
+__all__ = ["bound_fill", "mac_change_fill"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -225,3 +225,39 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
     spread = max(reach / min(irr, reach), 1.0)
     moving = out_all * inner * (1.0 if t == stationary else spread)
     return max(sweeps, moving)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def mac_change_fill(n_ax: Any, ax_d: Any, ax_cf: Any, Tf: Any, SPf: Any) -> float:
+    """The lower bound of a MAC instance's reads of an operand counted on change
+    (``Conventions.mac_operand_reads="on_change"``): the numba copy of
+    :func:`evaluators.loopnest.bounds_conventions.mac_change_bound` (its docstring gives
+    the argument), for one mapping: the distinct words of the operand one MAC instance
+    uses, per live axis (``n_ax``, ``ax_d``, ``ax_cf`` as in :func:`bound_fill`) the
+    product of a dimension's temporal factors over all levels, or for a two-dimension
+    axis at least ``X_p + X_r - 1``, exactly the two-progression count where neither
+    dimension is unrolled spatially. Integers, exact in float64. (Its locals are named
+    apart from its caller's, see the note on inlining in
+    :func:`evaluators.loopnest.kernel.evaluate_rows`.)"""
+    mcf_nl = Tf.shape[0]
+    mcf_out = 1.0
+    for mcf_k in range(n_ax):
+        mcf_d1, mcf_d2 = ax_d[mcf_k, 0], ax_d[mcf_k, 1]
+        mcf_x1 = 1.0
+        mcf_s1 = 1.0
+        for mcf_l in range(mcf_nl):
+            mcf_x1 *= Tf[mcf_l, mcf_d1]
+            mcf_s1 *= SPf[mcf_l, mcf_d1]
+        if mcf_d2 < 0:
+            mcf_out = mcf_out * mcf_x1
+            continue
+        mcf_x2 = 1.0
+        mcf_s2 = 1.0
+        for mcf_l in range(mcf_nl):
+            mcf_x2 *= Tf[mcf_l, mcf_d2]
+            mcf_s2 *= SPf[mcf_l, mcf_d2]
+        mcf_w = (mcf_x1 + mcf_x2) - 1.0
+        if mcf_s1 == 1 and mcf_s2 == 1:
+            mcf_w = max(mcf_w, distinct_sums(np.int64(ax_cf[mcf_k, 0]), mcf_x1, np.int64(ax_cf[mcf_k, 1]), mcf_x2))
+        mcf_out = mcf_out * mcf_w
+    return mcf_out

@@ -196,12 +196,14 @@ def test_options_and_paths_are_checked():
         # the compiled kernel runs every accounting (tests/evaluators/test_loopnest_kernel.py)
         np.testing.assert_array_equal(evaluate_batch(layer, BUF, batch, kernel=True, accounting=mode).reads,
                                       evaluate_batch(layer, BUF, batch, kernel=False, accounting=mode).reads)
-    # Timeloop's rules are neither order-separable nor bounded by the default's counts;
-    # ZigZag's are both (tests/mappers/test_exact_accountings.py certifies the mapper)
+    # Timeloop's rules are neither order-separable nor bounded by the default's counts:
+    # they have their own bound rules and a coupled order search
+    # (tests/mappers/test_exact_coupled.py certifies the mapper); ZigZag's are both
+    # (tests/mappers/test_exact_accountings.py)
     cost = LoopNestCost("timeloop")
     assert not cost.separable_orders and not cost.bounded_by_default and LOOPNEST.separable_orders
-    with pytest.raises(ValueError, match="default conventions only"):
-        cost.lower_bound(layer, BUF, batch, 1)
-    with pytest.raises(ValueError, match="order-separable"):
-        ExactMapper().map(layer, BUF, cost, "edp")
+    assert cost.order_coupling.innermost and cost.order_coupling.inner_level
+    assert cost.lower_bound(layer, BUF, batch, 1).energy_pj[0] <= evaluate_batch(
+        layer, BUF, batch, accounting="timeloop").energy_pj[0]
+    assert ExactMapper().map(layer, BUF, cost, "edp").optimal
     assert LoopNestCost("zigzag").separable_orders and LoopNestCost("zigzag").bounded_by_default

@@ -278,8 +278,10 @@ def test_kernel_rejects_what_it_does_not_run():
         ln.evaluate_batch(layer, arch, batch, kernel=True, fills=lambda ctx: ctx.F)
     with pytest.raises(ValueError, match="compiled kernel"):
         ln.evaluate_batch(layer, arch, batch, kernel=True, integer=False)
-    with pytest.raises(ValueError, match="lower bounds are derived for the default conventions"):
-        ln.LoopNestCost("timeloop").lower_bound(layer, arch, batch, 1, kernel=True)
+    # every accounting has a bound, on both paths (tests/evaluators/test_loopnest_bounds_conventions.py)
+    tl = ln.LoopNestCost("timeloop")
+    assert_same(tl.lower_bound(layer, arch, batch, 1, kernel=True), tl.lower_bound(layer, arch, batch, 1, kernel=False),
+                "timeloop bound")
 
 
 def test_environment_variable_forces_numpy(monkeypatch):
@@ -431,8 +433,8 @@ def test_least_bound_rejects_bad_arguments():
         ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1], np.zeros((1, D), int), "edp")
     with pytest.raises(ValueError, match="objective"):
         ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1], ident, "speed")
-    with pytest.raises(ValueError, match="default conventions"):       # the kernel has only the default
-        ln.LoopNestCost("timeloop").least_lower_bound(layer, arch, batch, 1, [1], ident, "edp")
+    with pytest.raises(ValueError, match="accounting"):
+        ln.LoopNestCost("maestro")
     with pytest.raises(ValueError, match="irrelevant_tile"):
         ln.LOOPNEST.least_lower_bound(layer, arch, batch, 1, [1], ident, "edp", irrelevant_tile=np.ones((3, 3)))
 
