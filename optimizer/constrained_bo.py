@@ -25,8 +25,21 @@ candidates, 5 x 5), ``mc_samples`` (QMC samples of the acquisition, 128), ``max_
 observed value, True: without it EI keeps probing failures near the boundary -- measured
 on ``tests/optimizer/test_bo.py``'s disk problem), ``feasibility_model`` (True; False
 drops the classifier, ``P(feasible) = 1``: the ablation that
-``experiments/search_quality/inner_feasibility.py`` measures), ``torch_threads`` (1; BO's
-matrices are small).
+``experiments/search_quality/inner_feasibility.py`` measures; a failure then still
+enters the objective GP at the worst value unless ``impute_infeasible=False`` too),
+``known_constraints`` (True; False draws the initial design, the candidate pool and the
+hill climbs from the space's parameters without its known constraints, so proposals may
+violate them: the study records each such proposal as INFEASIBLE without evaluating it.
+With ``feasibility_model=False, impute_infeasible=False`` too this is BO without
+constraint handling, invalid points rejected and resampled: a rejected point enters no
+model, is never proposed again, and the next proposal is drawn afresh), ``initial_points``
+(points evaluated first, e.g. a known design as a warm start: trial ``i < len`` takes the
+``i``-th, the Sobol design fills the rest of the ``n_init`` initial trials), ``torch_threads``
+(1; BO's matrices are small).
+
+Nothing depends on how many evaluations the study will run in all: trial ``i``'s proposal
+is a function of ``(seed, i, options, history)``, so the first ``k`` trials of a longer
+study are a study of ``k`` trials.
 """
 
 from __future__ import annotations

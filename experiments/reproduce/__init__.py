@@ -16,7 +16,7 @@ import numpy as np
 
 __all__ = ["REPRODUCTIONS", "jsonable", "write_atomic"]
 
-REPRODUCTIONS = ("shi2020", "meloppr", "hasco", "d2nn")
+REPRODUCTIONS = ("shi2020", "shi2020_sweep", "meloppr", "hasco", "d2nn")
 
 
 def jsonable(o: Any) -> Any:

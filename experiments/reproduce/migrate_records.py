@@ -30,7 +30,7 @@ from typing import Any
 from experiments.records import RecordStore
 from experiments.reproduce import shi2020 as s
 
-__all__ = ["migrate_d2nn", "migrate_meloppr", "migrate_shi2020", "parse_shi2020_key"]
+__all__ = ["migrate_d2nn", "migrate_meloppr", "migrate_shi2020", "parse_shi2020_key", "restate_shi2020_gaps"]
 
 _POINT = re.compile(r"\('(\w+)', (-?\d+)\)")
 _NOTE = "converted from steps.json (its studies were in that invocation's studies.db, never committed)"
@@ -121,6 +121,30 @@ def migrate_shi2020(steps: Path, dest: Path, results: Path | None = None,
     return store
 
 
+def restate_shi2020_gaps(root: Path) -> list[str]:
+    """Rewrite, in place, every Shi 2020 figure record (steps and re-maps) of the store at
+    ``root`` whose ``worst_layer_gap`` has the meaning before commit af00e52
+    (:func:`experiments.reproduce.shi2020.restate_gap`: nonzero beside
+    ``all_layers_proven_optimal: true``) into today's: gap 0, the old number kept under
+    :data:`~experiments.reproduce.shi2020.STALE_GAP_FIELD`, a note saying so; settings, key,
+    times and trials unchanged. Returns the keys rewritten (none on a second call)."""
+    store = RecordStore(root)
+    done = []
+    for rec in list(store):
+        if rec.kind not in (s.KINDS["step"], s.KINDS["remap"]) or not isinstance(rec.value, dict):
+            continue
+        new = s.restate_gap(rec.value)
+        if new is rec.value:
+            continue
+        note = (f"{rec.note}; " if rec.note else "") + (
+            f"worst_layer_gap restated as 0 (every layer proven optimal); the number of the earlier meaning "
+            f"(worst layer's EDP over the exact mapper's lower bound - 1) kept as {s.STALE_GAP_FIELD}")
+        store.put(rec.kind, rec.settings, new, wall_s=rec.wall_s, cpu_s=rec.cpu_s, trials=rec.trials, note=note,
+                  replace=True)
+        done.append(rec.key)
+    return done
+
+
 def migrate_meloppr(out: Path) -> RecordStore:
     """MeLoPPR's ``OUT/graphs/*.json`` (``{"signature", "result"}`` each) and
     ``OUT/host_models.json`` as records of ``OUT/records``; the old files are left as they are."""
@@ -163,11 +187,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("dest", type=Path)
     p.add_argument("--results", type=Path, default=None, help="the invocation's results.json (inner-BO workload)")
     p.add_argument("--storage", default=None, help="the invocation's studies.db URL, for the trials' provenance")
+    p = sub.add_parser("shi2020-gaps", help="restate the stale worst_layer_gap of a Shi 2020 record store in place")
+    p.add_argument("records", type=Path)
     p = sub.add_parser("meloppr", help="MeLoPPR's OUT/graphs/ and host_models.json into OUT/records")
     p.add_argument("out", type=Path)
     p = sub.add_parser("d2nn", help="D2NN's OUT/units/*.pt into OUT/records")
     p.add_argument("out", type=Path)
     args = ap.parse_args(argv)
+    if args.what == "shi2020-gaps":
+        keys = restate_shi2020_gaps(args.records)
+        print(f"{len(keys)} records restated in {args.records}")
+        return
     if args.what == "meloppr":
         store = migrate_meloppr(args.out)
     elif args.what == "d2nn":

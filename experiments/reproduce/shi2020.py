@@ -160,6 +160,7 @@ QUICK_WORKLOADS: dict[str, tuple[str, str]] = {
     "dqn": ("dqn", "1 (acting)"),
 }
 OPTIMIZERS = ("constrained-bo",)
+"""The outer optimizers of step 3 by default (``--optimizers`` takes any of :data:`VARIANTS`)."""
 MODES = SHI2020_MODES
 ABLATION_WORKLOADS = ("dqn", "dqn@32")
 
@@ -178,6 +179,59 @@ def fixed(tech: str = TECH) -> dict[str, Any]:
 
 EYERISS_POINT = {"pe_x": EYERISS.pe_x, "pe_y": EYERISS.pe_y, "rf_w_words": EYERISS.rf_w_words,
                  "rf_i_words": EYERISS.rf_i_words, "rf_o_words": EYERISS.rf_o_words, "glb_kib": EYERISS.glb_kib}
+BO_OPTIONS = {"n_init": 5, "pool_size": 1000}
+"""The outer constrained BO's options: 5 Sobol points, then BO over pools of 1,000 random
+feasible candidates. ``n_init`` was ``max(5, budget // 6)``, which is 5 at every budget the
+committed runs used (8, 16, 30), so those runs are runs of these options; it is a constant
+now so that nothing in the search depends on its total budget (the budget sweep,
+:mod:`experiments.reproduce.shi2020_sweep`, reads a search's prefixes as the searches of
+the smaller budgets)."""
+
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "constrained-bo": ("constrained-bo", BO_OPTIONS),
+    "random": ("random", {}),
+    "tpe": ("tpe", {"sampler_options": {"n_startup_trials": 5}}),
+    "bo-reject": ("constrained-bo", {**BO_OPTIONS, "known_constraints": False, "feasibility_model": False,
+                                     "impute_infeasible": False}),
+    "nsga2": ("nsga2", {"sampler_options": {"population_size": 10}}),
+    "constrained-bo-eyeriss": ("constrained-bo", {**BO_OPTIONS, "initial_points": [EYERISS_POINT]}),
+}
+"""The outer optimizers of the comparison (issue 42 item 3): name -> (registry name,
+options). Each proposes over the same :func:`hardware_space` and every budget counts
+trials, so an invalid proposal spends one of them:
+
+* ``constrained-bo``: the paper's method (:data:`BO_OPTIONS`): the resource limit is a
+  known (input) constraint, candidates are only feasible points; failures would train the
+  feasibility classifier (no outer evaluation has failed in the committed runs: every
+  hardware point of the space has a valid mapping).
+* ``random``: independent feasible samples (rejection sampling of the known constraint
+  before proposing: no proposal is invalid).
+* ``tpe``: Optuna's multivariate TPE, its 5 startup trials matching BO's initial design;
+  Optuna does not know the known constraint: the adapter (:mod:`optimizer.optuna_adapter`)
+  re-asks a suggestion that violates it before proposing (told to TPE as pruned, which it
+  learns from), so these rejections cost no trial and are not counted.
+* ``bo-reject``: BO without the feasibility model: candidates from the parameters' box
+  without the resource constraint, no classifier, no imputation; a proposal beyond the
+  resources is recorded as an INFEASIBLE trial without being evaluated (it spends a trial
+  of the budget, no mapper time), enters no model, is never proposed again, and the next
+  proposal is drawn afresh (rejected and resampled).
+* ``nsga2``: Optuna's NSGA-II, a plain GA with one objective, population 10 (with Optuna's
+  default of 50 the first 50 trials are random samples, more than most budgets here),
+  known constraint handled like TPE's.
+* ``constrained-bo-eyeriss``: constrained BO whose first trial is Eyeriss v1's own
+  configuration (:data:`EYERISS_POINT`, a point of the iso space), then 4 Sobol points.
+
+The sampler settings (5 startup trials, population 10) were chosen before any of these ran.
+Nothing here depends on a search's total budget."""
+
+
+def variant(name: str) -> tuple[str, dict[str, Any]]:
+    """The registry name and options of the outer optimizer ``name`` (:data:`VARIANTS`)."""
+    if name not in VARIANTS:
+        raise ValueError(f"unknown outer optimizer {name!r} (known: {list(VARIANTS)})")
+    reg, opts = VARIANTS[name]
+    return reg, json.loads(json.dumps(opts))
+
 RS_MAPPER = {"name": "exact", "constraints": "row-stationary"}
 EXACT_MAPPER = {"name": "exact"}
 MAX_NODES = 3_000_000
@@ -218,9 +272,33 @@ def search_mapper(gap: float = 0.0, max_nodes: int | None = None) -> dict[str, A
     return out
 
 
+STALE_GAP_FIELD = "stale_worst_layer_edp_over_mapper_bound"
+"""Where :func:`restate_gap` keeps a figure's ``worst_layer_gap`` of the earlier meaning."""
+
+
+def restate_gap(fig: dict[str, Any]) -> dict[str, Any]:
+    """``fig`` (a :func:`figures` value) with ``worst_layer_gap`` in its meaning: the
+    certified distance from the optimum, 0 when every layer is proven optimal. Figures
+    written before commit af00e52 (the steps of the committed run: baseline and software
+    only) computed it as the worst layer's EDP over the exact mapper's reported lower bound,
+    minus 1, even for a proven layer, where the bound is only the search's start and says
+    nothing of the mapping (0.24-9.48 beside ``all_layers_proven_optimal: true``). A proven
+    figure's gap is 0 by definition (its mapping is the optimum); the old number is kept
+    under :data:`STALE_GAP_FIELD`. Unproven figures, and proven ones at 0, come back as
+    they are."""
+    gap = fig.get("worst_layer_gap")
+    if not fig.get("all_layers_proven_optimal") or gap in (0, 0.0) or STALE_GAP_FIELD in fig:
+        return fig
+    return {**fig, "worst_layer_gap": 0.0, STALE_GAP_FIELD: gap}
+
+
 def figures(spec: str, point: dict[str, Any], mapper: Any, tech: str = TECH) -> dict[str, Any]:
-    """Network energy, latency, EDP (and the mapper's per-layer verdicts) of ``point``
-    running ``spec`` with ``mapper``."""
+    """Network energy, latency, EDP of ``point`` running ``spec`` with ``mapper``, with the
+    mapper's verdict: ``all_layers_proven_optimal`` (every layer's mapping proven optimal)
+    and ``worst_layer_gap``, the certified bound on how far the network's worst layer may be
+    from its optimum (the nested evaluator's ``certified_gap``: 0 when every layer is
+    proven, else the worst unproven layer's EDP over its search's least open bound, minus
+    1; ``None`` where such a layer has no bound)."""
     t = time.perf_counter()
     ev = NestedEvaluator("spatial", spec, mapper, fixed=fixed(tech))(point)
     if ev.status.value != "ok":
@@ -230,6 +308,8 @@ def figures(spec: str, point: dict[str, Any], mapper: Any, tech: str = TECH) -> 
     # layer's EDP over its search's least open bound, 0 when every layer is proven;
     # None where an unproven layer has no bound
     gap = m["certified_gap"]
+    if m["all_layers_proven"] == 1.0 and gap != 0.0:
+        raise RuntimeError(f"{spec} on {point}: every layer proven but certified gap {gap}")
     return {"edp_uj_ms": m["edp_uj_ms"], "energy_uj": m["energy_uj"], "latency_ms": m["latency_ms"],
             "utilization": m["utilization"], "area_mm2": m["area_mm2"], "seconds": time.perf_counter() - t,
             "all_layers_proven_optimal": m["all_layers_proven"] == 1.0,
@@ -274,27 +354,36 @@ def study_name(workload: str, mode: str, optimizer: str, tag: str, seed: int) ->
     return f"{workload}-{mode}-{optimizer}{tag}-s{seed}"
 
 
+TRIAL_TIMEOUT_S = 3600.0
+"""Wall seconds after which a hardware evaluation is stopped and its trial FAILED."""
+
+
 def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, budget: int, mapper: Any,
-              storage: str, workers: int, tech: str = TECH, tag: str = "", stop_after: int | None = None) -> dict[str, Any]:
+              storage: str, workers: int, tech: str = TECH, tag: str = "", stop_after: int | None = None,
+              timeout_s: float | None = TRIAL_TIMEOUT_S) -> dict[str, Any]:
     """Run (or resume) one outer search; returns its best-so-far EDP after each evaluation,
     the best point, the best trial's figures where every one of its layers was proven
     optimal (else ``None``: the caller re-maps it) and the evaluation time in seconds (the
     trials' stored wall times, so a resumed run reports the same figure). ``stop_after``
     stops the search of ``budget`` evaluations after its first ``stop_after`` (the same
-    study and settings, so a later call with the whole budget resumes it)."""
+    study and settings, so a later call with the whole budget resumes it). Only the study's
+    first ``budget`` (or ``stop_after``) trials by number are read: a study that a longer
+    search of the same settings extended further (the budget sweep) gives the same result
+    for them, since no proposal depends on the total budget (:data:`VARIANTS`). With
+    ``timeout_s=None`` and one worker the trials run in this process (tests)."""
     from experiments.study import Study
 
-    bo = {"n_init": max(5, budget // 6), "pool_size": 1000}
+    registry_name, options = variant(optimizer)
     study = Study.create(
         study_name(workload, mode, optimizer, tag, seed), hardware_space(mode), {"edp_uj_ms": "min"},
-        "nested", optimizer, optimizer_options=bo if optimizer == "constrained-bo" else {},
+        "nested", registry_name, optimizer_options=options,
         evaluator_options={"accelerator": "spatial", "workload": spec, "mapper": mapper, "fixed": fixed(tech)},
         storage=storage, seed=seed,
     )
-    study.optimize(budget if stop_after is None else min(budget, stop_after), workers=workers, progress=False,
-                   timeout_s=3600)
+    n = budget if stop_after is None else min(budget, stop_after)
+    study.optimize(n, workers=workers, progress=False, timeout_s=timeout_s)
     best, best_t, curve, failed, proven, mapped = np.inf, None, [], 0, 0, 0
-    trials = sorted(study.trials, key=lambda r: r.number)
+    trials = sorted((t for t in study.trials if t.number < n), key=lambda r: r.number)
     for t in trials:
         v = t.metrics.get("edp_uj_ms") if t.status.value == "COMPLETE" else None
         failed += v is None
@@ -308,7 +397,10 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
             best, best_t = v, t
         curve.append(best)
     seconds = [float(t.wall_time_s or 0.0) for t in trials]
-    cpus = [t.cpu_time_s for t in trials]
+    # a proposal the study rejected unevaluated (beyond the space's known constraints)
+    # used no CPU; any other trial without CPU time leaves the search's sum unknown
+    cpus = [0.0 if t.cpu_time_s is None and t.status.value == "INFEASIBLE" else t.cpu_time_s for t in trials]
+    infeasible = sum(t.status.value == "INFEASIBLE" for t in trials)
     metrics = None
     if best_t is not None:
         if best_t.metrics.get("all_layers_proven") == 1.0:
@@ -316,13 +408,19 @@ def run_study(workload: str, spec: str, optimizer: str, seed: int, mode: str, bu
             metrics = {k: m[k] for k in ("edp_uj_ms", "energy_uj", "latency_ms", "utilization", "area_mm2")}
             metrics.update(seconds=best_t.wall_time_s, all_layers_proven_optimal=True, worst_layer_gap=0.0)
     return {"curve": curve, "best_point": dict(best_t.params) if best_t else None, "best_metrics": metrics,
-            "failed": failed, "layer_mappings": mapped, "layer_mappings_proven": proven,
+            "failed": failed, "infeasible": infeasible, "layer_mappings": mapped, "layer_mappings_proven": proven,
             "trial_seconds": seconds, "seconds": float(sum(seconds)), "trials": trials,
+            "trial_cpu_seconds": cpus,
             "cpu_seconds": None if any(c is None for c in cpus) else float(sum(cpus))}
 
 
-RUN_FIELDS = ("curve", "best_point", "best_metrics", "failed", "layer_mappings", "layer_mappings_proven",
-              "trial_seconds", "seconds")
+RUN_FIELDS = ("curve", "best_point", "best_metrics", "failed", "infeasible", "layer_mappings",
+              "layer_mappings_proven", "trial_seconds", "seconds", "trial_cpu_seconds", "cpu_seconds")
+"""A finished search's record. ``failed``: trials without an EDP (INFEASIBLE or FAILED), the
+numerator of the infeasible share; ``infeasible``: the INFEASIBLE ones among them (for
+``bo-reject`` the proposals beyond the resources, rejected unevaluated). The records
+written before the comparison lack ``infeasible``, ``trial_cpu_seconds`` and
+``cpu_seconds`` (their trials did not keep CPU time); readers take ``failed`` and ``None``."""
 
 
 KINDS = {"step": "shi2020.step", "rs_check": "shi2020.rs_check", "search": "shi2020.search",
@@ -344,9 +442,16 @@ def step_settings(step: str, workload: str, spec: str, tech: str) -> dict[str, A
 def search_settings(workload: str, spec: str, optimizer: str, seed: int, mode: str, budget: int, mapper: Any,
                     tech: str) -> dict[str, Any]:
     """The settings of one finished outer search's record: everything its result depends
-    on (workload and spec, energy table, resources, optimizer, seed, budget, inner mapper)."""
-    return {"workload": workload, "spec": spec, "tech": tech, "mode": mode, "optimizer": optimizer, "seed": seed,
-            "budget": budget, "mapper": mapper}
+    on (workload and spec, energy table, resources, optimizer, seed, budget, inner mapper);
+    for an optimizer other than ``constrained-bo`` also its registry name and options
+    (:data:`VARIANTS`; constrained BO's records keep the settings they were written under,
+    its options being :data:`BO_OPTIONS` at every budget they used)."""
+    out = {"workload": workload, "spec": spec, "tech": tech, "mode": mode, "optimizer": optimizer, "seed": seed,
+           "budget": budget, "mapper": mapper}
+    if optimizer != "constrained-bo":
+        reg, opts = variant(optimizer)
+        out["optimizer_registry"], out["optimizer_options"] = reg, opts
+    return out
 
 
 def remap_settings(search: str, workload: str, spec: str, tech: str, mode: str, optimizer: str, seed: int,
@@ -371,7 +476,7 @@ def _best_trial(curve: list[float]) -> int:
 
 def search_run(workload: str, spec: str, optimizer: str, seed: int, mode: str, budget: int, mapper: Any,
                storage: str, workers: int, tech: str, tag: str, store: RecordStore,
-               stop_after: int | None = None) -> dict[str, Any]:
+               stop_after: int | None = None, timeout_s: float | None = TRIAL_TIMEOUT_S) -> dict[str, Any]:
     """One outer search's record (:data:`RUN_FIELDS`): from ``store`` when an earlier
     invocation finished it, else :func:`run_study` (which resumes its SQLite study, up to
     ``stop_after`` evaluations if given) and recorded, with its trials, once the study has
@@ -382,7 +487,8 @@ def search_run(workload: str, spec: str, optimizer: str, seed: int, mode: str, b
     rec = store.record(KINDS["search"], settings)
     if rec is not None:
         return dict(rec.value)
-    r = run_study(workload, spec, optimizer, seed, mode, budget, mapper, storage, workers, tech, tag, stop_after)
+    r = run_study(workload, spec, optimizer, seed, mode, budget, mapper, storage, workers, tech, tag, stop_after,
+                  timeout_s)
     out = plain({k: r[k] for k in RUN_FIELDS})
     if len(r["curve"]) >= budget:
         # the trials' CPU seconds summed (None where a trial has none: a timeout, a dead
@@ -424,18 +530,35 @@ def _first_below(curve: list[float], target: float) -> int | None:
     return next((i + 1 for i, v in enumerate(curve) if v < target), None)
 
 
+def sample_std(x: Any) -> float | None:
+    """The sample standard deviation (ddof = 1) of ``x``; ``None`` for fewer than 2 values."""
+    x = np.asarray(x, dtype=float)
+    return float(x.std(ddof=1)) if x.size >= 2 else None
+
+
+def infeasible_share(runs: list[dict[str, Any]]) -> float | None:
+    """Share of the runs' trials that gave no design (INFEASIBLE or FAILED: a search
+    record's ``failed``) over all their trials (the curves' lengths), from the trials."""
+    n = sum(len(r["curve"]) for r in runs)
+    return sum(r["failed"] for r in runs) / n if n else None
+
+
 def summarize_runs(runs: list[dict[str, Any]], base: dict[str, float], sw: dict[str, float]) -> dict[str, Any]:
-    """Mean +- std over seeds of each run's best design (re-mapped exactly) against the
-    baseline; evaluations until the search beat the baseline and the software-only EDP."""
-    out: dict[str, Any] = {}
+    """Mean and sample std (ddof = 1, over ``n`` seeds) of each run's best design
+    (re-mapped exactly) against the baseline; evaluations until the search beat the
+    baseline and the software-only EDP; the infeasible share of the proposals."""
+    out: dict[str, Any] = {"n": len(runs)}
     for k in ("edp_uj_ms", "energy_uj", "latency_ms"):
         ch = np.array([_change(r["best"][k], base[k]) for r in runs])
-        out[k] = {"change_mean": float(ch.mean()), "change_std": float(ch.std(ddof=0)), "changes": ch.tolist(),
-                  "values": [r["best"][k] for r in runs]}
+        out[k] = {"change_mean": float(ch.mean()), "change_std": sample_std(ch), "std_ddof": 1, "n": len(runs),
+                  "changes": ch.tolist(), "values": [r["best"][k] for r in runs]}
     out["evals_to_beat_baseline"] = [_first_below(r["curve"], base["edp_uj_ms"]) for r in runs]
     out["evals_to_beat_software_only"] = [_first_below(r["curve"], sw["edp_uj_ms"]) for r in runs]
     out["seconds"] = [r["seconds"] for r in runs]
     out["failed_trials"] = [r["failed"] for r in runs]
+    out["trials"] = [len(r["curve"]) for r in runs]
+    out["infeasible_share"] = infeasible_share(runs)
+    out["cpu_seconds"] = [r.get("cpu_seconds") for r in runs]
     out["layer_mappings_proven_share"] = (sum(r.get("layer_mappings_proven", 0) for r in runs)
                                           / max(sum(r.get("layer_mappings", 0) for r in runs), 1))
     out["best_points"] = [r["best_point"] for r in runs]
@@ -552,7 +675,7 @@ def decomposition(workload: str, spec: str, args: Any, storage: str, store: Reco
             res["both"][mode][opt] = s
             beat = [x for x in s["evals_to_beat_baseline"] if x is not None]
             print(f"  {mode:4} {opt:15} EDP {100 * s['edp_uj_ms']['change_mean']:+6.1f} % "
-                  f"+- {100 * s['edp_uj_ms']['change_std']:.1f} vs baseline (energy "
+                  f"+- {100 * (s['edp_uj_ms']['change_std'] or 0.0):.1f} (sample std, n={seeds}) vs baseline (energy "
                   f"{100 * s['energy_uj']['change_mean']:+.1f} %, latency {100 * s['latency_ms']['change_mean']:+.1f} %); "
                   f"beat it in {len(beat)}/{seeds} seeds (median {np.median(beat) if beat else float('nan'):.0f} "
                   f"evals); {np.mean(s['seconds']):.0f} s/run; {100 * s['layer_mappings_proven_share']:.1f} % of "
@@ -648,12 +771,41 @@ def reusable(earlier: dict[str, Any] | None, settings: dict[str, Any], workload:
     return res if same and done else None
 
 
+def restate_reused(res: dict[str, Any]) -> dict[str, Any]:
+    """A reused results.json entry in today's meanings: its steps' gaps (:func:`restate_gap`)
+    and its summaries' stds as sample stds (ddof = 1) with ``n``, from the per-seed changes
+    (entries written before were population stds)."""
+    out = {**res, **{k: restate_gap(res[k]) for k in ("baseline", "software_only") if k in res}}
+    out["both"] = {}
+    for mode, by_opt in res.get("both", {}).items():
+        out["both"][mode] = {}
+        for opt, summ in by_opt.items():
+            summ = dict(summ, n=len(summ["curves"]))
+            for k in ("edp_uj_ms", "energy_uj", "latency_ms"):
+                summ[k] = dict(summ[k], change_std=sample_std(summ[k]["changes"]), std_ddof=1,
+                               n=len(summ[k]["changes"]))
+            out["both"][mode][opt] = summ
+    return out
+
+
+def missing_search_records(workload: str, spec: str, args: Any, store: RecordStore,
+                           modes: tuple[str, ...]) -> bool:
+    """Whether any search of ``workload``'s step 3 (each mode, optimizer and seed) lacks its
+    record in ``store`` (or its fallbacks): a results.json entry taken with ``--reuse`` is
+    then not backed by the records (DQN at batch 1: finished before the steps cache was
+    committed, in a studies.db and cache that were never committed)."""
+    return not all(store.has(KINDS["search"], search_settings(workload, spec, opt, seed, mode, budget_of(workload, args),
+                                                               search_mapper(args.gap, args.max_nodes), TECH))
+                   for mode in modes for opt in args.optimizers for seed in range(args.seeds))
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(prog="coexplore reproduce shi2020", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="ResNet-50's first 4 layers and DQN, 2 seeds, "
                     "8 evaluations, iso only, small ablations: minutes")
     ap.add_argument("--workloads", nargs="+", default=None, help=f"subset of {list(WORKLOADS)}")
-    ap.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
+    ap.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS), choices=list(VARIANTS),
+                    help="outer optimizers of step 3 (VARIANTS: the comparison of issue 42)")
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--budget", type=int, default=None, help="hardware evaluations per run")
     ap.add_argument("--mode", choices=["iso", "free", "both"], default=None)
@@ -727,13 +879,19 @@ def main(argv: list[str] | None = None) -> dict:
         for wl, (spec, _) in workloads.items():
             kept = reusable(earlier, results["settings"], wl, spec)
             if kept is not None:
-                results["workloads"][wl] = {**kept, "reused_from_earlier_invocation": True}
-                print(f"{wl}: taken from {args.reuse} (finished earlier with the same settings)", flush=True)
+                missing = missing_search_records(wl, spec, args, store, modes)
+                results["workloads"][wl] = {**restate_reused(kept), "reused_from_earlier_invocation": True,
+                                            "search_records_missing": missing}
+                print(f"{wl}: taken from {args.reuse} (finished earlier with the same settings)"
+                      + ("; its search records are not in the record store: the figures need a rerun" if missing
+                         else ""), flush=True)
             else:
                 results["workloads"][wl] = decomposition(wl, spec, args, storage, store, modes=modes)
             if not args.steps_only:
+                lost = results["workloads"][wl].get("search_records_missing")
                 plot(results["workloads"][wl], args.out / f"convergence_{wl}.png",
-                     f"{wl}: median and range over {args.seeds} seeds")
+                     f"{wl}: median and range over {args.seeds} seeds"
+                     + (" -- search records lost, needs a rerun" if lost else ""))
             save(False)
     if "table-ablation" not in args.skip and not args.steps_only:
         for wl in abl:
@@ -753,7 +911,20 @@ def _pct(x: float) -> str:
 
 
 def _pm(s: dict[str, Any]) -> str:
-    return f"{100 * s['change_mean']:+.1f} % ± {100 * s['change_std']:.1f}"
+    """Mean ± sample std (ddof = 1, from the per-seed changes, so an entry written with the
+    earlier population std reads the same), n seeds."""
+    sd = sample_std(s["changes"])
+    return f"{100 * s['change_mean']:+.1f} % ± {'--' if sd is None else f'{100 * sd:.1f}'} (n={len(s['changes'])})"
+
+
+def _infeasible(s: dict[str, Any]) -> str:
+    """The infeasible share of a summary's proposals, from its trials (``failed_trials`` over
+    the trials; an entry without ``trials`` ran the budget's number in each seed)."""
+    failed = s.get("failed_trials")
+    if failed is None:
+        return "--"
+    trials = s.get("trials") or [len(c) for c in s["curves"]]
+    return f"{sum(failed)}/{sum(trials)} ({100 * sum(failed) / max(sum(trials), 1):.1f} %)"
 
 
 def _proven(s: dict[str, Any]) -> str:
@@ -772,9 +943,9 @@ def decomposition_rows(wl: str, res: dict[str, Any], batch: str, cmd: str, paper
     rows = []
 
     def row(step: str, mode: str, e: str, en: str, la: str, beat: str = "--", evals: str = "--", secs: str = "--",
-            pap: str = "--", proven: str = "--") -> None:
-        rows.append(f"| {wl} | {batch} | {step} | {mode} | {e} | {en} | {la} | {beat} | {evals} | {secs} | {proven} "
-                    f"| {pap} | `{cmd}` |")
+            pap: str = "--", proven: str = "--", infeasible: str = "--") -> None:
+        rows.append(f"| {wl} | {batch} | {step} | {mode} | {e} | {en} | {la} | {beat} | {evals} | {infeasible} "
+                    f"| {secs} | {proven} | {pap} | `{cmd}` |")
 
     row("baseline: Eyeriss v1 + best row-stationary mapping", "--",
         f"{base['edp_uj_ms']:.4g} uJ·ms", f"{base['energy_uj']:.4g} uJ", f"{base['latency_ms']:.4g} ms",
@@ -786,10 +957,12 @@ def decomposition_rows(wl: str, res: dict[str, Any], batch: str, cmd: str, paper
         for opt, s in by_opt.items():
             beat = [x for x in s["evals_to_beat_baseline"] if x is not None]
             p = paper_change(wl) if paper and mode == "iso" and opt == "constrained-bo" else None
-            row(f"both: co-designed hardware ({opt}) + best mapping", mode, _pm(s["edp_uj_ms"]), _pm(s["energy_uj"]),
-                _pm(s["latency_ms"]), f"{len(beat)}/{len(s['evals_to_beat_baseline'])}",
+            lost = " **(reused results.json entry whose search records were never committed: needs a rerun)**" \
+                if res.get("search_records_missing") else ""
+            row(f"both: co-designed hardware ({opt}) + best mapping{lost}", mode, _pm(s["edp_uj_ms"]),
+                _pm(s["energy_uj"]), _pm(s["latency_ms"]), f"{len(beat)}/{len(s['evals_to_beat_baseline'])}",
                 f"{np.median(beat):.0f}" if beat else "--", f"{np.mean(s['seconds']):.0f}",
-                f"{100 * p:+.0f} %" if p is not None else "--", _proven(s))
+                f"{100 * p:+.0f} %" if p is not None else "--", _proven(s), _infeasible(s))
         b = res["bound"][mode]
         row(f"compulsory-traffic bound ({b['pes']} PEs)", mode, _pct(_change(b["edp_uj_ms"], base["edp_uj_ms"])),
             _pct(_change(b["energy_uj"], base["energy_uj"])), _pct(_change(b["latency_ms"], base["latency_ms"])))
@@ -820,9 +993,9 @@ def against_paper_lines(results: dict[str, Any]) -> list[str]:
 
 
 HEADER = ["| workload | batch | step | resources | EDP vs baseline | energy vs baseline | latency vs baseline "
-          "| beat baseline (seeds) | evals to beat (median) | s/run | layer mappings proven optimal in the search (and the final re-maps) "
-          "| paper (EDP) | command |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| beat baseline (seeds) | evals to beat (median) | infeasible proposals | s/run "
+          "| layer mappings proven optimal in the search (and the final re-maps) | paper (EDP) | command |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def recorded_hours(results: dict) -> float:
@@ -840,6 +1013,22 @@ def recorded_hours(results: dict) -> float:
     return seconds / 3600.0
 
 
+def recorded_cpu(results: dict) -> tuple[float, int, int]:
+    """CPU time of the searches ``results`` records: (hours summed over the searches that
+    recorded it, how many did, how many searches in all). The searches of the records
+    written before trials kept CPU time (every committed one so far) have none."""
+    seconds, known, runs = 0.0, 0, 0
+    for res in [*results["workloads"].values(), *(results.get("ablation_table") or {}).values()]:
+        for by_opt in (res.get("both") or {}).values():
+            for summary in by_opt.values():
+                cpus = summary.get("cpu_seconds") or [None] * len(summary["seconds"])
+                runs += len(cpus)
+                for c in cpus:
+                    if c is not None:
+                        seconds, known = seconds + c, known + 1
+    return seconds / 3600.0, known, runs
+
+
 def write_table(results: dict, path: Path, args: Any) -> None:
     """table.md: the decomposition per workload (changes vs the baseline, negative =
     better), the energy-table ablation and the inner-BO ablation."""
@@ -850,9 +1039,16 @@ def write_table(results: dict, path: Path, args: Any) -> None:
     budgets = ", ".join(f"{w} {b}" for w, b in results["settings"]["budgets"].items())
     searched = ("the deterministic steps only, no hardware search" if results["settings"].get("steps_only") else
                 f"{results['settings']['seeds']} seeds; hardware evaluations per run: {budgets}")
+    cpu_h, cpu_known, cpu_runs = recorded_cpu(results)
+    cpu = (f"CPU time of the searches, summed: {cpu_h:.1f} h over the {cpu_known} of {cpu_runs} searches that "
+           "recorded it (the others' trials were run before trials kept CPU time)" if cpu_runs else
+           "CPU time: no search")
     lines += [f"Energy table: {results['settings']['tech']}; {searched}; changes against the baseline, "
-              f"negative = better. Wall time of the runs recorded here, summed: {recorded_hours(results):.1f} h "
-              "(searches and deterministic steps; not the final re-maps).", "", *HEADER]
+              "negative = better; ± is the sample standard deviation (ddof = 1) over the n seeds. Infeasible "
+              "proposals: trials that gave no design (INFEASIBLE or FAILED) over all trials. Wall time of the runs "
+              f"recorded here, summed over workers: {recorded_hours(results):.1f} h (searches and deterministic "
+              f"steps; not the final re-maps; not elapsed time: two workers ran side by side). {cpu}.",
+              "", *HEADER]
     for wl, res in results["workloads"].items():
         lines += decomposition_rows(wl, res, batches.get(wl, ""), cmd)
     if results.get("ablation_table"):

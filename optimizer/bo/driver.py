@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,6 +48,15 @@ def torch_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(old)
 
 
+def _unconstrained(space: Any) -> Any:
+    """``space``'s parameters without its known constraints (a :class:`DesignSpace` only)."""
+    from design_space.space import DesignSpace
+
+    if not isinstance(space, DesignSpace):
+        raise ValueError(f"known_constraints=False needs a DesignSpace, got {type(space).__name__}")
+    return DesignSpace(*space.params, name=f"{space.name or 'space'}-unconstrained")
+
+
 def _seed(seed: int, number: int, stream: int) -> int:
     return int(np.random.SeedSequence(entropy=seed, spawn_key=(stream, number)).generate_state(1)[0])
 
@@ -59,6 +68,7 @@ class BODriver(Optimizer):
                  pool_size: int = 2000, n_local: int = 5, local_steps: int = 5,
                  mc_samples: int = 128, max_train: int = 1000, log_objective: str | bool = "auto",
                  n_incumbents: int = 3, impute_infeasible: bool = True, feasibility_model: bool = True,
+                 known_constraints: bool = True, initial_points: Sequence[Mapping[str, Any]] = (),
                  torch_threads: int = 1) -> None:
         super().__init__(space, objectives, seed)
         for name, v, lo in (("n_init", n_init, 1), ("pool_size", pool_size, 1), ("n_local", n_local, 0),
@@ -78,14 +88,46 @@ class BODriver(Optimizer):
             raise ValueError(f"{type(self).__name__}: feasibility_model must be True or False, "
                              f"got {feasibility_model!r}")
         self.feasibility_model = feasibility_model
+        if not isinstance(known_constraints, bool):
+            raise ValueError(f"{type(self).__name__}: known_constraints must be True or False, "
+                             f"got {known_constraints!r}")
+        self.known_constraints = known_constraints
+        # where candidates come from: the space itself, or (known_constraints=False, an
+        # ablation) the same parameters without the known constraints, so that proposals
+        # may violate them; the study then records such a proposal as INFEASIBLE without
+        # evaluating it (experiments.study), and the optimizer learns of it only through
+        # the feasibility model and the imputation, if they are on
+        self.candidate_space = space if known_constraints else _unconstrained(space)
+        self.initial_points = self._check_initial(initial_points)
+        if len(self.initial_points) > n_init:
+            raise ValueError(f"{type(self).__name__}: initial_points has {len(self.initial_points)} points, "
+                             f"more than n_init={n_init}")
         self.torch_threads = int(torch_threads)
         self._init: list[Point] | None = None
         self.timings: list[dict[str, float]] = []
 
+    def _check_initial(self, points: Sequence[Mapping[str, Any]]) -> list[Point]:
+        if isinstance(points, Mapping) or isinstance(points, str):
+            raise ValueError(f"{type(self).__name__}: initial_points must be a list of points, got {points!r}")
+        out = []
+        for i, p in enumerate(points):
+            if not isinstance(p, Mapping):
+                raise ValueError(f"{type(self).__name__}: initial_points[{i}] must be a point (a mapping), got {p!r}")
+            bad = self.candidate_space.validate(p)
+            if bad:
+                raise ValueError(f"{type(self).__name__}: initial_points[{i}] = {dict(p)!r} is not a point of "
+                                 f"the space: {'; '.join(map(str, bad))}")
+            out.append(self.candidate_space.normalize(p))
+        return out
+
     # ------------------------------------------------------------------ proposals
     def _initial(self, number: int, exclude: set[str]) -> Point | None:
         if self._init is None:
-            self._init = initial_design(self.space, self.n_init, _seed(self.seed, 0, 7))
+            # the given initial points first (a warm start), then the Sobol design
+            # (the first n_init - len(initial_points) points of the design a run without
+            # them would use, so a warm-started run and a cold one share those)
+            sobol = initial_design(self.candidate_space, self.n_init, _seed(self.seed, 0, 7))
+            self._init = [*self.initial_points, *sobol[: self.n_init - len(self.initial_points)]]
         for p in self._init[number:] + self._init[:number]:
             if self.space.point_key(p) not in exclude:
                 return p
@@ -117,7 +159,7 @@ class BODriver(Optimizer):
         return out
 
     def _fit(self, history: list[Trial], number: int) -> dict[str, Any]:
-        data = training_data(self.space, history, self.objectives, self.log_objective)
+        data = training_data(self.candidate_space, history, self.objectives, self.log_objective)
         # without the feasibility model (an ablation) P(feasible) is 1 everywhere: the
         # acquisition alone chooses, and failures reach it only through imputation
         feas = FeasibilityModel(data.X_all, data.feasible if self.feasibility_model else np.ones(len(data.feasible), bool),
@@ -158,16 +200,16 @@ class BODriver(Optimizer):
         rng = proposal_rng(self.seed, number)
         pending = data.X_pending
         if chosen:
-            pending = np.vstack([pending, self.space.encode(chosen)]) if len(pending) else self.space.encode(chosen)
+            pending = np.vstack([pending, self.candidate_space.encode(chosen)]) if len(pending) else self.candidate_space.encode(chosen)
         t0 = time.perf_counter()
         acqf = None
         if fitted["models"] is not None:
             acqf = self._acquisition(fitted, torch.as_tensor(pending, dtype=DTYPE) if len(pending) else None,
                                      _seed(self.seed, number, 6))
         incumbents = self._incumbents(data)
-        pool = candidate_pool(self.space, rng, self.pool_size, incumbents)
+        pool = candidate_pool(self.candidate_space, rng, self.pool_size, incumbents)
         feas = fitted["feas"]
-        p, _ = maximize(lambda X: score(acqf, X, feas.prob(X)), self.space, rng, pool, exclude,
+        p, _ = maximize(lambda X: score(acqf, X, feas.prob(X)), self.candidate_space, rng, pool, exclude,
                         n_local=self.n_local, local_steps=self.local_steps)
         self.timings.append({"number": number, "fit_s": fitted.get("fit_s", 0.0),
                              "acq_s": time.perf_counter() - t0, "n_train": len(data.Y)})
