@@ -289,8 +289,8 @@ def test_the_mirror_image_of_a_mapping_scores_the_same(seed):
     """The basis of the mirror rule (:func:`mappers.exact._mirror_canonical`): on a
     convolution with ``P = Q`` and ``R = S``, exchanging ``P <-> Q`` and ``R <-> S`` in every
     factor and loop order gives the same energy, compute and bandwidth cycles."""
-    from mappers.exact import _mirror, _problem
     from mappers.constraints import constraints_for
+    from mappers.exact import _mirror, _problem
 
     rng = np.random.default_rng(8100 + seed)
     layer, arch = _symmetric_conv(rng), small_arch(rng)
