@@ -50,6 +50,23 @@ product. So figures that bound every count from below bound the objective from b
   largest product of irrelevant extents of any tile that fits the level below (a table
   over every tile shape of divisors); a first pass without that refinement is lower
   still, so nodes it prunes are pruned soundly, and only the rest get the refinement.
+  The same refinement applies at every on-chip level ``c`` below that tile (issue 41):
+  all levels between ``c`` and the last known tile are undecided, so unless an operand
+  keeps its whole share at ``c`` or is the one the innermost loop above ``c`` is
+  irrelevant to, every iteration of those loops refetches its tile; the bound is the
+  least over one stationary operand per refined level (every completion has at most one
+  per level), staged (the highest level alone first) and at most two levels deep.
+  A node's bound is never below its parent's (*parent floors*: the parent's bound
+  bounds every completion of the parent, the child's among them).
+* *Spatial floor*: a spatial assignment whose bound from its PE count alone (the cost
+  model's ``spatial_floor``: compulsory energy x ``MACs / PEs used``) is at least the
+  bar is dropped before its roots are bounded (:meth:`_Search._busy_enough`).
+* *Mirror symmetry*: where a dimension involution maps the layer and the space onto
+  themselves (a square convolution: ``P <-> Q``, ``R <-> S``) and there are no
+  constraints, of each pair of mirrored spatial assignments only one is searched
+  (:func:`_mirror_canonical`: mirrored mappings score the same).
+* *Dives*: before the best-first search, a short depth-first dive from the best roots
+  offers incumbents (:meth:`_Search._dive`); it changes no bound, only the bar.
   A node whose bound is at least the best objective found so far (times ``1 + 1e-9``,
   for float rounding) is pruned: it holds no better mapping. The first incumbent is the
   heuristic mapper's. With ``gap > 0`` a node is pruned once its bound is within

@@ -349,6 +349,17 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
       loop of ``b`` refetches its tile: the sweep's words times the product of its
       irrelevant extents over ``irrelevant_tile``. The caller takes the least bound
       over the stationary operand (each order of ``b`` has at most one).
+    * any level ``c < b`` (issue 41), given a per-level table (``(B, L, 3)``, entries < 0:
+      not refined) and one stationary operand per level: the same argument, with the
+      loops of every level ``c + 1 .. b`` (all undecided) in place of ``b``'s. Within one
+      pass of ``b``'s tile those loops run through every tile of ``c`` in the share:
+      ``share / w`` relevant positions times at least ``reach / table`` irrelevant ones,
+      ``w`` words each, all fetched anew when the innermost of those loops is relevant to
+      the operand (a one-dimension operand's tiles at distinct positions are disjoint,
+      and ``c`` holds one tile); the operand that innermost loop is irrelevant to is the
+      level's stationary one. The caller takes the least over every combination of
+      stationary operands of the refined levels (:func:`per_level_refinement` has the
+      forms).
 
     Everything the model derives from fill counts (multicast reads, partial-sum
     refills, NoC deliveries, energy, bandwidth) grows with them, so the figures bound
