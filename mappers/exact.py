@@ -50,6 +50,23 @@ product. So figures that bound every count from below bound the objective from b
   largest product of irrelevant extents of any tile that fits the level below (a table
   over every tile shape of divisors); a first pass without that refinement is lower
   still, so nodes it prunes are pruned soundly, and only the rest get the refinement.
+  The same refinement applies at every on-chip level ``c`` below that tile (issue 41):
+  all levels between ``c`` and the last known tile are undecided, so unless an operand
+  keeps its whole share at ``c`` or is the one the innermost loop above ``c`` is
+  irrelevant to, every iteration of those loops refetches its tile; the bound is the
+  least over one stationary operand per refined level (every completion has at most one
+  per level), staged (the highest level alone first) and at most two levels deep.
+  A node's bound is never below its parent's (*parent floors*: the parent's bound
+  bounds every completion of the parent, the child's among them).
+* *Spatial floor*: a spatial assignment whose bound from its PE count alone (the cost
+  model's ``spatial_floor``: compulsory energy x ``MACs / PEs used``) is at least the
+  bar is dropped before its roots are bounded (:meth:`_Search._busy_enough`).
+* *Mirror symmetry*: where a dimension involution maps the layer and the space onto
+  themselves (a square convolution: ``P <-> Q``, ``R <-> S``) and there are no
+  constraints, of each pair of mirrored spatial assignments only one is searched
+  (:func:`_mirror_canonical`: mirrored mappings score the same).
+* *Dives*: before the best-first search, a short depth-first dive from the best roots
+  offers incumbents (:meth:`_Search._dive`); it changes no bound, only the bar.
   A node whose bound is at least the best objective found so far (times ``1 + 1e-9``,
   for float rounding) is pruned: it holds no better mapping. The first incumbent is the
   heuristic mapper's. With ``gap > 0`` a node is pruned once its bound is within
@@ -172,6 +189,14 @@ _WARM_SLACK = 1e-6
 """A warm-start candidate sets the bar at its objective times ``1 + _WARM_SLACK`` (well
 above the ``_TOL`` every improvement must clear), so a search that completes replaces it
 with the mapping a cold search finds (see the module docstring)."""
+_REFINED_LEVELS = 2
+"""The stationary-operand refinement of :meth:`_Search._bound` covers at most this many
+levels below the last known tile (``3 ** k`` passes for ``k`` levels)."""
+_DIVE_ROOTS = 4
+_DIVE_WIDTH = 4
+_DIVE_LEAVES = 64
+"""The initial dives (:meth:`_Search._dive`): roots dived from, children kept per level,
+leaves scored per dive."""
 _ROOT_CHUNK = 1 << 20
 """Roots bounded at a time (:meth:`_Search._roots`): about 0.6 GB of node arrays, and a
 multiple of the loop-nest model's 16,384-row blocks."""
@@ -262,6 +287,60 @@ def _spatial_assignments(p: _Problem) -> tuple[np.ndarray, np.ndarray]:
     sx = acc[:, 0::2, :]
     sy = acc[:, 1::2, :]
     return sx, sy
+
+
+def _mirror(p: _Problem) -> np.ndarray | None:
+    """A dimension permutation ``sigma`` (an involution, not the identity) under which the
+    layer and the search space are symmetric, or ``None``: equal sizes, every operand's
+    tensor axes mapped onto its own axes (dimension and coefficient), the same allowed
+    slots for ``d`` and ``sigma[d]`` at every level, and no dataflow (whose rules name
+    dimensions). A convolution with ``P = Q``, ``R = S`` and equal strides and dilations
+    has one: ``P <-> Q``, ``R <-> S``."""
+    if p.info.dataflow is not None:
+        return None
+    dims = p.dims
+    D = len(dims)
+    axes = {op: sorted(tuple(sorted(ax)) for ax in p.layer.tensor(op).axes) for op in OPERANDS}
+    for perm in itertools.permutations(range(D)):
+        sigma = np.array(perm)
+        if (sigma == np.arange(D)).all() or (sigma[sigma] != np.arange(D)).any():
+            continue
+        if (p.sizes[sigma] != p.sizes).any():
+            continue
+        name = {dims[j]: dims[sigma[j]] for j in range(D)}
+        if any(sorted(tuple(sorted((name[d], c) for d, c in ax)) for ax in p.layer.tensor(op).axes) != axes[op]
+               for op in OPERANDS):
+            continue
+        if all((ok[:, sigma] == ok).all() for ok in (p.temporal_ok, p.spatial_x_ok, p.spatial_y_ok)):
+            return sigma
+    return None
+
+
+def _mirror_canonical(p: _Problem, sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of each pair of spatial assignments that are mirror images under :func:`_mirror`'s
+    ``sigma`` (dimensions ``d`` and ``sigma[d]`` exchanged), only the one whose factors
+    come first lexicographically (and every self-mirrored one).
+
+    Sound: ``sigma`` maps the mapping space onto itself (same sizes and slots; a
+    bypass choice names operands, not dimensions, so it is unchanged) and every
+    mapping ``m`` onto one with the same counts (the model reads dimensions only through
+    the operands' axes, which ``sigma`` permutes among themselves: ``sigma(m)`` has the
+    same tiles, transitions and overlaps, dimension for dimension renamed), hence the same
+    objective. The roots of a dropped assignment are the mirror images of a kept
+    assignment's roots, and their completions of the kept ones' completions, so the
+    best objective over the kept roots is the best over all (the mapping found may be
+    the mirror image of another search's, at the same objective up to float rounding).
+    Only without constraints (which may name one dimension and not its mirror)."""
+    sigma = _mirror(p)
+    if sigma is None or not len(sx):
+        return sx, sy
+    a = np.concatenate([sx, sy], axis=1).reshape(len(sx), -1)
+    b = np.concatenate([sx[:, :, sigma], sy[:, :, sigma]], axis=1).reshape(len(sx), -1)
+    diff = a != b
+    first = np.argmax(diff, axis=1)
+    rows = np.arange(len(a))
+    keep = ~diff.any(axis=1) | (a[rows, first] < b[rows, first])
+    return sx[keep], sy[keep]
 
 
 def _row_codes(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -419,6 +498,7 @@ class ExactMapper:
         search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap, rc,
                          self.max_nodes)
         search.warm = list(incumbents or ())
+        search.mirror = self.constraints is None
         search.run()
         search.settle_warm_start()
         if search.best is None:
@@ -456,6 +536,8 @@ class _Search:
         self.stopped = False
         self.open_bounds: list[float] = []
         self.root_bounds: list[float] = []
+        self.floor_bounds: list[float] = []                 # spatial assignments dropped (_busy_enough)
+        self.mirror = False                                 # may drop mirror images (_mirror_canonical)
         self.keeps = _keep_choices(layer, arch, bypass, rc)
         self.n_keep = len(self.keeps)
         self.space_size = 0
@@ -482,7 +564,7 @@ class _Search:
     def lower_bound(self) -> float:
         if self.stopped:
             return min([self.incumbent, *self.open_bounds, *([self.bar] if self.gap else [])])
-        root = min(self.root_bounds) if self.root_bounds else self.incumbent
+        root = min(self.root_bounds + self.floor_bounds) if self.root_bounds or self.floor_bounds else self.incumbent
         return max(root, self.bar) if self.gap else root
 
     def run(self) -> None:
@@ -499,6 +581,9 @@ class _Search:
         self.warm_start(p)                  # the caller's candidate incumbents (issue 41, item 4)
         self.space_size = _space_size(p) * self.n_keep
         sx, sy = _spatial_assignments(p)
+        sx, sy = self._busy_enough(sx, sy)
+        if self.mirror:
+            sx, sy = _mirror_canonical(p, sx, sy)
         if not len(sx) or not self.keeps:
             return
         # the roots: every bypass choice x every spatial assignment, every temporal factor
@@ -511,7 +596,61 @@ class _Search:
             return
         # the roots go straight onto the heap (a bound-sorted copy), so nothing else keeps them
         self._push(*self._roots(p, sx, sy, keeps, ki, si), self.arch.n_levels - 1)
+        self._dive(p)
         self._descend(p)
+
+    def _dive(self, p: _Problem) -> None:
+        """Anytime quality: from each of the :data:`_DIVE_ROOTS` roots of least bound, a
+        depth-first dive that keeps the :data:`_DIVE_WIDTH` children of least bound at
+        each level and scores the :data:`_DIVE_LEAVES` best leaves exactly, for an early
+        incumbent near the optimum (the best-first search reaches leaves only after
+        every node of lower bound, usually after every root). It only offers mappings
+        (legal ones, scored by the model) as incumbents and leaves the heap alone, so the
+        search that follows is the same best-first search with a better bar: it still
+        expands every node whose bound is below the best found, and the dived roots too."""
+        if not self._heap:
+            return
+        _, _, top, roots, bounds = self._heap[0]
+        for r in range(min(_DIVE_ROOTS, len(roots))):
+            frontier, lvl = roots.take(slice(r, r + 1)), top
+            frontier.floor = bounds[r:r + 1]
+            while len(frontier) and bounds[r] < self.bar:
+                if self._timed_out():
+                    return
+                children = self._children(p, frontier, lvl)
+                self.nodes += len(children)
+                if not len(children):
+                    break
+                if lvl == 1:
+                    lb = self._bound(p, children, 0)
+                    sel = np.argsort(lb, kind="stable")[:_DIVE_LEAVES]
+                    self._leaves(p, children.take(sel[lb[sel] < self.bar]))
+                    break
+                cb = self._bound(p, children, lvl)
+                sel = np.argsort(cb, kind="stable")[:_DIVE_WIDTH]
+                sel = sel[cb[sel] < self.bar]
+                frontier = children.take(sel)
+                frontier.floor = cb[sel]
+                lvl -= 1
+
+    def _busy_enough(self, sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The spatial assignments that may hold a mapping better than the incumbent: a
+        cost model with a ``spatial_floor(layer, arch, objective, spatial_product)`` (a
+        bound of the objective over every mapping whose spatial factors multiply to that
+        product, e.g. :meth:`evaluators.loopnest.LoopNestCost.spatial_floor`: compulsory
+        energy x ``MACs / PEs used``) drops each assignment whose floor is at least the
+        bar, with all its roots, before any of them is bounded. Every completion of its
+        roots has that product, so none beats the incumbent."""
+        floor = getattr(self.cost, "spatial_floor", None)
+        if floor is None or not len(sx) or not math.isfinite(self.bar):
+            return sx, sy
+        f = floor(self.layer, self.arch, self.objective, np.prod(sx * sy, axis=(1, 2)))
+        if f is None:
+            return sx, sy
+        ok = np.asarray(f) < self.bar
+        if not ok.all():                     # what the dropped assignments' completions are at least
+            self.floor_bounds.append(float(np.min(np.asarray(f)[~ok])))
+        return sx[ok], sy[ok]
 
     def _roots(self, p: _Problem, sx: np.ndarray, sy: np.ndarray, keeps: np.ndarray, ki: np.ndarray,
                si: np.ndarray) -> tuple[_Nodes, np.ndarray]:
@@ -531,7 +670,7 @@ class _Search:
             k, i = ki[lo:lo + _ROOT_CHUNK], si[lo:lo + _ROOT_CHUNK]
             a, b = sx[i], sy[i]
             remaining = p.sizes[None, :] // (a.prod(axis=1) * b.prod(axis=1))
-            nodes = _Nodes(a, b, np.ones((len(i), L, D), dtype=np.int64), remaining, keeps[k])
+            nodes = _Nodes(a, b, np.ones((len(i), L, D), dtype=np.int64), remaining, keeps[k], np.zeros(len(i)))
             lb = self._bound(p, nodes, L)
             least = min(least, float(np.min(lb)))
             below = np.flatnonzero(lb < self.bar)
@@ -553,7 +692,9 @@ class _Search:
         keep = np.flatnonzero(bounds < self.bar)
         if len(keep):
             keep = keep[np.argsort(bounds[keep], kind="stable")]
-            heapq.heappush(self._heap, (float(bounds[keep[0]]), next(self._counter), lvl, ns.take(keep), bounds[keep]))
+            kept = ns.take(keep)
+            kept.floor = bounds[keep]            # the children's floor (see _bound)
+            heapq.heappush(self._heap, (float(bounds[keep[0]]), next(self._counter), lvl, kept, bounds[keep]))
 
     def _descend(self, p: _Problem) -> None:
         """Best-first search from the nodes on the heap: always expand the open nodes of
@@ -644,7 +785,7 @@ class _Search:
                 rem_new = np.ones_like(left[b_i])
             else:
                 rem_new = left[b_i]
-            parts.append(_Nodes(nodes.sx[a], nodes.sy[a], T, rem_new, nodes.keep[a]))
+            parts.append(_Nodes(nodes.sx[a], nodes.sy[a], T, rem_new, nodes.keep[a], nodes.floor[a]))
         if not parts:
             return _Nodes.empty(L, D)
         return _Nodes.concat(parts)
@@ -665,9 +806,18 @@ class _Search:
     # ---------------------------------------------------------------- bounds
     def _bound(self, p: _Problem, nodes: _Nodes, known: int) -> np.ndarray:
         """The bound of each node (temporal factors decided at levels >= ``known``): the
-        minimum over the canonical orders of the decided levels and, where the level
-        below the last known tile has a parent with undecided loops (``known >= 2``),
-        over which operand that parent's innermost loop leaves stationary."""
+        minimum over the canonical orders of the decided levels and, for the on-chip
+        levels ``c`` below the last known tile (``c < known - 1``, every level between
+        ``c`` and that tile undecided), over which operand the innermost loop above ``c``
+        leaves stationary (at most :data:`_REFINED_LEVELS` of them, the highest; each
+        completion has one such operand, or none, per level, so the least over every
+        combination bounds it); never below the node's parent's bound (:attr:`_Nodes.floor`:
+        the parent's bound bounds every completion of the parent, a fortiori of the child).
+
+        Staged: first without the stationary refinement (lower still: a node it prunes is
+        pruned soundly), then, for the nodes left below the bar, refining the highest
+        level alone, then the two highest, and so on (each stage's bound is at most the
+        full one: an unrefined level is a relaxation)."""
         L = self.arch.n_levels
         levels = list(range(max(known, 1), L))
         classes = np.stack(canonical_orders(p.structure))
@@ -676,10 +826,19 @@ class _Search:
         # the decided levels' orders are the classes' (least_lower_bound sets them)
         order = np.tile(np.arange(len(p.dims)), (len(nodes), L, 1))
         batch = MappingBatch(p.dims, nodes.placed(p), nodes.sx, nodes.sy, order, nodes.keep)
-        c = known - 2
-        irr = self._irrelevant_tiles(p, nodes.keep[:, c, :], c) if 0 <= c < L - 1 else None
+        b = known - 1
+        refined = [c for c in range(b - 1, -1, -1) if c < L - 1][:_REFINED_LEVELS]   # highest first
+        table = None
+        if refined:
+            table = np.full((len(nodes), L, len(OPERANDS)), -1.0)
+            for c in refined:
+                irr = self._irrelevant_tiles(p, nodes.keep[:, c, :], c)
+                if irr is None:
+                    refined = refined[:refined.index(c)]
+                    break
+                table[:, c] = irr
 
-        def bound(rows: np.ndarray, stationary: int | None, tiles: np.ndarray | None) -> np.ndarray:
+        def bound(rows: np.ndarray, stationary: Any, tiles: np.ndarray | None) -> np.ndarray:
             sub = batch if len(rows) == len(batch) else batch.take(rows)
             irr_rows = None if tiles is None else tiles[rows]
             # the least over the classes of the decided levels, in one pass of the model
@@ -688,14 +847,21 @@ class _Search:
             self.evaluated += len(rows) * len(classes) ** len(levels)    # at most: repeats are skipped
             return value
 
-        # first without the stationary operand (one pass), then, for the nodes that bound
-        # does not prune, the least over which operand level known - 1 leaves stationary
-        best = bound(np.arange(len(nodes)), None, None)
-        if irr is None:
-            return best
-        rows = np.flatnonzero(best < self.bar)
-        if len(rows):
-            best[rows] = np.min([bound(rows, s, irr) for s in range(len(OPERANDS))], axis=0)
+        best = np.maximum(bound(np.arange(len(nodes)), None, None), nodes.floor)
+        for k in range(1, len(refined) + 1):
+            rows = np.flatnonzero(best < self.bar)
+            if not len(rows):
+                break
+            part = table.copy()
+            for c in refined[k:]:
+                part[:, c] = -1.0                    # levels not refined at this stage
+            least = np.full(len(rows), np.inf)
+            for combo in itertools.product(range(len(OPERANDS)), repeat=k):
+                codes = [-1] * L
+                for c, s in zip(refined[:k], combo):
+                    codes[c] = s
+                least = np.minimum(least, bound(rows, codes, part))
+            best[rows] = np.maximum(best[rows], least)
         return best
 
     def _irrelevant_tiles(self, p: _Problem, keep_c: np.ndarray, c: int) -> np.ndarray | None:
@@ -857,21 +1023,22 @@ class _Nodes:
     T: np.ndarray
     remaining: np.ndarray   # (n, D)
     keep: np.ndarray        # (n, L, 3) the bypass choice
+    floor: np.ndarray       # (n,) the parent's bound (a bound of every completion of the node)
 
     def __len__(self) -> int:
         return len(self.T)
 
     def take(self, idx: np.ndarray | slice) -> _Nodes:
-        return _Nodes(self.sx[idx], self.sy[idx], self.T[idx], self.remaining[idx], self.keep[idx])
+        return _Nodes(self.sx[idx], self.sy[idx], self.T[idx], self.remaining[idx], self.keep[idx], self.floor[idx])
 
     @classmethod
     def empty(cls, L: int, D: int) -> _Nodes:
         z = np.ones((0, L, D), dtype=np.int64)
-        return cls(z, z, z, np.ones((0, D), dtype=np.int64), np.ones((0, L, 3), dtype=bool))
+        return cls(z, z, z, np.ones((0, D), dtype=np.int64), np.ones((0, L, 3), dtype=bool), np.zeros(0))
 
     @classmethod
     def concat(cls, parts: list[_Nodes]) -> _Nodes:
-        fs = ("sx", "sy", "T", "remaining", "keep")
+        fs = ("sx", "sy", "T", "remaining", "keep", "floor")
         return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in fs))
 
     def extents(self, sizes: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ from mappers.orders import objective_of
 from mappers.workloads import Layer
 
 __all__ = ["bound_hook", "check_bound_arguments", "distinct_words", "least_lower_bound", "lower_bound",
-           "sliding_level_bounds"]
+           "per_level_refinement", "sliding_level_bounds", "stationary_code"]
 
 
 def distinct_words(ctx: FillContext, extents: Any, whole: Any = None) -> Any:
@@ -193,12 +193,16 @@ def sliding_level_bounds(ctx: FillContext, irrelevant: np.ndarray) -> Any:
     return out
 
 
-def bound_hook(known: int, arch: ArchSpec, stationary: int | None = None,
-                irrelevant_tile: Any = None) -> Callable[[FillContext], Any]:
+def bound_hook(known: int, arch: ArchSpec, stationary: Any = None,
+               irrelevant_tile: Any = None) -> Callable[[FillContext], Any]:
     """The ``fills`` hook of :func:`lower_bound` (see there for the rules). The compiled
     kernel computes the same fills in :func:`evaluators.loopnest.kernel_bounds.bound_fill`:
-    change both together (``tests/evaluators/test_loopnest_kernel.py`` compares them)."""
+    change both together (``tests/evaluators/test_loopnest_kernel.py`` compares them).
+    ``stationary`` and ``irrelevant_tile``: per level, as :func:`per_level_refinement`
+    returns them (or its one-level forms)."""
     b = known - 1                                   # tiles of levels >= b are known
+    n = None if irrelevant_tile is None else np.shape(irrelevant_tile)[0]
+    codes, irrelevant_tile = per_level_refinement(arch, known, n or 0, stationary, irrelevant_tile)
 
     def hook(ctx: FillContext) -> Any:
         single = all(len(ax) == 1 for ax in ctx.axes)
@@ -226,18 +230,67 @@ def bound_hook(known: int, arch: ArchSpec, stationary: int | None = None,
         out_all = np.prod(ctx.T_above[b], axis=0)                       # decided loops' product
         extra = np.where(inner > cap, inner, 0.0) if single else np.maximum(inner - cap, 0.0)
         sweeps = plain + (out_all - mult) * extra
-        if not single or irrelevant_tile is None or ctx.c != b - 1:
+        if not single or irrelevant_tile is None:
             return sweeps
-        # level b's loops (undecided) lie directly above c: unless the operand keeps a
-        # tile of its whole share, unless it is the one operand level b's innermost loops
-        # are irrelevant to, every loop of level b refetches its tile
+        table = irrelevant_tile[:, ctx.c, ctx.t]                      # (B,), < 0: no refinement
+        if not (table >= 0).any():
+            return sweeps
+        # the loops of levels c + 1 .. b (all undecided) lie above c: unless the operand
+        # keeps a tile of its whole share, unless it is the one operand the innermost of
+        # them is irrelevant to, every one of them refetches its tile
         irr = [d for d in range(ctx.D) if d not in dims]
         reach = np.prod(extents[irr], axis=0) if irr else np.ones_like(inner)
-        spread = np.maximum(reach / np.minimum(irrelevant_tile[:, ctx.t], reach), 1.0)
-        moving = out_all * inner * np.where(ctx.t == stationary, 1.0, spread)
-        return np.where(inner <= cap, sweeps, np.maximum(sweeps, moving))
+        spread = np.maximum(reach / np.minimum(np.where(table >= 0, table, 1.0), reach), 1.0)
+        moving = out_all * inner * np.where(ctx.t == codes[ctx.c], 1.0, spread)
+        return np.where((inner <= cap) | (table < 0), sweeps, np.maximum(sweeps, moving))
 
     return hook
+
+
+def per_level_refinement(arch: ArchSpec, known: int, n: int, stationary: Any,
+                         irrelevant_tile: Any) -> tuple[tuple[int, ...], Any]:
+    """The stationary operand and the irrelevant-tile table of :func:`lower_bound` per
+    level: ``(codes, table)`` with ``codes[c]`` the operand level ``c``'s parent loops
+    leave stationary (-1: none) and ``table`` ``(n, L, 3)`` (entries < 0: no refinement
+    at that level), or ``None``.
+
+    ``irrelevant_tile`` ``(n, 3)`` (and an ``int`` ``stationary``) is the one-level form:
+    level ``known - 2`` alone. ``(n, L, 3)`` (and a length-``L`` sequence) gives every
+    level; a level at or above ``known - 1`` (its tile known) is never refined."""
+    L = arch.n_levels
+    b = int(known) - 1
+    if stationary is None:
+        codes = [-1] * L
+    elif isinstance(stationary, (int, np.integer)):
+        codes = [-1] * L
+        if 0 <= b - 1:
+            codes[b - 1] = int(stationary)
+    else:
+        codes = [int(s) for s in stationary]
+        if len(codes) != L:
+            raise ValueError(f"stationary must be None, an operand index or one per level ({L}), got {stationary!r}")
+    if any(not -1 <= s < len(OPERANDS) for s in codes):
+        raise ValueError(f"stationary operands must be -1 (none) or 0..{len(OPERANDS) - 1}, got {stationary!r}")
+    if irrelevant_tile is None:
+        return tuple(codes), None
+    irr = np.asarray(irrelevant_tile, dtype=float)
+    if irr.shape == (n, len(OPERANDS)):
+        table = np.full((n, L, len(OPERANDS)), -1.0)
+        if 0 <= b - 1:
+            table[:, b - 1] = irr
+        irr = table
+    elif irr.shape != (n, L, len(OPERANDS)):
+        raise ValueError(f"irrelevant_tile must have shape ({n}, 3) or ({n}, {L}, 3), got {irr.shape}")
+    else:
+        irr = irr.copy()
+        irr[:, max(b, 0):] = -1.0
+    return tuple(codes), irr
+
+
+def stationary_code(codes: Sequence[int]) -> int:
+    """The kernel's form of per-level stationary operands: two bits per level
+    (``codes[c] + 1``, 0 for none), level 0 least significant."""
+    return sum((int(s) + 1) << (2 * c) for c, s in enumerate(codes))
 
 
 def check_bound_arguments(arch: ArchSpec, batch: MappingBatch, known: int, irrelevant_tile: Any) -> Any:
@@ -246,12 +299,14 @@ def check_bound_arguments(arch: ArchSpec, batch: MappingBatch, known: int, irrel
     if int(known) > arch.n_levels:
         raise ValueError(f"known={known} levels, the architecture has {arch.n_levels}")
     irr = None if irrelevant_tile is None else np.asarray(irrelevant_tile, dtype=float)
-    if irr is not None and irr.shape != (len(batch), len(OPERANDS)):
-        raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3), got {irr.shape}")
+    shapes = ((len(batch), len(OPERANDS)), (len(batch), arch.n_levels, len(OPERANDS)))
+    if irr is not None and irr.shape not in shapes:
+        raise ValueError(f"irrelevant_tile must have shape ({len(batch)}, 3) or "
+                         f"({len(batch)}, {arch.n_levels}, 3), got {irr.shape}")
     return irr
 
 
-def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *, stationary: int | None = None,
+def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *, stationary: Any = None,
                 irrelevant_tile: Any = None, kernel: bool | None = None,
                 conventions: Conventions | str | None = None) -> LoopNestResult:
     """Figures no completion of a partial mapping can beat.
@@ -296,6 +351,17 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
       loop of ``b`` refetches its tile: the sweep's words times the product of its
       irrelevant extents over ``irrelevant_tile``. The caller takes the least bound
       over the stationary operand (each order of ``b`` has at most one).
+    * any level ``c < b`` (issue 41), given a per-level table (``(B, L, 3)``, entries < 0:
+      not refined) and one stationary operand per level: the same argument, with the
+      loops of every level ``c + 1 .. b`` (all undecided) in place of ``b``'s. Within one
+      pass of ``b``'s tile those loops run through every tile of ``c`` in the share:
+      ``share / w`` relevant positions times at least ``reach / table`` irrelevant ones,
+      ``w`` words each, all fetched anew when the innermost of those loops is relevant to
+      the operand (a one-dimension operand's tiles at distinct positions are disjoint,
+      and ``c`` holds one tile); the operand that innermost loop is irrelevant to is the
+      level's stationary one. The caller takes the least over every combination of
+      stationary operands of the refined levels (:func:`per_level_refinement` has the
+      forms).
 
     Everything the model derives from fill counts (multicast reads, partial-sum
     refills, NoC deliveries, energy, bandwidth) grows with them, so the figures bound
@@ -317,22 +383,24 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
     """
     irr = check_bound_arguments(arch, batch, known, irrelevant_tile)
     conv = relaxed_conventions(Conventions.of(conventions))
+    codes, irr = per_level_refinement(arch, known, len(batch), stationary, irr)
     if _use_kernel(kernel):
-        return evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary, irr, conv=conv)
+        return evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary_code(codes),
+                                 _kernel_table(irr), conv=conv)
     st = prepare(layer, arch)
     if irr is None:
         return evaluate_reference(np, st, arch, batch, True, None,
-                                  with_convention_rules(bound_hook(known, arch, stationary), conv), conv)
+                                  with_convention_rules(bound_hook(known, arch, codes), conv), conv)
     # one hook per block of the numpy path, each with its rows of irrelevant_tile
     parts = [evaluate_reference(np, st, arch, batch_rows(batch, i, min(i + BLOCK_ROWS, len(batch))), True, None,
-                                with_convention_rules(bound_hook(known, arch, stationary, irr[i:i + BLOCK_ROWS]),
-                                                      conv), conv)
+                                with_convention_rules(bound_hook(known, arch, codes, irr[i:i + BLOCK_ROWS]), conv),
+                                conv)
              for i in range(0, len(batch), BLOCK_ROWS)]
     return parts[0] if len(parts) == 1 else concat_results(parts)
 
 
 def least_lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, levels: Sequence[int],
-                      candidates: Any, objective: str, *, stationary: int | None = None,
+                      candidates: Any, objective: str, *, stationary: Any = None,
                       irrelevant_tile: Any = None, kernel: bool | None = None,
                       conventions: Conventions | str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the least ``objective`` of :meth:`lower_bound` over every combination
@@ -363,8 +431,9 @@ def least_lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: 
     if use_kernel and not kernel_plan(layer, arch).vector:
         request = LeastRequest(np.asarray(lv, dtype=np.int64), cand, objective, np.empty(len(batch)),
                                np.empty(len(batch), dtype=np.int64))
-        evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary, irr, request,
-                          conv=relaxed_conventions(Conventions.of(conventions)))
+        codes, irr = per_level_refinement(arch, known, len(batch), stationary, irr)
+        evaluate_compiled(kernel_plan(layer, arch), batch, int(known), stationary_code(codes), _kernel_table(irr),
+                          request, conv=relaxed_conventions(Conventions.of(conventions)))
         return request.best, request.choice
     best = np.full(len(batch), np.inf)
     choice = np.zeros(len(batch), dtype=np.int64)
@@ -380,6 +449,12 @@ def least_lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: 
         best[better] = v[better]
         choice[better] = k
     return best, choice
+
+
+def _kernel_table(irr: Any) -> Any:
+    """The kernel's form of a per-level irrelevant-tile table: ``(n, 3 L)``, level-major
+    (``None`` stays ``None``)."""
+    return None if irr is None else np.ascontiguousarray(irr.reshape(len(irr), -1))
 
 
 def _use_kernel(kernel: bool | None) -> bool:

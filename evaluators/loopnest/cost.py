@@ -32,6 +32,7 @@ from evaluators.loopnest.dispatch import (
 )
 from evaluators.loopnest.reference import BLOCK_ROWS, evaluate_reference
 from evaluators.loopnest.result import LoopNestResult
+from mappers.base import check_objective
 from mappers.mapping import Mapping, MappingBatch
 from mappers.orders import OrderCoupling
 from mappers.workloads import Layer
@@ -197,6 +198,27 @@ class LoopNestCost:
         return bounds.least_lower_bound(layer, arch, batch, known, levels, candidates, objective,
                                         stationary=stationary, irrelevant_tile=irrelevant_tile, kernel=kernel,
                                         conventions=self.conventions)
+
+    def spatial_floor(self, layer: Layer, arch: ArchSpec, objective: str, spatial_product: Any) -> Any:
+        """A bound of ``objective`` over every mapping whose spatial factors multiply to
+        ``spatial_product`` (``(n,)``), from no partial mapping but the product: without a
+        systolic dataflow the model's compute cycles are the product of the temporal
+        factors, ``MACs / spatial_product``, whatever they are; the latency is at least
+        that, and the energy at least the layer's compulsory energy
+        (:func:`evaluators.loopnest.compulsory.energy_lower_bound_pj`: every MAC once,
+        every touched word read or written once at the backing store), hence EDP at least
+        their product. ``None`` where it does not apply: objective ``energy``, a dataflow
+        (the array's fold cycles), ``vector_words > 1`` (energies per vector access), or
+        conventions the default's bounds do not cover."""
+        from evaluators.loopnest.compulsory import energy_lower_bound_pj
+
+        check_objective(objective)
+        if objective == "energy" or arch.dataflow is not None or \
+                any(lv.vector_words != 1 for lv in arch.levels) or \
+                not (self.conventions.default or self.bounded_by_default):
+            return None
+        cycles = float(layer.macs) / np.asarray(spatial_product, dtype=float)
+        return cycles * energy_lower_bound_pj(layer, arch) if objective == "edp" else cycles
 
 
 LOOPNEST = LoopNestCost()

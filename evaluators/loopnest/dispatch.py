@@ -47,6 +47,8 @@ _kernel_state: dict[str, Any] = {}
 _plans: OrderedDict[tuple[int, int], KernelPlan] = OrderedDict()
 _plans_lock = threading.Lock()
 _NO_IRR = np.zeros((0, 3))
+"""No irrelevant-tile table. A table is ``(B, 3 L)``, level-major
+(:func:`evaluators.loopnest.bounds.per_level_refinement`)."""
 _OBJECTIVE_CODE = {"energy": 0, "latency": 1, "edp": 2}
 _NO_ORDERS = (np.zeros((0, 0), dtype=np.int64), np.zeros(0, dtype=np.int64), 2, np.zeros(0), np.zeros(0),
               np.zeros(0, dtype=np.int64))
@@ -214,7 +216,7 @@ def evaluate_compiled(plan: KernelPlan, batch: MappingBatch, known: int | None =
         np.ascontiguousarray(batch.spatial_y, dtype=np.int64), np.ascontiguousarray(batch.order, dtype=np.int64),
         np.ascontiguousarray(batch.keep, dtype=np.bool_), pk.axes_i, pk.axes_f, pk.dims_i, pk.lv_i,
         pk.lv_f, pk.sc, _convention_codes(conv), out_l, out_s, valid, b,
-        -1 if stationary is None else int(stationary), irr, live, *orders)
+        0 if stationary is None else int(stationary), irr, live, *orders)
     if bad:
         raise ValueError("a fold cannot use more rows/cols than the array has")
     if lean:

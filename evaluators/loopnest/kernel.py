@@ -366,8 +366,10 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
     :func:`evaluators.loopnest.bounds_conventions.relaxed_conventions`, with a MAC's reads
     on change bounded by :func:`evaluators.loopnest.kernel_bounds.mac_change_fill`); the other arrays are a :class:`Packed`'s. ``live`` ``None``: the
     model's own counts; else the lower bound's fills (:func:`bound_fill`) with
-    ``b = known - 1``, the ``stationary`` operand (-1: none), ``irr`` the ``(B, 3)``
-    irrelevant-tile table (``(0, 3)``: none) and ``live`` ``(B, D)`` the dimensions the
+    ``b = known - 1``, the ``stationary`` operands per level (two bits a level, level 0
+    lowest: the operand + 1, 0 for none; :func:`evaluators.loopnest.bounds.stationary_code`),
+    ``irr`` the ``(B, 3 L)`` per-level irrelevant-tile table (level-major, < 0: none at that
+    level; ``(0, 3)``: none) and ``live`` ``(B, D)`` the dimensions the
     numpy model keeps in each row's block. ``live`` is ``None`` or not by type, so numba
     compiles the two modes apart and the scoring code carries no bound code.
 
@@ -803,7 +805,8 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                         if live is not None:
                             F = bound_fill(t, c, b, F, w, single_r[t], bdim_r[t], n_ax[t], ax_d[t], ax_cf[t], bits,
                                            n_above, slot_dim, slot_lvl, ntr, Tf, SPf, E, steps, lv_f[c, _CAP + t],
-                                           stationary, irr[row, t] if has_irr else -1.0, ws, span_ws, idx_ws)
+                                           ((stationary >> (2 * c)) & 3) - 1,
+                                           irr[row, 3 * c + t] if has_irr else -1.0, ws, span_ws, idx_ws)
                         Fc[t] = F
                 for t in range(3):
                     if not act[t]:

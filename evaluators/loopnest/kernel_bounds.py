@@ -49,8 +49,9 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
     axis of the operand is one dimension; ``bdim``: the dimensions of its one-dimension
     axes; ``n_ax``, ``ax_d``, ``ax_cf``: its live axes (dimensions of size 1 that the
     numpy model drops are left out); ``bits[d]``: the operands ``d`` is irrelevant to
-    (bit ``t``); ``cap``: ``c``'s capacity for the operand; ``stationary``: the stationary
-    operand or -1; ``irr``: the irrelevant-tile bound, or -1 for none. Every quantity but
+    (bit ``t``); ``cap``: ``c``'s capacity for the operand; ``stationary``: the operand
+    the loops above ``c`` leave stationary, or -1; ``irr``: the irrelevant-tile bound of
+    level ``c``, or -1 for none (then ``c`` is not refined; any level below ``b`` may be). Every quantity but
     ``spread`` is an integer below 2**53, exact in float64 in any order of the sums.
 
     ``ws`` (float ``(9, max(L, D, axes))``), ``span`` (float ``(L, D)``) and ``idx`` (int
@@ -214,7 +215,7 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
     else:
         extra = max(inner - cap, 0.0)
     sweeps = plain + (out_all - mult) * extra
-    if not single or irr < 0 or c != b - 1:
+    if not single or irr < 0:                       # irr < 0: no refinement at c
         return sweeps
     if inner <= cap:
         return sweeps

@@ -25,10 +25,12 @@ and 95th percentiles and the maximum of CPU seconds, and the share of layer maps
 incumbent at 0.5 s is within 2 % of the final result (a lower bound on "of the optimum"
 only where the result is proven). Without limits the run maps until every layer is
 proven; ``--max-nodes`` / ``--time-limit-s`` (wall clock, per layer) cap each search, and
-a capped layer counts as unproven at its certified gap.
+a capped layer counts as unproven at its certified gap. ``--spaces``, ``--points`` (indices
+within each space) and ``--layers`` (names) map a subset, to iterate on hard cases.
 
 Run: ``python -m experiments.benchmarks.mapper_codesign [--shi-points 15] [--demo-points 10]
-[--workloads dqn dqn@32 resnet50 bert] [--max-nodes N] [--time-limit-s S] [--json FILE]``.
+[--workloads dqn dqn@32 resnet50 bert] [--spaces shi-iso shi-free demo eyeriss]
+[--points 0 1] [--layers conv1 conv2] [--max-nodes N] [--time-limit-s S] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -135,6 +137,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--shi-points", type=int, default=15, help="points drawn from each Shi space (iso, free)")
     ap.add_argument("--demo-points", type=int, default=10, help="points drawn from the demo's systolic space")
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
+    ap.add_argument("--spaces", nargs="+", default=None, choices=["shi-iso", "shi-free", "demo", "eyeriss"],
+                    help="map only these spaces' points (default: all)")
+    ap.add_argument("--points", nargs="+", type=int, default=None,
+                    help="map only the points of these indices within each space (default: all)")
+    ap.add_argument("--layers", nargs="+", default=None, help="map only layers of these names (default: all)")
     ap.add_argument("--max-nodes", type=int, default=None, help="cap per layer (default: none)")
     ap.add_argument("--time-limit-s", type=float, default=None, help="wall-clock cap per layer (default: none)")
     ap.add_argument("--json", type=Path, default=None, help="write every row and the summary here")
@@ -151,9 +158,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"{'space':<9} {'workload':<9} {'layer':<28}{'CPU s':>8}{'nodes':>10} proven {'gap':>7}"
           f"{'heur/res':>9}  anytime@{'/'.join(str(s) for s in CHECKPOINTS_S)}", flush=True)
     rows: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
     for space, label, arch in designs(args.shi_points, args.demo_points):
+        k = seen[space] = seen.get(space, -1) + 1
+        if (args.spaces and space not in args.spaces) or (args.points is not None and k not in args.points):
+            continue
         for w, ls in layers.items():
             for layer in ls:
+                if args.layers and layer.name not in args.layers:
+                    continue
                 r = map_one(layer, arch, mapper)
                 r.update(space=space, point=label, workload=w, layer=layer.name)
                 rows.append(r)

@@ -137,3 +137,97 @@ def test_bounds_with_leakage_never_exceed_the_mapping_itself(seed):
         lb = LOOPNEST.lower_bound(layer, arch, batch, known)
         assert (np.asarray(lb.energy_pj) <= np.asarray(exact.energy_pj) * (1 + 1e-9) + 1e-9).all(), known
         assert (np.asarray(lb.leakage_energy_pj) <= np.asarray(exact.leakage_energy_pj) * (1 + 1e-9)).all()
+
+
+def _stationary_above(layer, batch: MappingBatch, c: int) -> np.ndarray:
+    """Per mapping, the operand the innermost loop (factor > 1) above level ``c`` -- the
+    innermost of the first level above ``c`` that has one -- is irrelevant to (-1: none,
+    or no such loop)."""
+    from mappers.orders import OrderStructure
+
+    irrelevant_to = OrderStructure.of(layer).irrelevant_to
+    out = np.full(len(batch), -1, dtype=np.int64)
+    for i in range(len(batch)):
+        for lvl in range(c + 1, batch.temporal.shape[1]):
+            loops = [d for d in batch.order[i, lvl] if batch.temporal[i, lvl, d] > 1]
+            if loops:
+                out[i] = irrelevant_to[loops[-1]]
+                break
+    return out
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_bounds_with_the_stationary_operand_at_every_level(seed):
+    """The refinement at every level ``c`` below the last known tile (issue 41), each with
+    the operand the loops directly above it leave stationary (as the mapping's own orders
+    have it) and the exact mapper's table for that level: at most every legal mapping's
+    figures, on the small layers x architectures of the exact mapper's certification."""
+    from mappers.exact import irrelevant_tile_table
+    from mappers.exhaustive import enumerate_mappings
+    from tests.mappers.test_exact import small_arch, small_layer
+
+    rng = np.random.default_rng(7100 + seed)
+    layer, arch = small_layer(rng), small_arch(rng)
+    try:
+        batch = next(iter(enumerate_mappings(layer, arch, bypass=True, orders=True, max_mappings=400_000)), None)
+    except ValueError:
+        batch = next(iter(enumerate_mappings(layer, arch, bypass=False, orders=True, max_mappings=4_000_000)),
+                     None)
+    if batch is None:
+        return
+    ok = np.flatnonzero(np.asarray(evaluate_batch(layer, arch, batch).valid))
+    if not len(ok):
+        return
+    batch = batch.take(ok[rng.permutation(len(ok))[:1500]])
+    exact = evaluate_batch(layer, arch, batch)
+    L = arch.n_levels
+    for known in range(2, L + 1):
+        refined = [c for c in range(known - 1) if c < L - 1]
+        table = np.full((len(batch), L, 3), -1.0)
+        for c in refined:
+            t = irrelevant_tile_table(layer, arch, c, batch.keep[:, c, :])
+            if t is not None:
+                table[:, c] = t
+        st = np.stack([_stationary_above(layer, batch, c) for c in range(L)], axis=1)     # (n, L)
+        st[:, [c for c in range(L) if c not in refined]] = -1
+        codes, inverse = np.unique(st, axis=0, return_inverse=True)
+        for r, code in enumerate(codes):
+            idx = np.flatnonzero(inverse.ravel() == r)
+            res = LOOPNEST.lower_bound(layer, arch, batch.take(idx), known, stationary=[int(s) for s in code],
+                                       irrelevant_tile=table[idx])
+            for field in ("energy_pj", "compute_cycles", "bandwidth_cycles"):
+                got, want = np.asarray(getattr(res, field)), np.asarray(getattr(exact, field))[idx]
+                assert (got <= want * (1 + 1e-9) + 1e-9).all(), (known, field, code)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_spatial_floor_bounds_every_mapping(seed):
+    """:meth:`LoopNestCost.spatial_floor` (compulsory energy x MACs / spatial product) is
+    at most the EDP and the latency of random mappings on architectures without a
+    dataflow, and declines (``None``) for energy and for a systolic dataflow."""
+    rng = np.random.default_rng(7300 + seed)
+    layer, arch = random_layer(rng), random_arch(rng)
+    maps = [random_mapping(rng, layer, arch) for _ in range(20)]
+    batch = MappingBatch.from_mappings(layer, arch, maps)
+    r = evaluate_batch(layer, arch, batch)
+    prod = np.prod(batch.spatial_x * batch.spatial_y, axis=(1, 2))
+    assert LOOPNEST.spatial_floor(layer, arch, "energy", prod) is None
+    assert arch.dataflow is None
+    for objective, want in (("edp", r.edp), ("latency", r.latency_cycles)):
+        f = LOOPNEST.spatial_floor(layer, arch, objective, prod)
+        assert (f <= np.asarray(want) * (1 + 1e-12)).all(), objective
+    # tight in cycles where the factors multiply to the sizes (the exact mapper's space):
+    # compute cycles are exactly MACs / product there
+    sizes = np.array([layer.dims[d] for d in batch.dims])
+    exact = (np.prod(batch.temporal * batch.spatial_x * batch.spatial_y, axis=1) == sizes).all(axis=1)
+    np.testing.assert_allclose(np.asarray(r.compute_cycles)[exact], (layer.macs / prod)[exact])
+
+
+def test_spatial_floor_declines_a_systolic_dataflow():
+    """A systolic array's compute cycles include its fold cycles: no floor there."""
+    from accelerators import SystolicArray
+
+    arch = SystolicArray(rows=8, cols=8, dataflow="OS", ifmap_sram_kib=8, filter_sram_kib=8,
+                         ofmap_sram_kib=8).to_arch()
+    assert arch.dataflow is not None
+    assert LOOPNEST.spatial_floor(random_layer(np.random.default_rng(0)), arch, "edp", np.ones(2)) is None

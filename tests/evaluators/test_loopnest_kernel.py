@@ -475,3 +475,73 @@ def test_too_many_rows_on_a_systolic_array_raises_on_both_paths():
     for kernel in (False, True):
         with pytest.raises(ValueError, match="more rows/cols"):
             ln.evaluate_batch(layer, arch, batch, kernel=kernel)
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_bound_equals_numpy_with_the_per_level_refinement(chunk):
+    """The stationary-operand refinement at every level below the last known tile (the
+    ``(B, L, 3)`` table and one stationary operand per level; issue 41): the kernel's bound
+    equals the numpy hook's bit for bit, with the exact mapper's tables and random ones,
+    every combination of stationary operands on the refined levels, plain and through
+    ``least_lower_bound``."""
+    import itertools
+
+    from mappers.exact import irrelevant_tile_table
+    from mappers.exhaustive import enumerate_mappings
+    from mappers.orders import OrderStructure, canonical_orders
+    from tests.mappers.test_exact import small_arch, small_layer
+
+    checked = 0
+    for seed in range(12 * chunk, 12 * (chunk + 1)):
+        rng = np.random.default_rng(4100 + seed)
+        layer, arch = small_layer(rng), small_arch(rng)
+        try:
+            batch = next(iter(enumerate_mappings(layer, arch, bypass=True, orders=True, max_mappings=50_000)), None)
+        except ValueError:
+            batch = random_mappings(layer, arch, 300, seed=seed, bypass=True)
+        if batch is None:
+            continue
+        batch = batch.take(rng.permutation(len(batch))[:300])
+        L = arch.n_levels
+        what = f"seed {seed}\n{layer}\n{arch}"
+        canon = np.stack(canonical_orders(OrderStructure.of(layer)))
+        for known in range(2, L + 1):
+            refined = [c for c in range(known - 1) if c < L - 1]
+            if not refined:
+                continue
+            table = np.full((len(batch), L, 3), -1.0)
+            rand = table.copy()
+            for c in refined:
+                t = irrelevant_tile_table(layer, arch, c, batch.keep[:, c, :])
+                table[:, c] = t if t is not None else 1.0
+                rand[:, c] = rng.integers(1, 5, size=(len(batch), 3))
+            for irr in (table, rand):
+                for combo in itertools.product(range(-1, 3), repeat=len(refined)):
+                    codes = [-1] * L
+                    for c, s in zip(refined, combo):
+                        codes[c] = s
+                    check_bound(layer, arch, batch, known, what, stationary=codes, irrelevant_tile=irr)
+                    levels = list(range(max(known, 1), L))[-2:] or [L - 1]
+                    kv, kc = ln.LOOPNEST.least_lower_bound(layer, arch, batch, known, levels, canon, "edp",
+                                                            kernel=True, stationary=codes, irrelevant_tile=irr)
+                    nv, nc = ln.LOOPNEST.least_lower_bound(layer, arch, batch, known, levels, canon, "edp",
+                                                            kernel=False, stationary=codes, irrelevant_tile=irr)
+                    np.testing.assert_array_equal(kv, nv, err_msg=what)
+                    np.testing.assert_array_equal(kc, nc, err_msg=what)
+                    checked += 1
+    assert checked > 30, checked
+
+
+def test_per_level_refinement_arguments_are_checked():
+    """A stationary list of the wrong length, an operand out of range or a table of the
+    wrong shape is an error naming the parameter."""
+    layer = gemm("g", M=4, N=4, K=4)
+    arch = eyeriss_v1().to_arch()
+    batch = random_mappings(layer, arch, 3, seed=0)
+    L = arch.n_levels
+    with pytest.raises(ValueError, match="stationary"):
+        ln.LOOPNEST.lower_bound(layer, arch, batch, L, stationary=[0, 1])
+    with pytest.raises(ValueError, match="stationary"):
+        ln.LOOPNEST.lower_bound(layer, arch, batch, L, stationary=[5] * L)
+    with pytest.raises(ValueError, match="irrelevant_tile"):
+        ln.LOOPNEST.lower_bound(layer, arch, batch, L, irrelevant_tile=np.ones((3, L + 1, 3)))

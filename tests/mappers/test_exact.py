@@ -276,3 +276,59 @@ def test_whole_vector_accesses_are_searched_exactly():
     assert r.optimal and r.lower_bound <= r.objective("edp") * (1 + 1e-9)
     from mappers.heuristic import HeuristicMapper
     assert HeuristicMapper().map(gemm("g", M=2, N=2, K=2), wide, LOOPNEST, "edp").energy_pj > 0
+
+
+def _symmetric_conv(rng: np.random.Generator):
+    r = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    pq, rs = r(2, 3), r(1, 2)
+    return conv2d("square", N=1, K=r(1, 2), C=r(1, 2), P=pq, Q=pq, R=rs, S=rs, stride=r(1, 2),
+                  dilation=r(1, 2))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_mirror_image_of_a_mapping_scores_the_same(seed):
+    """The basis of the mirror rule (:func:`mappers.exact._mirror_canonical`): on a
+    convolution with ``P = Q`` and ``R = S``, exchanging ``P <-> Q`` and ``R <-> S`` in every
+    factor and loop order gives the same energy, compute and bandwidth cycles."""
+    from mappers.constraints import constraints_for
+    from mappers.exact import _mirror, _problem
+
+    rng = np.random.default_rng(8100 + seed)
+    layer, arch = _symmetric_conv(rng), small_arch(rng)
+    p = _problem(layer, arch, True, constraints_for(None, layer, arch).resolve(layer, arch))
+    sigma = _mirror(p)
+    if arch.dataflow is not None:
+        assert sigma is None
+        return
+    assert sigma is not None and [layer.dim_names[j] for j in sigma][3:] == ["Q", "P", "S", "R"]
+    from mappers.mapping import MappingBatch
+    from mappers.sampling import random_mappings
+
+    batch = random_mappings(layer, arch, 3000, seed=seed, bypass=True)
+    inv = np.argsort(sigma)
+
+    mirrored = MappingBatch(batch.dims, batch.temporal[:, :, sigma], batch.spatial_x[:, :, sigma],
+                            batch.spatial_y[:, :, sigma], inv[batch.order], batch.keep)
+    a, b = evaluate_batch(layer, arch, batch), evaluate_batch(layer, arch, mirrored)
+    for f in ("energy_pj", "compute_cycles", "bandwidth_cycles"):
+        np.testing.assert_allclose(np.asarray(getattr(b, f)), np.asarray(getattr(a, f)), rtol=1e-12, err_msg=f)
+    np.testing.assert_array_equal(np.asarray(a.valid), np.asarray(b.valid))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_symmetric_convolutions_against_brute_force(seed):
+    """With the mirror rule active (square convolutions, no constraints), the exact mapper
+    still finds the brute-force optimum, every objective."""
+    rng = np.random.default_rng(8200 + seed)
+    layer, arch = _symmetric_conv(rng), small_arch(rng)
+    try:
+        want = brute_force(layer, arch)
+    except ValueError:                                   # too many mappings to list
+        pytest.skip("space too large for brute force")
+    for obj in OBJECTIVES:
+        if not math.isfinite(want[obj]):
+            continue
+        r = ExactMapper().map(layer, arch, LOOPNEST, obj)
+        assert r.optimal
+        assert want[obj] * (1 - 1e-9) <= r.objective(obj) <= want[obj] * (1 + 1e-9), (obj, layer, arch)
+        assert r.lower_bound <= want[obj] * (1 + 1e-9)

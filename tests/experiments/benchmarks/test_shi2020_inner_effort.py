@@ -39,8 +39,9 @@ def test_design_layers_certifies_its_gaps_against_the_proof():
     from experiments.benchmarks.shi2020_inner_effort import design_layers
     from experiments.reproduce.shi2020 import EYERISS_POINT
 
-    # fc2 of DQN on Eyeriss v1: 1,000 nodes stop the search, 10 million prove it
-    (row,) = design_layers("dqn", EYERISS_POINT, [1_000, 10_000_000], ["fc2"])
+    # conv3 of DQN on Eyeriss v1: 1,000 nodes stop the search, 10 million prove it (fc2,
+    # the case before, is proven within 1,000 nodes since issue 41's bounds)
+    (row,) = design_layers("dqn", EYERISS_POINT, [1_000, 10_000_000], ["conv3"])
     cut, full = row["1000"], row["10000000"]
     assert full["optimal"] and full["gap"] == 0.0 and not cut["optimal"]
     assert full["edp"] <= cut["edp"] <= full["edp"] * (1 + cut["gap"]) * (1 + 1e-9)
