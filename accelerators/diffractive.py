@@ -287,7 +287,11 @@ class DiffractiveAccelerator:
             out.append(f"{c}.phase_levels must be >= 2 or None, got {self.phase_levels!r}")
         if self.modulation not in ("phase", "coupled", "complex"):
             out.append(f"{c}.modulation must be 'phase', 'coupled' or 'complex', got {self.modulation!r}")
-        if propagation:
+        tol_ok = isinstance(self.padding_tol, (int, float)) and not isinstance(self.padding_tol, bool) \
+            and math.isfinite(self.padding_tol) and self.padding_tol > 0
+        if not tol_ok:
+            out.append(f"{c}.padding_tol must be a finite number > 0, got {self.padding_tol!r}")
+        if propagation and tol_ok:
             rep = check_propagation(self.wavelength_m, self.pitch_m, self.grid, self.z_m, self.propagation,
                                     warn=False, n=self.n, tol=self.padding_tol)
             out.extend(rep.problems)

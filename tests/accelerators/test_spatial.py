@@ -66,7 +66,7 @@ def test_from_point_and_normalization():
     assert (type(s.pe_x), s.pe_x, s.glb_kib, s.multicast) == (int, 16, 64.0, False)
     assert type(s.multicast) is bool and s.tech is EYERISS_NORMALIZED
     assert s.pe_y == SpatialArray().pe_y  # missing keys take defaults
-    with pytest.raises(ValueError, match=r"SpatialArray.from_point: unknown keys \['glb_kb'\]"):
+    with pytest.raises(ValueError, match=r"SpatialArray.from_point: unknown keys 'glb_kb' \(did you mean 'glb_kib'\?\)"):
         SpatialArray.from_point({"glb_kb": 64})
 
 

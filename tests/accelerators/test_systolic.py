@@ -73,7 +73,7 @@ def test_numbers_are_normalized():
 def test_from_point():
     s = SystolicArray.from_point({"rows": 32, "dataflow": "OS", "tech": "horowitz_45nm"})
     assert (s.rows, s.cols, s.dataflow, s.tech) == (32, SystolicArray().cols, "OS", HOROWITZ_45NM)
-    with pytest.raises(ValueError, match=r"unknown keys \['banks', 'row'\]"):
+    with pytest.raises(ValueError, match=r"unknown keys 'banks'; 'row' \(did you mean 'rows'\?\)"):
         SystolicArray.from_point({"row": 4, "banks": 2})
     with pytest.raises(ValueError, match=r"SystolicArray\.rows must be a positive integer"):
         SystolicArray.from_point({"rows": 0})
