@@ -69,6 +69,7 @@ __all__ = [
     "fresnel_phase_error_rad",
     "padding_error",
     "plan_propagation",
+    "transfer_np",
 ]
 
 METHODS = ("asm", "fresnel", "rs")
@@ -167,7 +168,7 @@ def _fast_len(k: int) -> int:
     return best
 
 
-def _transfer_np(method: str, m: int, pitch_m: float, wavelength_m: float, z_m: float) -> np.ndarray:
+def transfer_np(method: str, m: int, pitch_m: float, wavelength_m: float, z_m: float) -> np.ndarray:
     """The transfer functions of :mod:`evaluators.optics.propagation` in numpy complex128
     (FFT order): band-limited ASM, Fresnel, sampled RS impulse response (the test suite
     checks that they equal the torch ones)."""
@@ -218,7 +219,7 @@ def _reference_kernel(method: str, n: int, mref: int, pitch_m: float, wavelength
         r = np.sqrt(x**2 + y**2 + z_m**2)
         h = (z_m / r**2) * (1.0 / (2 * np.pi * r) - 1j / wavelength_m) * np.exp(2j * np.pi * r / wavelength_m)
         return h * pitch_m**2
-    return _kernel_offsets(_transfer_np(method, mref, pitch_m, wavelength_m, z_m), n)
+    return _kernel_offsets(transfer_np(method, mref, pitch_m, wavelength_m, z_m), n)
 
 
 @functools.lru_cache(maxsize=256)
@@ -238,7 +239,7 @@ def padding_error(wavelength_m: float, pitch_m: float, n: int, pad: int, z_m: fl
     if method != "rs" and abs(z_m) > _full_band_distance_m(mref, pitch_m, wavelength_m):
         return math.inf
     href = _reference_kernel(method, n, mref, pitch_m, wavelength_m, z_m)
-    hm = _kernel_offsets(_transfer_np(method, n + 2 * pad, pitch_m, wavelength_m, z_m), n)
+    hm = _kernel_offsets(transfer_np(method, n + 2 * pad, pitch_m, wavelength_m, z_m), n)
     w1 = (n - np.abs(np.arange(-(n - 1), n))).astype(float)
     w = np.outer(w1, w1)
     den = float((w * np.abs(href) ** 2).sum())

@@ -290,17 +290,13 @@ def test_the_mirror_image_of_a_mapping_scores_the_same(seed):
     """The basis of the mirror rule (:func:`mappers.exact._mirror_canonical`): on a
     convolution with ``P = Q`` and ``R = S``, exchanging ``P <-> Q`` and ``R <-> S`` in every
     factor and loop order gives the same energy, compute and bandwidth cycles."""
-    from mappers.constraints import constraints_for
-    from mappers.exact import _mirror, _problem
-
     rng = np.random.default_rng(8100 + seed)
     layer, arch = _symmetric_conv(rng), small_arch(rng)
-    p = _problem(layer, arch, True, constraints_for(None, layer, arch).resolve(layer, arch))
-    sigma = _mirror(p)
     if arch.dataflow is not None:
-        assert sigma is None
-        return
-    assert sigma is not None and [layer.dim_names[j] for j in sigma][3:] == ["Q", "P", "S", "R"]
+        pytest.skip("a dataflow's rules name dimensions: the mirror rule is not applied there")
+    names = list(layer.dim_names)
+    swap = {"P": "Q", "Q": "P", "R": "S", "S": "R"}
+    sigma = np.array([names.index(swap.get(d, d)) for d in names])
     from mappers.mapping import MappingBatch
     from mappers.sampling import random_mappings
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from accelerators.diffraction_limits import _transfer_np
+from accelerators.diffraction_limits import transfer_np
 from accelerators.diffractive import DiffractiveAccelerator, propagator_ok
 from evaluators.optics.model import DiffractiveNetwork
 from evaluators.optics.propagation import (
@@ -88,7 +88,7 @@ def test_numpy_transfer_functions_of_the_validity_model_equal_the_torch_ones():
     for method in ("asm", "fresnel", "rs"):
         for lam, pitch, z in ((*VIS, 0.1), (*THZ, 0.03), (*FAR, 0.3)):
             a = transfer(method, 48, pitch, lam, z).numpy()
-            b = _transfer_np(method, 48, pitch, lam, z)
+            b = transfer_np(method, 48, pitch, lam, z)
             assert np.abs(a - b).max() < 2e-5 * max(1.0, np.abs(b).max()), method
 
 
