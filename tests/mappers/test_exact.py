@@ -93,10 +93,15 @@ def small_arch(rng: np.random.Generator) -> ArchSpec:
                                 dma_bus_bits=16).to_arch()
 
 
-def brute_force(layer, arch) -> dict[str, float]:
+def brute_force(layer, arch, conv=None, batches=None) -> dict[str, float]:
+    """The least valid objective of each kind over ``batches`` (default: every mapping
+    :func:`~mappers.exhaustive.enumerate_mappings` lists, bypass included), scored under the
+    counting conventions ``conv`` (default coexplore's)."""
+    if batches is None:
+        batches = enumerate_mappings(layer, arch, bypass=True, max_mappings=400_000)
     best = dict.fromkeys(OBJECTIVES, math.inf)
-    for batch in enumerate_mappings(layer, arch, bypass=True, max_mappings=400_000):
-        r = evaluate_batch(layer, arch, batch)
+    for batch in batches:
+        r = evaluate_batch(layer, arch, batch, accounting=conv)
         ok = np.asarray(r.valid)
         if not ok.any():
             continue
@@ -124,17 +129,20 @@ def cases(n: int, seed: int) -> list:
 CASES = cases(N_CASES, 20261124)
 
 
-def check(layer, arch) -> None:
-    want = brute_force(layer, arch)
+def check(layer, arch, cost=LOOPNEST, want=None, note=None) -> None:
+    """The exact mapper under ``cost`` proves the brute-force minimum ``want`` (default
+    :func:`brute_force` under the default conventions) of every objective, or finds no
+    legal mapping where there is none; ``note`` labels a failure."""
+    want = brute_force(layer, arch) if want is None else want
     for obj in OBJECTIVES:
         if not math.isfinite(want[obj]):
             with pytest.raises(NoLegalMapping):
-                ExactMapper().map(layer, arch, LOOPNEST, obj)
+                ExactMapper().map(layer, arch, cost, obj)
             continue
-        r = ExactMapper().map(layer, arch, LOOPNEST, obj)
+        r = ExactMapper().map(layer, arch, cost, obj)
         assert r.optimal and not r.stopped_early
         assert r.mapping.violations(layer, arch) == []
-        assert r.objective(obj) == pytest.approx(want[obj], rel=1e-9), (layer, arch.name, obj)
+        assert r.objective(obj) == pytest.approx(want[obj], rel=1e-9), (layer, arch.name, obj, note)
         assert r.lower_bound <= r.objective(obj) * (1 + 1e-9)
 
 

@@ -17,17 +17,13 @@ default, so it has bound rules of its own).
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 import pytest
 
 from evaluators.loopnest import ACCOUNTING, Conventions, LoopNestCost, evaluate_batch
-from mappers.base import NoLegalMapping
-from mappers.exact import ExactMapper
 from mappers.exhaustive import enumerate_mappings
-from mappers.orders import objective_of
-from tests.mappers.test_exact import OBJECTIVES, cases
+from tests.mappers.test_exact import brute_force, cases, check
 
 BOUNDED = {
     "zigzag": ACCOUNTING["zigzag"],
@@ -58,19 +54,6 @@ def cases_for(name: str) -> list:
     return out
 
 
-def brute_force(layer, arch, conv) -> dict[str, float]:
-    best = dict.fromkeys(OBJECTIVES, math.inf)
-    for batch in enumerate_mappings(layer, arch, bypass=True, max_mappings=400_000):
-        r = evaluate_batch(layer, arch, batch, accounting=conv)
-        ok = np.asarray(r.valid)
-        if not ok.any():
-            continue
-        for obj in OBJECTIVES:
-            v = objective_of(obj, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[ok]
-            best[obj] = min(best[obj], float(v.min()))
-    return best
-
-
 @pytest.mark.parametrize("name", list(BOUNDED))
 @pytest.mark.parametrize("case", range(N_CASES))
 def test_exact_equals_the_brute_force_minimum_under_bounded_accountings(case, name):
@@ -78,17 +61,7 @@ def test_exact_equals_the_brute_force_minimum_under_bounded_accountings(case, na
     conv = BOUNDED[name]
     cost = LoopNestCost(conv)
     assert cost.separable_orders and cost.bounded_by_default
-    want = brute_force(layer, arch, conv)
-    for obj in OBJECTIVES:
-        if not math.isfinite(want[obj]):
-            with pytest.raises(NoLegalMapping):
-                ExactMapper().map(layer, arch, cost, obj)
-            continue
-        r = ExactMapper().map(layer, arch, cost, obj)
-        assert r.optimal and not r.stopped_early
-        assert r.mapping.violations(layer, arch) == []
-        assert r.objective(obj) == pytest.approx(want[obj], rel=1e-9), (layer, arch.name, obj, name)
-        assert r.lower_bound <= r.objective(obj) * (1 + 1e-9)
+    check(layer, arch, cost, brute_force(layer, arch, conv), name)
 
 
 @pytest.mark.parametrize("name", list(BOUNDED))

@@ -18,17 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 
 import numpy as np
 import pytest
 
 from evaluators.loopnest import ACCOUNTING, Conventions, LoopNestCost, evaluate_batch
-from mappers.base import NoLegalMapping
 from mappers.exact import ExactMapper
 from mappers.exhaustive import enumerate_mappings
-from mappers.orders import objective_of
-from tests.mappers.test_exact import OBJECTIVES, cases, leaky
+from tests.mappers.test_exact import brute_force, cases, check, leaky
 
 N_CASES = 8            # per set: x 3 objectives
 POOL = cases(240, 20261202)
@@ -88,23 +85,11 @@ def cases_for(name: str) -> list:
     return out
 
 
-def brute_force(layer, arch, conv) -> dict[str, float]:
-    best = dict.fromkeys(OBJECTIVES, math.inf)
-    for batch in mappings(layer, arch, conv):
-        r = evaluate_batch(layer, arch, batch, accounting=conv)
-        ok = np.asarray(r.valid)
-        if not ok.any():
-            continue
-        for obj in OBJECTIVES:
-            v = objective_of(obj, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[ok]
-            best[obj] = min(best[obj], float(v.min()))
-    return best
-
-
 @functools.cache
 def wanted(name: str, case: int) -> dict[str, float]:
     layer, arch = cases_for(name)[case]
-    return brute_force(layer, arch, SETS[name][0])
+    conv = SETS[name][0]
+    return brute_force(layer, arch, conv, mappings(layer, arch, conv))
 
 
 @pytest.mark.parametrize("name", list(SETS))
@@ -113,17 +98,7 @@ def test_exact_equals_the_brute_force_minimum_where_orders_are_coupled(case, nam
     layer, arch = cases_for(name)[case]
     conv = SETS[name][0]
     cost = LoopNestCost(conv)
-    want = wanted(name, case)
-    for obj in OBJECTIVES:
-        if not math.isfinite(want[obj]):
-            with pytest.raises(NoLegalMapping):
-                ExactMapper().map(layer, arch, cost, obj)
-            continue
-        r = ExactMapper().map(layer, arch, cost, obj)
-        assert r.optimal and not r.stopped_early
-        assert r.mapping.violations(layer, arch) == []
-        assert r.objective(obj) == pytest.approx(want[obj], rel=1e-9), (layer, arch.name, obj, name)
-        assert r.lower_bound <= r.objective(obj) * (1 + 1e-9)
+    check(layer, arch, cost, wanted(name, case), name)
 
 
 def test_timeloop_is_accepted_and_the_rules_it_cannot_express_are_refused():
