@@ -374,7 +374,6 @@ def test_least_bound_over_orders_equals_numpy(chunk):
     combination, on small layers x architectures with and without the stationary
     operand, with and without leakage; and each value is the bound of the combination it
     names."""
-    from mappers.exhaustive import enumerate_mappings
     from mappers.orders import OrderStructure, canonical_orders, objective_of
     from tests.mappers.test_exact import leaky, small_arch, small_layer
 
@@ -384,13 +383,9 @@ def test_least_bound_over_orders_equals_numpy(chunk):
         layer, arch = small_layer(rng), small_arch(rng)
         if seed % 2:
             arch = leaky(arch, rng)
-        try:
-            batch = next(iter(enumerate_mappings(layer, arch, bypass=True, orders=True, max_mappings=50_000)), None)
-        except ValueError:
-            batch = random_mappings(layer, arch, 300, seed=seed, bypass=True)
+        batch = _some_mappings(layer, arch, rng, seed)
         if batch is None:
             continue
-        batch = batch.take(rng.permutation(len(batch))[:300])
         canon = np.stack(canonical_orders(OrderStructure.of(layer)))
         L = arch.n_levels
         objective = ("edp", "energy", "latency")[seed % 3]
@@ -487,7 +482,6 @@ def test_bound_equals_numpy_with_the_per_level_refinement(chunk):
     import itertools
 
     from mappers.exact import irrelevant_tile_table
-    from mappers.exhaustive import enumerate_mappings
     from mappers.orders import OrderStructure, canonical_orders
     from tests.mappers.test_exact import small_arch, small_layer
 
@@ -495,13 +489,9 @@ def test_bound_equals_numpy_with_the_per_level_refinement(chunk):
     for seed in range(12 * chunk, 12 * (chunk + 1)):
         rng = np.random.default_rng(4100 + seed)
         layer, arch = small_layer(rng), small_arch(rng)
-        try:
-            batch = next(iter(enumerate_mappings(layer, arch, bypass=True, orders=True, max_mappings=50_000)), None)
-        except ValueError:
-            batch = random_mappings(layer, arch, 300, seed=seed, bypass=True)
+        batch = _some_mappings(layer, arch, rng, seed)
         if batch is None:
             continue
-        batch = batch.take(rng.permutation(len(batch))[:300])
         L = arch.n_levels
         what = f"seed {seed}\n{layer}\n{arch}"
         canon = np.stack(canonical_orders(OrderStructure.of(layer)))
@@ -545,3 +535,16 @@ def test_per_level_refinement_arguments_are_checked():
         ln.LOOPNEST.lower_bound(layer, arch, batch, L, stationary=[5] * L)
     with pytest.raises(ValueError, match="irrelevant_tile"):
         ln.LOOPNEST.lower_bound(layer, arch, batch, L, irrelevant_tile=np.ones((3, L + 1, 3)))
+
+
+def _some_mappings(layer, arch, rng, seed):
+    """Up to 300 mappings of ``layer`` on ``arch`` in random order: from the first batch the
+    brute-force enumeration lists, or sampled where the space is too large to list
+    (``None`` when the enumeration lists none)."""
+    from mappers.exhaustive import enumerate_mappings
+
+    try:
+        batch = next(iter(enumerate_mappings(layer, arch, bypass=True, orders=True, max_mappings=50_000)), None)
+    except ValueError:
+        batch = random_mappings(layer, arch, 300, seed=seed, bypass=True)
+    return None if batch is None else batch.take(rng.permutation(len(batch))[:300])
