@@ -177,3 +177,40 @@ def test_the_command_line_check_passes_on_this_checkout():
     )
     assert out.returncode == 0, out.stderr
     assert "all up to date" in out.stdout
+
+
+def test_shi_run_hours_equal_the_sum_table_md_prints():
+    """The headline's summed run time is the one ``coexplore reproduce shi2020`` wrote into
+    table.md's first line (an independent record of the same sum)."""
+    import re
+
+    from experiments.figures.reproductions import recorded_hours
+
+    table = (ROOT / "docs/reproduction/results/shi2020/table.md").read_text()
+    want = re.search(r"summed over workers: ([0-9.]+) h", table).group(1)
+    got = recorded_hours(json.loads((ROOT / SHI).read_text()))
+    assert f"{got:.1f}" == want
+    assert f"run wall time {want} h summed over the runs" in figure(
+        "reproductions-headline"
+    ).render(ROOT)
+
+
+def test_a_changed_reading_refuses_to_render_the_old_sentence(tmp_path):
+    from experiments.figures.records import RecordError
+    from experiments.figures.reproductions import shi2020_row
+
+    root = _tree(tmp_path, SHI)
+    rec = json.loads((root / SHI).read_text())
+    rec["workloads"]["resnet50"]["against_paper"]["reading"] = "met"
+    (root / SHI).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match=r"resnet50.against_paper.reading is 'met'"):
+        shi2020_row(root)
+
+
+def test_hasco_headline_lists_exactly_the_pairs_at_1_25x_or_more():
+    rec = json.loads((ROOT / "docs/reproduction/results/hasco/results.json").read_text())
+    text = figure("reproductions-headline").render(ROOT)
+    big = [p for p in rec["pairs"] if p["ratio_median"] >= 1.25]
+    assert f"{len(big)} of {len(rec['pairs'])} pairs at 1.25x or more" in text
+    for p in big:
+        assert f"/{p['intrinsic']} {p['ratio_median']:.2f}x" in text
