@@ -11,7 +11,9 @@ one module per kind of record:
 * :mod:`experiments.figures.hasco` -- HASCO's ``results.json``;
 * :mod:`experiments.figures.d2nn` -- the multi-task D2NN's ``results.json``;
 * :mod:`experiments.figures.benchmarks` -- the JSON outputs of the benchmark and
-  search-quality scripts.
+  search-quality scripts;
+* :mod:`experiments.figures.reproductions` -- the headline table of docs/REPRODUCTION.md,
+  one row per paper from that paper's records.
 
 :mod:`experiments.figures.catalog` names every figure; ``python -m experiments.figures
 render`` rewrites every marked block in README.md and docs/ from its records, and

@@ -10,7 +10,15 @@ from typing import Any
 from experiments.figures.fmt import signed
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["FIGURES", "RESULTS", "RESULTS_4", "multitask", "single_task"]
+__all__ = [
+    "FIGURES",
+    "RESULTS",
+    "RESULTS_4",
+    "codesign_rerun",
+    "multitask",
+    "robustness",
+    "single_task",
+]
 
 RESULTS = "docs/reproduction/results/d2nn/results.json"
 RESULTS_4 = "docs/reproduction/results/d2nn_epochs4/results.json"
@@ -106,7 +114,81 @@ def multitask(root: Path) -> str:
     return "\n".join(rows) + "\n"
 
 
+#: the rows shown: (source, level key in the record, task, label); every level of every
+#: source is in robustness.csv and table.md
+ROBUST_ROWS = (
+    ("phase noise", "0.5", "mnist", "phase noise 0.5 rad"),
+    ("phase noise", "0.5", "fashion", "phase noise 0.5 rad"),
+    ("axial misalignment", "0.05", "mnist", "axial misalignment 5 %"),
+    ("axial misalignment", "0.05", "fashion", "axial misalignment 5 %"),
+    ("detector noise", "10", "mnist", "detector SNR 10 dB"),
+    ("detector noise", "10", "fashion", "detector SNR 10 dB"),
+    ("wavelength drift", "0.02", "mnist", "wavelength drift +2 %"),
+    ("lateral misalignment", "2", "mnist", "lateral misalignment 2 px"),
+    ("laser intensity", "0.2", "fashion", "laser intensity 20 %"),
+)
+ROBUST_COLUMNS = ("single-task", "K_s=0", "K_s=3", "K_s=5")
+TASK_NAMES = {"mnist": "MNIST", "fashion": "Fashion"}
+
+
+def robustness(root: Path) -> str:
+    """Accuracy under noise, plain / noise-aware, mean ± sample std over model seeds, for
+    a selection of sources and levels (d2nn.md, "Robustness of the multi-task systems")."""
+    rob = load_json(root, RESULTS)["robustness"]
+    seeds: set[int] = set()
+
+    def cell(levels: dict[str, Any], model: str) -> str:
+        out = []
+        for variant in ("plain", "noise-aware"):
+            e = levels[f"{model} {variant}"]
+            seeds.add(e["seeds"])
+            out.append(f"{100 * e['acc']:.1f} ± {100 * e['std']:.1f}")
+        return " / ".join(out)
+
+    rows = []
+    for source, level, task, label in ROBUST_ROWS:
+        try:
+            levels = rob["summary"][task][source]["levels"][level]
+        except KeyError:
+            raise RecordError(
+                f"{RESULTS}: robustness.summary.{task}.{source!r} has no level {level!r}"
+            ) from None
+        rows.append(
+            f"| {label} | {TASK_NAMES[task]} | "
+            + " | ".join(cell(levels, m) for m in ROBUST_COLUMNS)
+            + " |"
+        )
+    head = [
+        f"Accuracy in %, mean ± sample std over n = {', '.join(map(str, sorted(seeds)))} model seeds; "
+        f"{rob['test_images']} test images per task, {rob['noise_seeds']} noise realizations per level; "
+        f"`{RESULTS}` → `robustness`.",
+        "",
+        "| source, level | task | single-task plain / noise-aware | K_s = 0 | K_s = 3 | K_s = 5 |",
+        "|---|---|---|---|---|---|",
+    ]
+    return "\n".join(head + rows) + "\n"
+
+
+def codesign_rerun(root: Path) -> str:
+    """The co-design study before and after issue 47's propagation planning: trials, trials
+    below the recognition constraint, and the size of the feasible front."""
+    r = load_json(root, RESULTS)
+    rows = [
+        ("before issue 47 (ASM, pad N/2 everywhere, unchecked)", r["codesign_before_issue47"]),
+        ("now (planned propagator, 5 % padding tolerance)", r["codesign"]),
+    ]
+    below = f"below recognition {r['codesign']['min_recognition']}"
+    lines = [f"| | trials | {below} | front size |", "|---|---|---|---|"]
+    lines += [
+        f"| {label} | {c['trials']} | {c['violating_recognition']} | {c['front_size']} |"
+        for label, c in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
 FIGURES = {
+    "d2nn-codesign-rerun": ((RESULTS,), codesign_rerun),
+    "d2nn-robustness": ((RESULTS,), robustness),
     "d2nn-single-task": ((RESULTS, RESULTS_4, MORE_EPOCHS), single_task),
     "d2nn-multitask": ((RESULTS,), multitask),
 }

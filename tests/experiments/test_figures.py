@@ -214,3 +214,14 @@ def test_hasco_headline_lists_exactly_the_pairs_at_1_25x_or_more():
     assert f"{len(big)} of {len(rec['pairs'])} pairs at 1.25x or more" in text
     for p in big:
         assert f"/{p['intrinsic']} {p['ratio_median']:.2f}x" in text
+
+
+def test_mapper_optimality_fields_agree_and_the_table_counts_them():
+    rec = json.loads((ROOT / "docs/benchmarks/mapper_optimality.json").read_text())
+    text = figure("mapper-optimality").render(ROOT)
+    for arch, rows in rec["rows"].items():
+        for x in rows:  # the ratio fields are the ratios of the stored objectives
+            assert x["heuristic_ratio"] == pytest.approx(x["heuristic"] / x["exact"])
+            assert x["exact_lower_bound"] <= x["exact"] * (1 + 1e-12)
+        within = sum(x["heuristic"] <= 1.05 * x["exact"] for x in rows)
+        assert f"| {within} of {len(rows)} |" in text, arch
