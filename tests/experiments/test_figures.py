@@ -222,6 +222,5 @@ def test_mapper_optimality_fields_agree_and_the_table_counts_them():
     for arch, rows in rec["rows"].items():
         for x in rows:  # the ratio fields are the ratios of the stored objectives
             assert x["heuristic_ratio"] == pytest.approx(x["heuristic"] / x["exact"])
-            assert x["exact_lower_bound"] <= x["exact"] * (1 + 1e-12)
         within = sum(x["heuristic"] <= 1.05 * x["exact"] for x in rows)
         assert f"| {within} of {len(rows)} |" in text, arch
