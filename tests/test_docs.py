@@ -134,3 +134,12 @@ def test_readme_is_short_and_its_doc_links_resolve():
     links = re.findall(r"\]\((docs/[^)#]+)", readme)
     assert len(links) >= 10
     assert [link for link in links if not (ROOT / link).exists()] == []
+
+
+def test_make_test_builds_the_site_strictly_and_checks_the_figures():
+    mk = (ROOT / "Makefile").read_text()
+    target = re.search(r"^test:.*?(?=^\S)", mk + "\nend:", re.S | re.M).group(0)
+    assert "mkdocs build --strict" in target
+    assert "experiments.figures render --check" in target
+    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    assert cfg["validation"]["omitted_files"] == "warn"  # strict: a page left out of the nav fails
