@@ -17,6 +17,7 @@ from typing import Any
 
 from experiments.figures import d2nn as d2nn_records
 from experiments.figures import hasco as hasco_records
+from experiments.figures import meloppr as meloppr_records
 from experiments.figures import shi2020 as shi_records
 from experiments.figures.fmt import pct, signed, thousands
 from experiments.figures.records import RecordError, load_json
@@ -249,9 +250,14 @@ def d2nn_row(root: Path) -> str:
 
 def headline(root: Path) -> str:
     """The headline table: paper | its claim | ours."""
-    rows = [("shi2020", shi2020_row(root)), ("hasco", hasco_row(root)), ("d2nn", d2nn_row(root))]
+    rows = [
+        (*CLAIMS["shi2020"], shi2020_row(root)),
+        (*meloppr_records.CLAIM, meloppr_records.headline_row(root)),
+        (*CLAIMS["hasco"], hasco_row(root)),
+        (*CLAIMS["d2nn"], d2nn_row(root)),
+    ]
     lines = ["| paper | its claim | ours |", "|---|---|---|"]
-    lines += [f"| {CLAIMS[k][0]} | {CLAIMS[k][1]} | {text} |" for k, text in rows]
+    lines += [f"| {paper} | {claim} | {text} |" for paper, claim, text in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -224,3 +224,17 @@ def test_mapper_optimality_fields_agree_and_the_table_counts_them():
             assert x["heuristic_ratio"] == pytest.approx(x["heuristic"] / x["exact"])
         within = sum(x["heuristic"] <= 1.05 * x["exact"] for x in rows)
         assert f"| {within} of {len(rows)} |" in text, arch
+
+
+def test_meloppr_headline_recomputed_from_the_graphs():
+    from experiments.figures.meloppr import _at_most
+
+    rec = json.loads((ROOT / "docs/reproduction/results/meloppr/results.json").read_text())
+    text = figure("reproductions-headline").render(ROOT)
+    mem = [
+        rec["graphs"][g]["cpu"]["per_ns"]["1"]["mem_reduction_nx"]
+        for g in ("citeseer", "cora", "pubmed")
+    ]
+    assert "memory at 1 next-stage node " + " / ".join(f"{m:.2f}x" for m in mem) in text
+    assert _at_most(3.885e-16) == "4e-16" and _at_most(1.0e-3) == "2e-3" and _at_most(9.5) == "1e1"
+    assert max(rec["exactness"].values()) < 4e-16 and "to < 4e-16" in text
