@@ -10,7 +10,7 @@ from typing import Any
 
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["FIGURES", "RESULTS", "headline_row"]
+__all__ = ["FIGURES", "RESULTS", "at_most", "headline_row"]
 
 RESULTS = "docs/reproduction/results/meloppr/results.json"
 GRAPHS = ("citeseer", "cora", "pubmed")
@@ -27,7 +27,7 @@ CLAIM = (
 )
 
 
-def _at_most(x: float) -> str:
+def at_most(x: float) -> str:
     """The smallest one-digit bound above ``x``: ``3.9e-16 -> '4e-16'``."""
     e = math.floor(math.log10(x))
     m = math.ceil(x / 10**e + 1e-12)
@@ -81,7 +81,7 @@ def headline_row(root: Path) -> str:
         f"end {f80['speedup_vs_nx']:.0f}x / {f80['speedup_vs_scipy']:.0f}x (paper {PAPER_DBLP['fpga_80']}x); "
         f"~{100 * round(p90['prec'], 1):.0f} % needs c = {p90['c']} and {p90['ns']} nodes, where the FPGA gives "
         f"{f90['speedup_vs_nx']:.0f}x / {f90['speedup_vs_scipy']:.1f}x (paper {PAPER_DBLP['fpga_13']}x at 13 "
-        f"nodes). Exact decomposition to < {_at_most(max(r['exactness'].values()))}"
+        f"nodes). Exact decomposition to < {at_most(max(r['exactness'].values()))}"
     )
 
 

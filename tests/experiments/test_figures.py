@@ -227,7 +227,7 @@ def test_mapper_optimality_fields_agree_and_the_table_counts_them():
 
 
 def test_meloppr_headline_recomputed_from_the_graphs():
-    from experiments.figures.meloppr import _at_most
+    from experiments.figures.meloppr import at_most
 
     rec = json.loads((ROOT / "docs/reproduction/results/meloppr/results.json").read_text())
     text = figure("reproductions-headline").render(ROOT)
@@ -236,5 +236,5 @@ def test_meloppr_headline_recomputed_from_the_graphs():
         for g in ("citeseer", "cora", "pubmed")
     ]
     assert "memory at 1 next-stage node " + " / ".join(f"{m:.2f}x" for m in mem) in text
-    assert _at_most(3.885e-16) == "4e-16" and _at_most(1.0e-3) == "2e-3" and _at_most(9.5) == "1e1"
+    assert at_most(3.885e-16) == "4e-16" and at_most(1.0e-3) == "2e-3" and at_most(9.5) == "1e1"
     assert max(rec["exactness"].values()) < 4e-16 and "to < 4e-16" in text
