@@ -3,6 +3,7 @@
 ::
 
     coexplore run CONFIG.yaml [--storage URL] [--n-trials N] [--workers N] [--seed S] [--resume]
+                  [--allow-changed]
     coexplore validate CONFIG.yaml
     coexplore status STORAGE [--study NAME]
     coexplore studies STORAGE
@@ -15,7 +16,10 @@
     coexplore map ARCH.yaml PROBLEM.yaml [--accounting timeloop] [--ert ERT.yaml] [-o MAP.yaml]
     coexplore --version | --install-completion | --show-completion
 
-``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. User errors
+``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. The
+commands that read a study (``status``, ``export``, ``plot``, ``report``, ``dashboard``)
+never import code the database names (:meth:`experiments.study.Study.load`); ``run`` takes
+every reference from its config. User errors
 (bad config, unknown study, unknown optimizer ...) print one line naming the problem
 and exit with status 2; no traceback.
 

@@ -381,7 +381,8 @@ def _reconcile(st: Storage, record: StudyRecord, *, identity: Mapping[str, Any],
         )
     entry: dict[str, Any] | None = None
     if stored is None:
-        entry = {"at": time.time(), "fingerprints_before": "unknown", "changes": []}
+        entry = {"at": time.time(), "fingerprints_before": "unknown", "changes": changes,
+                 "allow_changed": bool(changes)}
     elif changes:
         trials = st.trials(record.id, with_info=False)
         finished = [r for r in trials if r.status in (TrialStatus.COMPLETE, TrialStatus.INFEASIBLE,
@@ -645,7 +646,8 @@ class Study:
         ``trust_references``: ``True`` or the references (``"module:attr"``) or module
         names you trust to be imported. ``evaluator`` (your code) is given
         ``evaluator_options``; the stored options are used only when those are not given
-        and they are empty or ``trust_references`` is true. The evaluator and space
+        and they are empty or ``trust_references`` is ``True`` (a list of references does
+        not cover them). The evaluator and space
         functions are checked like a resume by :meth:`create` (``allow_changed``).
 
         Raises:
@@ -676,11 +678,11 @@ class Study:
         else:
             space = _stored_space(st, record, trust)
         opt = cfg.get("optimizer", {}) or {}
-        if not evaluator:
+        if evaluator is None:
             return cls(record, st, space, None, opt.get("name", "random"), opt.get("options", {}))
         if evaluator_options is None:
             stored_options = cfg.get("evaluator_options") or {}
-            if stored_options and trust is False:
+            if stored_options and trust is not True:
                 raise ValueError(
                     f"study {record.name!r}: its stored evaluator options are data from the "
                     "database and are not handed to code unless you trust them; pass "
