@@ -205,3 +205,29 @@ def test_a_space_without_references_is_rebuilt(tmp_path):
     url = f"sqlite:///{tmp_path / 's.db'}"
     Study.create("t", space, {"f1": "min"}, ev.bowl, storage=url)
     assert Study.load("t", url).space == space
+
+
+def test_a_malformed_stored_space_still_shows(tmp_path):
+    """A stored description that is not a valid space: the study still shows, from its
+    trials, with a warning naming what is wrong."""
+    url = f"sqlite:///{tmp_path / 'bad.db'}"
+    st = Storage(url)
+    bad = {
+        "parameters": [{"name": "a", "type": "integer", "low": 0, "high": "zz"}],
+        "constraints": [{"name": "c", "function": f"{SENTINEL}:check"}],
+    }
+    rec = st.create_study(
+        "bad",
+        seed=0,
+        objectives={"f": "min"},
+        space=bad,
+        config={"optimizer": {"name": "random"}},
+        config_hash="x",
+        manifest={},
+    )
+    st.create_trials(rec.id, [{"a": 1}], [0], "o")
+    st.finish_trial(rec.id, 0, "o", TrialStatus.COMPLETE, metrics={"f": 2.0})
+    assert Study.load("bad", url).space is None
+    res = CliRunner().invoke(app, ["status", url])
+    assert res.exit_code == 0 and "complete 1" in res.output, res.output
+    assert SENTINEL not in sys.modules
