@@ -20,6 +20,11 @@ Two views of the same space:
   :class:`SpaceDefinitionError` naming the parameter.
 
 Software spaces are cached per hardware point (``cache_size`` entries).
+
+Building a ``JointSpace`` calls ``software`` (on a sampled hardware point), so build one
+only from code you trust: the space of a config, or your own. A study's database is never
+trusted that way -- a stored joint space is read as a
+:class:`~design_space.space_view.SpaceView` and its factory not imported.
 """
 
 from __future__ import annotations

@@ -14,13 +14,20 @@ Format (the list form; a mapping ``name -> fields`` is accepted too)::
 
 A joint space is ``{hardware: <space>, software: "module:function"}``.
 
+Reading a space imports the code its references name (a constraint's ``function:``, a
+joint space's ``software:``, which :class:`~design_space.joint.JointSpace` then calls): do
+that only for a description you trust, such as your own config. ``space_from_dict(data,
+resolve=...)`` decides how a reference becomes an object; :func:`space_references` lists
+them without importing anything, and :func:`space_view` reads a description as data only
+(:class:`~design_space.space_view.SpaceView`), which is how a stored study is opened.
+
 Every error is a :class:`~design_space.errors.ConfigError` naming the key path
 (``parameters[2].low``) and the line of the YAML file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +39,7 @@ from design_space.joint import JointSpace
 from design_space.parameters import PARAMETER_KINDS
 from design_space.references import import_ref
 from design_space.space import DesignSpace
+from design_space.space_view import SpaceView
 from design_space.yamlio import LineMap, load_yaml, load_yaml_file
 
 _FIELDS: dict[str, dict[str, bool]] = {  # field -> required
@@ -102,7 +110,14 @@ def _param_from_dict(item: Any, path: tuple, lm: LineMap, name_hint: str | None 
         raise lm.error(path, f"parameter {item['name']!r}: {e}") from None
 
 
-def _constraint_from_dict(item: Any, path: tuple, lm: LineMap) -> Constraint:
+Resolver = Callable[[str, str], Any]
+"""``resolve(ref, what) -> object``: how :func:`space_from_dict` turns a reference into the
+object (default :func:`~design_space.references.import_ref`); it raises
+:class:`SpaceDefinitionError` to refuse one."""
+
+
+def _constraint_from_dict(item: Any, path: tuple, lm: LineMap,
+                          resolve: Resolver = import_ref) -> Constraint:
     if not isinstance(item, Mapping):
         raise lm.error(path, f"a constraint must be a mapping with 'name' and 'expr', got {item!r}")
     for k in item:
@@ -121,14 +136,19 @@ def _constraint_from_dict(item: Any, path: tuple, lm: LineMap) -> Constraint:
                     field="expr",
                 )
             return Constraint(str(item["name"]), item["expr"])
-        return Constraint.from_ref(str(item["name"]), str(item["function"]))
+        name = str(item["name"])
+        return Constraint(name, resolve(str(item["function"]), f"constraint {name!r}"))
     except SpaceDefinitionError as e:
         key = e.field if e.field in ("expr",) else ("function" if has_fn else "expr")
         raise lm.error((*path, key), str(e)) from None
 
 
-def space_from_dict(data: Any, lm: LineMap | None = None) -> DesignSpace | JointSpace:
-    """Build a space from :func:`space_to_dict` output (or parsed YAML)."""
+def space_from_dict(data: Any, lm: LineMap | None = None, *,
+                    resolve: Resolver = import_ref) -> DesignSpace | JointSpace:
+    """Build a space from :func:`space_to_dict` output (or parsed YAML).
+
+    Every reference goes through ``resolve`` (default: imported; see the module
+    docstring), the joint space's software factory before it is called."""
     lm = lm or LineMap({})
     if not isinstance(data, Mapping):
         raise lm.error((), f"a space must be a mapping with 'parameters', got {type(data).__name__}")
@@ -138,11 +158,11 @@ def space_from_dict(data: Any, lm: LineMap | None = None) -> DesignSpace | Joint
                 raise lm.error((k,), f"unknown key {k!r} in a joint space (allowed: hardware, software, name)")
         if "hardware" not in data or "software" not in data:
             raise lm.error((), "a joint space needs both 'hardware' and 'software'")
-        hw = space_from_dict(data["hardware"], lm.sub(("hardware",)))
+        hw = space_from_dict(data["hardware"], lm.sub(("hardware",)), resolve=resolve)
         if not isinstance(hw, DesignSpace):
             raise lm.error(("hardware",), "the hardware part must be a plain space")
         try:
-            factory = import_ref(str(data["software"]), "software")
+            factory = resolve(str(data["software"]), "software")
             return JointSpace(hw, factory, name=data.get("name"))
         except SpaceDefinitionError as e:
             raise lm.error(("software",), str(e)) from None
@@ -172,7 +192,7 @@ def space_from_dict(data: Any, lm: LineMap | None = None) -> DesignSpace | Joint
     cons_raw = data.get("constraints") or []
     if not isinstance(cons_raw, list):
         raise lm.error(("constraints",), "'constraints' must be a list")
-    cons = [_constraint_from_dict(c, ("constraints", i), lm) for i, c in enumerate(cons_raw)]
+    cons = [_constraint_from_dict(c, ("constraints", i), lm, resolve) for i, c in enumerate(cons_raw)]
     try:
         return DesignSpace(*params, constraints=cons, name=data.get("name"))
     except SpaceDefinitionError as e:
@@ -186,6 +206,50 @@ def space_from_dict(data: Any, lm: LineMap | None = None) -> DesignSpace | Joint
             if f"constraint {c.name!r}" in msg:
                 raise lm.error(("constraints", i, e.field or "expr"), msg) from None
         raise lm.error(("parameters",), msg) from None
+
+
+def space_references(data: Any) -> list[tuple[str, str]]:
+    """``(where, reference)`` for every reference in a space description -- a joint
+    space's ``software`` and each constraint ``function`` -- read as data: nothing is
+    imported, and a malformed description gives what can be read of it."""
+    out: list[tuple[str, str]] = []
+    if not isinstance(data, Mapping):
+        return out
+    if "software" in data:
+        out.append(("software", str(data["software"])))
+    parts = [("", data)]
+    if isinstance(data.get("hardware"), Mapping):
+        parts.append(("hardware ", data["hardware"]))
+    for prefix, part in parts:
+        cons = part.get("constraints")
+        for c in cons if isinstance(cons, list) else []:
+            if isinstance(c, Mapping) and "function" in c:
+                out.append((f"{prefix}constraint {str(c.get('name'))!r}", str(c["function"])))
+    return out
+
+
+def space_view(data: Any, seen_names: Any = ()) -> SpaceView:
+    """A stored space description as data only (:class:`SpaceView`): its parameters are
+    rebuilt (they are plain data), its references kept as text and never imported.
+    ``seen_names``: parameter names found in the study's stored trials, which name a joint
+    space's software parameters (only its unimported factory knows them otherwise)."""
+    lm = LineMap({})
+    if not isinstance(data, Mapping):
+        raise lm.error((), f"a space must be a mapping with 'parameters', got {type(data).__name__}")
+    part = data.get("hardware") if "hardware" in data or "software" in data else data
+    if not isinstance(part, Mapping):
+        raise lm.error(("hardware",), "the hardware part must be a plain space")
+    raw = part.get("parameters")
+    if isinstance(raw, Mapping):
+        params = [_param_from_dict(item, ("parameters", n), lm, name_hint=str(n)) for n, item in raw.items()]
+    elif isinstance(raw, list):
+        params = [_param_from_dict(item, ("parameters", i), lm) for i, item in enumerate(raw)]
+    else:
+        raise lm.error(("parameters",), "'parameters' must be a list (or a mapping name -> fields)")
+    known = {p.name for p in params}
+    others = tuple(dict.fromkeys(str(n) for n in seen_names if str(n) not in known))
+    return SpaceView(description=dict(data), params=tuple(params), other_names=others,
+                     references=tuple(space_references(data)), name=data.get("name"))
 
 
 def load_space(path_or_text: str | Path) -> DesignSpace | JointSpace:

@@ -3,6 +3,7 @@
 ::
 
     coexplore run CONFIG.yaml [--storage URL] [--n-trials N] [--workers N] [--seed S] [--resume]
+                  [--allow-changed]
     coexplore validate CONFIG.yaml
     coexplore status STORAGE [--study NAME]
     coexplore studies STORAGE
@@ -15,7 +16,10 @@
     coexplore map ARCH.yaml PROBLEM.yaml [--accounting timeloop] [--ert ERT.yaml] [-o MAP.yaml]
     coexplore --version | --install-completion | --show-completion
 
-``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. User errors
+``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. The
+commands that read a study (``status``, ``export``, ``plot``, ``report``, ``dashboard``)
+never import code the database names (:meth:`experiments.study.Study.load`); ``run`` takes
+every reference from its config. User errors
 (bad config, unknown study, unknown optimizer ...) print one line naming the problem
 and exit with status 2; no traceback.
 
@@ -216,6 +220,7 @@ def run(
     optimizer: Annotated[str | None, typer.Option("--optimizer", help="optimizer name (overrides the config's, without its options)")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="output folder (default: the config's output, else runs/STUDY)")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="require the study to exist already")] = False,
+    allow_changed: Annotated[bool, typer.Option("--allow-changed", help="resume even though the evaluator (name, options or code) or a constraint / software function's code changed since the study's trials ran; recorded in the study")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="show a progress bar")] = True,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="also print library warnings and log messages")] = False,
     storage_retry_s: Annotated[float | None, typer.Option("--storage-retry-s", help="seconds to keep retrying a lost database connection before stopping (default 120)")] = None,
@@ -223,7 +228,9 @@ def run(
     """Run (or resume) the study a config describes, then export its Pareto front, plots
     and the interactive report.
 
-    Checks the config as `validate` does before anything runs. Exits with 2 on a user
+    Checks the config as `validate` does before anything runs. Resuming a study whose
+    evaluator or space functions changed (code, options) is refused, naming what changed,
+    unless --allow-changed; a changed `pareto:` is applied. Exits with 2 on a user
     error or when every trial of the initial design is infeasible or failed, and with 3
     when the database stays unreachable past --storage-retry-s or the Dask scheduler is
     lost (the study is then resumable)."""
@@ -259,6 +266,7 @@ def run(
             seed=cfg.seed if seed is None else seed,
             extra_config={"config_file": str(config), "pareto": cfg.pareto,
                           "output": str(out.resolve())},
+            allow_changed=allow_changed,
         )
     except _infrastructure_errors() as e:
         _stop(e)
@@ -349,6 +357,9 @@ def status(
             objs = ", ".join(f"{o.name} ({o.direction})" for o in s.objectives)
             typer.echo(f"study {name!r}: objectives {objs}; optimizer {s.optimizer_name}; seed {s.seed}")
             typer.echo("  trials: " + ", ".join(f"{k.value.lower()} {v}" for k, v in counts.items()))
+            if getattr(s.space, "references", None):  # a SpaceView: the stored space as data
+                typer.echo(f"  space: {len(s.space.names)} parameters, read from the stored data "
+                           f"(code it names is not imported: {s.space.unresolved()})")
             _print_reasons(s)
             _print_table(s.best_trials(), s.objectives, limit=5)
     except _user_errors() as e:

@@ -920,6 +920,32 @@ class Storage:
 
         self._run(body, write=True)
 
+    def update_study_config(
+        self, study_id: int, update: Callable[[dict[str, Any]], Mapping[str, Any]], *,
+        config_hash: str | None = None,
+    ) -> StudyRecord:
+        """Replace the study's ``config`` by ``update(config)`` (and its ``config_hash`` when
+        given), read and written in one transaction with the study row locked, so that
+        drivers resuming at once each see the others' changes. ``update`` may run again on
+        a retry after a lost connection: it must give the same result for a config that
+        already holds its change. Returns the updated record."""
+        c = studies_table.c
+        q = sa.select(studies_table).where(c.id == study_id)
+        if self._is_pg:
+            q = q.with_for_update()
+
+        def body(conn: Connection, attempt: int) -> StudyRecord:
+            row = conn.execute(q).first()
+            if row is None:
+                raise self._not_found(conn, f"with id {study_id}")
+            values = {"config": _json_text(update(_loads(row.config, {})), "config")}
+            if config_hash is not None:
+                values["config_hash"] = str(config_hash)
+            conn.execute(studies_table.update().where(c.id == study_id).values(**values))
+            return _study_from_row(_RowView(**{**row._mapping, **values}))
+
+        return self._run(body, write=True)
+
     def _lock_study(self, conn: Connection, study_id: int) -> None:
         """Check that the study exists; on PostgreSQL also lock its row until commit."""
         q = sa.select(studies_table.c.id).where(studies_table.c.id == study_id)

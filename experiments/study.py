@@ -33,6 +33,27 @@ same but the completion order may differ.
 
 A study also stores a manifest: the configuration and its hash, the seed, package
 versions, Python, host and the git revision of the working directory.
+
+Resuming checks behaviour, not only names. The configuration stores ``fingerprints``
+(:mod:`experiments.fingerprints`): the code of the evaluator and of every function the
+space calls (constraint functions, a joint space's software factory, a proposal or
+repair), and an exact hash of the evaluator's options. A resume whose evaluator (name,
+options or code) or space functions' code differ is refused with
+:class:`StudyBehaviourChanged` naming each difference, unless ``allow_changed=True``
+(``coexplore run --allow-changed``): then the change is recorded in the study's
+``config["resume_log"]`` (what changed, the previous fingerprints, how many trials were
+finished before, and how many stored trials break the space as it is now) and the new
+fingerprints become the study's. A study stored before fingerprints existed resumes with
+a warning, its previous fingerprints recorded as ``"unknown"``. A changed space,
+objectives, optimizer or seed is always refused. The config's ``pareto``, ``output`` and
+``config_file`` are reporting choices, not results: a changed one is applied (stored, with
+a warning for ``pareto``), and the exported front, plots and report use it.
+
+Opening a stored study (:meth:`Study.load`) never imports or calls code the database
+names: a space whose description holds references (``function:``, ``software:``) is read as
+a :class:`~design_space.space_view.SpaceView` -- data only -- unless the caller passes the
+space itself or trusts the references (``trust_references``), and stored evaluator options
+are handed to an evaluator only when trusted too.
 """
 
 from __future__ import annotations
@@ -61,11 +82,13 @@ import pandas as pd
 
 from design_space.errors import SpaceDefinitionError
 from design_space.references import callable_ref, import_ref
-from design_space.serialization import space_from_dict, space_to_dict
+from design_space.serialization import space_from_dict, space_references, space_to_dict, space_view
+from design_space.space_view import SpaceView
 from evaluators.base import EvalStatus
 from experiments.executor_factory import make_executor
 from experiments.executors import Result, Task
 from experiments.export import pareto_dataframe, trials_dataframe, write_table
+from experiments.fingerprints import code_fingerprint, exact_hash, fingerprint_changes
 from experiments.inner_search import wire_evaluator_options
 from experiments.storage import (
     Storage,
@@ -85,6 +108,11 @@ DEFAULT_STORAGE = "sqlite:///coexplore.db"
 
 class StudyConfigMismatch(ValueError):
     """Resuming a study with a different space / objectives / optimizer / seed."""
+
+
+class StudyBehaviourChanged(StudyConfigMismatch):
+    """Resuming a study whose evaluator (name, options, code) or space functions' code
+    changed, without ``allow_changed`` (the message names each change)."""
 
 
 class BadStartError(ValueError):
@@ -200,7 +228,232 @@ def _space_json(space: Any) -> dict[str, Any]:
 
 
 def _canonical_hash(obj: Any) -> str:
+    # The hash of the names-level identity, as every stored study has it (kept as it was
+    # so that those studies resume); exact values and code are in `fingerprints`.
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+FINGERPRINTS_VERSION = 1
+_CHANGEABLE = ("evaluator", "evaluator_options")
+"""Identity parts that ``allow_changed`` lets a resume change (the evaluator's)."""
+
+
+def _safe_fingerprint(obj: Any, *, state: bool = True) -> dict[str, Any]:
+    try:
+        return code_fingerprint(obj, state=state)
+    except Exception as e:  # a fingerprint must never stop a study; say what is unknown
+        return {"ref": getattr(obj, "__qualname__", type(obj).__name__), "kind": "unknown",
+                "error": f"{type(e).__name__}: {e}"}
+
+
+def space_functions(space: Any) -> list[tuple[str, Any]]:
+    """``(label, callable)`` of every function ``space`` calls: its constraint functions
+    (expressions are part of the space's description), proposal and repair, and a joint
+    space's software factory and hardware functions."""
+    out: list[tuple[str, Any]] = []
+    software = getattr(space, "software", None)
+    hardware = getattr(space, "hardware", None)
+    if callable(software) and hardware is not None:
+        out.append(("software", software))
+        out += [(f"hardware {label}", fn) for label, fn in space_functions(hardware)]
+        return out
+    for c in getattr(space, "constraints", ()) or ():
+        if getattr(c, "expression", None) is None and callable(getattr(c, "predicate", None)):
+            out.append((f"constraint {c.name!r}", c.predicate))
+    for what in ("proposal", "repair"):
+        fn = getattr(space, what, None)
+        if callable(fn):
+            out.append((what, fn))
+    return out
+
+
+def behaviour_fingerprints(spec: Any, evaluator: Any, options: Mapping[str, Any] | None,
+                           space: Any) -> dict[str, Any]:
+    """What the study's results depend on beyond names (module docstring): the code of
+    the evaluator (``spec`` resolved to ``evaluator``) and of the space's functions, and
+    the exact hash of the evaluator's options."""
+    fps: dict[str, Any] = {"version": FINGERPRINTS_VERSION}
+    if evaluator is not None:
+        target = evaluator.fn if isinstance(evaluator, BoundEvaluator) else evaluator
+        # an instance coexplore built from a name and options: the options say its state
+        built = isinstance(spec, str) and not isinstance(evaluator, BoundEvaluator)
+        fps["evaluator"] = _safe_fingerprint(target, state=not built)
+    else:
+        fps["evaluator"] = None
+    try:
+        fps["evaluator_options_sha256"] = exact_hash(dict(options or {}))
+    except (ValueError, RecursionError) as e:
+        fps["evaluator_options_sha256"] = f"unknown ({e})"
+    fps["functions"] = {label: _safe_fingerprint(fn) for label, fn in space_functions(space)}
+    return fps
+
+
+def behaviour_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """One phrase per difference between two :func:`behaviour_fingerprints`."""
+    out = fingerprint_changes("evaluator", old.get("evaluator"), new.get("evaluator"))
+    if old.get("evaluator_options_sha256") != new.get("evaluator_options_sha256"):
+        out.append("evaluator options: their exact values differ (an exact hash that reads "
+                   "every element of an array)")
+    fo, fn = old.get("functions") or {}, new.get("functions") or {}
+    for label in sorted(set(fo) | set(fn)):
+        out += fingerprint_changes(label, fo.get(label), fn.get(label))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as it reads back from storage (numpy -> Python, tuples -> lists)."""
+    if isinstance(value, np.ndarray | np.generic):
+        return _plain(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as stored data (the names-level comparison; exact values are fingerprinted)."""
+    return (json.dumps(_plain(a), sort_keys=True, default=str)
+            == json.dumps(_plain(b), sort_keys=True, default=str))
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(_plain(value))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _broken_trials(space: Any, trials: Sequence[TrialRecord]) -> tuple[int, str | None]:
+    """How many stored trials the space rejects as it is now, and the first reason."""
+    if not hasattr(space, "validate"):
+        return 0, None
+    n, first = 0, None
+    for r in trials:
+        try:
+            problems = space.validate(r.params)
+        except Exception as e:  # the stored point no longer even fits the space
+            problems = [f"{type(e).__name__}: {e}"]
+        if problems:
+            n += 1
+            first = first or f"trial {r.number}: " + "; ".join(map(str, problems))
+    return n, first
+
+
+def _reconcile(st: Storage, record: StudyRecord, *, identity: Mapping[str, Any], chash: str,
+               fingerprints: Mapping[str, Any], reporting: Mapping[str, Any],
+               allow_changed: bool, space: Any) -> StudyRecord:
+    """Check a resume's behaviour against the stored study and record what it changes
+    (module docstring); returns the record as stored afterwards."""
+    name = record.name
+    changed_ids: list[str] = []
+    changes: list[str] = []
+    if record.config_hash != chash:
+        old = {k: record.config.get(k) for k in identity}
+        diff = [k for k in identity if not _same(old[k], identity[k])]
+        fixed = [k for k in diff if k not in _CHANGEABLE]
+        if diff and (fixed or not allow_changed):
+            raise StudyConfigMismatch(
+                f"study {name!r} in {st.url} was created with a different configuration "
+                f"({', '.join(diff) or 'configuration'} differ); resume it with the "
+                "original configuration, or use a new study name"
+                + ("" if fixed else
+                   "; or pass --allow-changed (allow_changed=True) to continue it with the "
+                   "changed evaluator, which is recorded in the study")
+            )
+        changed_ids = diff
+        changes += [f"{k}: {_short(old[k])} -> {_short(identity[k])}" for k in diff]
+    stored = record.config.get("fingerprints")
+    if stored is None:
+        logger.warning(
+            "study %r was stored without code fingerprints (by an older coexplore): the code "
+            "of the evaluator and constraint functions its %d trial(s) ran with is unknown, "
+            "so a change cannot be detected this time; recorded as unknown, and the current "
+            "fingerprints are checked from now on", name,
+            st.count(record.id, list(TrialStatus)))
+    else:
+        changes += [c for c in behaviour_changes(stored, fingerprints) if c not in changes]
+    if changes and not allow_changed:
+        raise StudyBehaviourChanged(
+            f"study {name!r} in {st.url} was run with a different evaluator or space "
+            f"function: {'; '.join(changes)}. Its trials would mix results of two codes. "
+            "Resume it with the original code, use a new study name, or pass "
+            "--allow-changed (allow_changed=True) to continue anyway, which is recorded in "
+            "the study"
+        )
+    entry: dict[str, Any] | None = None
+    if stored is None:
+        entry = {"at": time.time(), "fingerprints_before": "unknown", "changes": changes,
+                 "allow_changed": bool(changes)}
+    elif changes:
+        trials = st.trials(record.id, with_info=False)
+        finished = [r for r in trials if r.status in (TrialStatus.COMPLETE, TrialStatus.INFEASIBLE,
+                                                       TrialStatus.FAILED)]
+        n_broken, example = _broken_trials(space, finished)
+        logger.warning(
+            "study %r resumes with --allow-changed: %s; its %d finished trial(s) before "
+            "this point ran with the previous code (recorded in the study's resume_log)%s",
+            name, "; ".join(changes), len(finished),
+            f"; {n_broken} of them break the space as it is now (first: {example})"
+            if n_broken else "")
+        entry = {"at": time.time(), "allow_changed": True, "changes": changes,
+                 "fingerprints_before": stored, "finished_trials_before": len(finished),
+                 "trials_breaking_space_now": n_broken}
+    updates = {k: v for k, v in reporting.items() if not _same(record.config.get(k), v)}
+    if "pareto" in updates:
+        logger.warning("study %r: the config's pareto changed from %r to %r; applied: the "
+                       "exported front, plots and report use the new one",
+                       name, record.config.get("pareto"), updates["pareto"])
+    if entry is None and not updates and not changed_ids:
+        return record
+
+    def apply(cfg: dict[str, Any]) -> dict[str, Any]:
+        cfg = dict(cfg)
+        cfg.update(updates)
+        cfg.update({k: identity[k] for k in changed_ids})
+        # several drivers resuming at once: the first records the change, the others
+        # find the fingerprints already current and add nothing
+        if entry is not None and not _same(cfg.get("fingerprints"), fingerprints):
+            cfg["resume_log"] = [*(cfg.get("resume_log") or []), entry]
+        cfg["fingerprints"] = dict(fingerprints)
+        return cfg
+
+    return st.update_study_config(record.id, apply, config_hash=chash if changed_ids else None)
+
+
+def _trusted(ref: str, trust: bool | Sequence[str] | frozenset[str]) -> bool:
+    """Whether ``trust_references`` admits ``ref`` (all, or its exact text or module)."""
+    if isinstance(trust, bool):
+        return trust
+    return ref in trust or ref.partition(":")[0] in trust
+
+
+def _stored_space(st: Storage, record: StudyRecord,
+                  trust: bool | Sequence[str] | frozenset[str]) -> Any:
+    """The stored space: rebuilt when it names no code (or only trusted code), else a
+    data-only :class:`SpaceView`; ``None`` when it was not stored."""
+    data = record.space
+    if "unserializable" in data:
+        return None
+    refs = space_references(data)
+    if all(_trusted(ref, trust) for _, ref in refs):
+        def resolve(ref: str, what: str) -> Any:
+            if not _trusted(ref, trust):  # what space_references did not list
+                raise SpaceDefinitionError(f"{what}: {ref!r} is stored in the database and "
+                                           "not trusted; it is not imported")
+            return import_ref(ref, what)
+
+        try:
+            return space_from_dict(data, resolve=resolve)
+        except Exception as e:
+            logger.warning("study %r: cannot rebuild its space: %s", record.name, e)
+    seen: list[str] = []
+    if any(where == "software" for where, _ in refs) and st.count(record.id, list(TrialStatus)):
+        with contextlib.suppress(StorageError):  # the first trial names every parameter
+            seen = list(st.trial(record.id, 0).params)
+    try:
+        return space_view(data, seen)
+    except Exception as e:
+        logger.warning("study %r: cannot read its stored space: %s", record.name, e)
+        return None
 
 
 def _git_revision() -> str | None:
@@ -305,13 +558,23 @@ class Study:
         timeout_s: float | None = None,
         load_if_exists: bool = True,
         extra_config: Mapping[str, Any] | None = None,
+        allow_changed: bool = False,
     ) -> Study:
         """Create the study ``name`` in ``storage``, or load it if it exists with the same
-        configuration (space, objectives, evaluator, optimizer and seed).
+        configuration (space, objectives, evaluator, optimizer and seed) and the same
+        behaviour (the code of the evaluator and of the space's functions, the exact
+        evaluator options: see the module docstring).
+
+        ``allow_changed``: resume even though the evaluator (name, options or code) or the
+        code of a space function changed; the change is recorded in the study.
+        ``extra_config``: reporting choices stored with the study (``pareto``, ``output``,
+        ``config_file``); on a resume, changed ones are applied.
 
         Raises:
             StudyConfigMismatch: it exists with a different configuration (the message
                 says which parts differ).
+            StudyBehaviourChanged: it exists with another evaluator or space-function
+                code, and ``allow_changed`` is false (the message names each change).
             ValueError: unknown optimizer (lists the known ones), bad objectives, an
                 evaluator that cannot be imported.
         """
@@ -332,7 +595,8 @@ class Study:
             "optimizer": {"name": optimizer, "options": opts},
             "seed": int(seed),
         }
-        config = {**identity, **dict(extra_config or {})}
+        fingerprints = behaviour_fingerprints(evaluator, ev, evaluator_options, space)
+        config = {**identity, **dict(extra_config or {}), "fingerprints": fingerprints}
         chash = _canonical_hash(identity)
         record = st.find_study(name)
         created = False
@@ -351,24 +615,45 @@ class Study:
         if not created:
             if not load_if_exists:
                 raise ValueError(f"study {name!r} already exists in {st.url}")
-            if record.config_hash != chash:
-                old = {k: record.config.get(k) for k in identity}
-                diff = [k for k in identity if json.dumps(old[k], sort_keys=True, default=str)
-                        != json.dumps(identity[k], sort_keys=True, default=str)]
-                raise StudyConfigMismatch(
-                    f"study {name!r} in {st.url} was created with a different configuration "
-                    f"({', '.join(diff) or 'configuration'} differ); resume it with the "
-                    "original configuration, or use a new study name"
-                )
+            record = _reconcile(st, record, identity=identity, chash=chash,
+                                fingerprints=fingerprints, reporting=dict(extra_config or {}),
+                                allow_changed=allow_changed, space=space)
             logger.info("resuming study %r from %s", name, st.url)
         return cls(record, st, space, ev, optimizer, opts, timeout_s)
 
     @classmethod
-    def load(cls, name: str | None, storage: str | Path | Storage, evaluator: Any = None) -> Study:
+    def load(
+        cls,
+        name: str | None,
+        storage: str | Path | Storage,
+        evaluator: Any = None,
+        *,
+        evaluator_options: Mapping[str, Any] | None = None,
+        space: Any = None,
+        trust_references: bool | Sequence[str] = False,
+        allow_changed: bool = False,
+    ) -> Study:
         """Open an existing study (for inspection, export, or to continue it).
 
-        ``name`` may be ``None`` when the storage holds exactly one study. The space is
-        rebuilt from its stored description when that is complete.
+        ``name`` may be ``None`` when the storage holds exactly one study.
+
+        Nothing the database names is imported or called (see the module docstring): the
+        stored space is rebuilt when its description names no code, and otherwise read
+        as a data-only :class:`~design_space.space_view.SpaceView` (its parameters, and
+        its references as text), which suffices for every read (trials, fronts, export,
+        plots, report) but not to continue the study. To continue it, pass ``space`` (the
+        space from your config or code; it must describe the stored one), or
+        ``trust_references``: ``True`` or the references (``"module:attr"``) or module
+        names you trust to be imported. ``evaluator`` (your code) is given
+        ``evaluator_options``; the stored options are used only when those are not given
+        and they are empty or ``trust_references`` is ``True`` (a list of references does
+        not cover them). The evaluator and space
+        functions are checked like a resume by :meth:`create` (``allow_changed``).
+
+        Raises:
+            StudyConfigMismatch: ``space`` or ``evaluator`` is not the stored one.
+            StudyBehaviourChanged: the evaluator's or a space function's code changed and
+                ``allow_changed`` is false.
         """
         st = storage if isinstance(storage, Storage) else Storage(storage)
         if name is None:
@@ -381,15 +666,38 @@ class Study:
             record = studies[0]
         else:
             record = st.get_study(name)
-        space = None
-        if "unserializable" not in record.space:
-            try:
-                space = space_from_dict(record.space)
-            except Exception as e:
-                logger.warning("study %r: cannot rebuild its space: %s", record.name, e)
         cfg = record.config
-        ev = resolve_evaluator(evaluator, cfg.get("evaluator_options")) if evaluator else None
+        if isinstance(trust_references, str):
+            trust_references = [trust_references]
+        trust = trust_references if isinstance(trust_references, bool) else frozenset(trust_references)
+        if space is not None:
+            if not _same(_space_json(space), record.space):
+                raise StudyConfigMismatch(
+                    f"study {record.name!r} in {st.url}: the space given is not the one stored "
+                    "with the study; give the space it was created with")
+        else:
+            space = _stored_space(st, record, trust)
         opt = cfg.get("optimizer", {}) or {}
+        if evaluator is None:
+            return cls(record, st, space, None, opt.get("name", "random"), opt.get("options", {}))
+        if evaluator_options is None:
+            stored_options = cfg.get("evaluator_options") or {}
+            if stored_options and trust is not True:
+                raise ValueError(
+                    f"study {record.name!r}: its stored evaluator options are data from the "
+                    "database and are not handed to code unless you trust them; pass "
+                    "evaluator_options= (from your config), or trust_references=True")
+            evaluator_options = stored_options
+        ev = resolve_evaluator(evaluator, evaluator_options)
+        if not isinstance(space, SpaceView) and space is not None:
+            # the stored identity with this evaluator in it: only the evaluator can differ
+            identity = {k: cfg.get(k) for k in ("space", "objectives", "optimizer", "seed")}
+            identity.update(evaluator=_evaluator_id(evaluator),
+                            evaluator_options=dict(evaluator_options))
+            record = _reconcile(
+                st, record, identity=identity, chash=_canonical_hash(identity),
+                fingerprints=behaviour_fingerprints(evaluator, ev, evaluator_options, space),
+                reporting={}, allow_changed=allow_changed, space=space)
         return cls(record, st, space, ev, opt.get("name", "random"), opt.get("options", {}))
 
     # ------------------------------------------------------------------ properties
@@ -453,6 +761,12 @@ class Study:
     def _make_optimizer(self) -> Optimizer:
         if self.space is None:
             raise ValueError(f"study {self.name!r}: no space available to optimize over")
+        if isinstance(self.space, SpaceView):
+            raise ValueError(
+                f"study {self.name!r}: its stored space names code ({self.space.unresolved()}) "
+                "that opening a study does not import; to continue it, pass the space from "
+                "your config (coexplore run CONFIG, Study.create, or Study.load(space=...)) or "
+                "trust those references (Study.load(trust_references=...))")
         return make_optimizer(
             self.optimizer_name, self.space, self.objectives, derived_seed(self.seed, 0),
             self.optimizer_options,
