@@ -11,6 +11,7 @@
     coexplore plot STORAGE [--study NAME] [-o DIR]
     coexplore report STORAGE [--study NAME] [-o FILE]
     coexplore dashboard STORAGE [--study NAME] [--host H] [--port P]
+    coexplore show STORAGE TRIAL [--study NAME] [--layer L] [--format text|json|timeloop] [-o FILE]
     coexplore calibrate [--device cpu|cuda] [-o FILE] [--quick]
     coexplore map ARCH.yaml PROBLEM.yaml [--accounting timeloop] [--ert ERT.yaml] [-o MAP.yaml]
     coexplore --version | --install-completion | --show-completion
@@ -477,6 +478,40 @@ def report(
     except _user_errors() as e:
         _fail(str(e))
     typer.echo(str(path))
+
+
+@app.command()
+def show(
+    storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
+    trial: Annotated[int, typer.Argument(help="trial number")],
+    study: StudyOpt = None,
+    layer: Annotated[str | None, typer.Option("--layer", help="one layer, by name or position (0 first)")] = None,
+    format: Annotated[Literal["text", "json", "timeloop"], typer.Option(
+        "--format", help="text: loop nests (as Timeloop's map.txt); json: the stored records; "
+        "timeloop: Timeloop mapping YAML")] = "text",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="file to write (default: print)")] = None,
+) -> None:
+    """The mapping each layer of a trial was given, from the stored trial alone."""
+    from experiments.show import show_text
+
+    try:
+        st = _open_existing(storage)
+        if study is None:
+            names = [s.name for s in st.list_studies()]
+            if len(names) != 1:
+                raise ValueError(f"{st.url} holds {len(names)} studies ({names}); name one with --study")
+            study = names[0]
+        if not 0 <= trial < 2**63:
+            raise ValueError(f"TRIAL must be a trial number >= 0, got {trial}")
+        text = show_text(st.trial(st.get_study(study).id, trial), study, format, layer)
+    except _user_errors() as e:
+        _fail(str(e))
+    if output is None:
+        typer.echo(text)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf-8")
+        typer.echo(str(output))
 
 
 @app.command()
