@@ -10,7 +10,7 @@
     coexplore export STORAGE [--study NAME] [--pareto] [--format csv|json|parquet] [-o FILE]
     coexplore plot STORAGE [--study NAME] [-o DIR]
     coexplore report STORAGE [--study NAME] [-o FILE]
-    coexplore dashboard STORAGE [--study NAME] [--host H] [--port P]
+    coexplore dashboard STORAGE [--study NAME] [--host H] [--port P] [--allow-host NAME]
     coexplore show STORAGE TRIAL [--study NAME] [--layer L] [--format text|json|timeloop] [-o FILE]
     coexplore calibrate [--device cpu|cuda] [-o FILE] [--quick]
     coexplore map ARCH.yaml PROBLEM.yaml [--accounting timeloop] [--ert ERT.yaml] [-o MAP.yaml]
@@ -521,6 +521,9 @@ def dashboard(
     host: Annotated[str, typer.Option(help="address to listen on (localhost only by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port (0: any free one)")] = 8050,
     poll: Annotated[float, typer.Option("--poll", help="seconds between the page's checks for new trials")] = 2.0,
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", help="a host name the page may be opened by, besides the loopback names and the "
+        "listening address (repeatable; requests naming any other Host or Origin are refused)")] = None,
 ) -> None:
     """Serve the report's views on localhost, updated as trials finish (also while a
     study runs in another process)."""
@@ -529,7 +532,8 @@ def dashboard(
     try:
         if not 0 <= port <= 65535:
             raise ValueError(f"--port must be in 0..65535, got {port}")
-        board = Dashboard(_open_existing(storage), study, host=host, port=port, poll_s=poll)
+        board = Dashboard(_open_existing(storage), study, host=host, port=port, poll_s=poll,
+                          allowed_hosts=allow_host or ())
     except _user_errors() as e:
         _fail(str(e))
     typer.echo(f"dashboard: {board.url}   (Ctrl-C to stop)", err=False)
