@@ -22,6 +22,7 @@
   const probe = { renders: 0, detailRenders: 0, markRenders: 0, lastError: null, state: state };
   window.coexplore = probe;
   probe.formatValue = (v, unit) => formatValue(v, unit);
+  probe.axisTicks = (values, log, unit) => axisTicks(values, log, unit);
 
   const $ = (id) => document.getElementById(id);
   function esc(s) {
@@ -67,6 +68,33 @@
       return (Number.isInteger(v) ? String(v) : sig(v)) + " " + unit.symbol;
     }
     return sig(v) + " " + unit.symbol;
+  }
+  // tick values and labels as experiments/units.py's axis_ticks: 1-2-5 per decade on a
+  // log axis (decades only past six), about five round steps on a linear one
+  function niceStep(span) {
+    const raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 2.5, 5, 10]) if (raw <= m * mag) return m * mag;
+    return 10 * mag;
+  }
+  function axisTicks(values, log, unit) {
+    let x = values.filter((v) => typeof v === "number" && isFinite(v));
+    if (log) x = x.filter((v) => v > 0);
+    if (!x.length) return { tickvals: [], ticktext: [] };
+    const lo = Math.min(...x), hi = Math.max(...x);
+    let ticks = [];
+    if (log) {
+      const e0 = Math.floor(Math.log10(lo)), e1 = Math.ceil(Math.log10(hi));
+      const mults = e1 - e0 > 6 ? [1] : [1, 2, 5];
+      for (let e = e0; e <= e1; e++) for (const m of mults) ticks.push(m * Math.pow(10, e));
+      ticks = ticks.filter((t) => lo / 1.0001 <= t && t <= hi * 1.0001);
+      if (ticks.length < 2) ticks = hi > lo ? [lo, hi] : [lo];
+    } else if (hi === lo) {
+      ticks = [lo];
+    } else {
+      const step = niceStep(hi - lo), start = Math.ceil(lo / step - 1e-9) * step;
+      for (let i = 0; start + i * step <= hi + 1e-9 * step; i++) ticks.push(start + i * step);
+    }
+    return { tickvals: ticks, ticktext: ticks.map((t) => formatValue(t, unit)) };
   }
   function unitOf(name) {
     const u = state.view && state.view.table && state.view.table.units;
@@ -411,9 +439,13 @@
     Plotly.react($("fig-bd-levels"), perDesign((bd) => ({
       x: bd.levels, y: bd.levels.map((lv) => uj(bd.totals.energy_by_level_pj[lv])),
     })), barLayout("energy per level (network), " + es.label), SMALL_CONFIG);
-    const lat = perDesign((bd) => ({ x: bd.layers, y: bd.latency_cycles }));
+    const CYCLES = { kind: "count", symbol: "cycles" };
+    const lat = perDesign((bd) => ({ x: bd.layers, y: bd.latency_cycles,
+      hovertext: bd.latency_cycles.map((v) => formatValue(v, CYCLES)), hoverinfo: "x+text" }));
+    const latY = lat.flatMap((t) => t.y), latLog = spansDecade(latY);
     Plotly.react($("fig-bd-latency"), lat, barLayout("latency by layer (x repeat), cycles",
-      { yaxis: { type: spansDecade(lat.flatMap((t) => t.y)) ? "log" : "linear" } }), SMALL_CONFIG);
+      { yaxis: Object.assign({ type: latLog ? "log" : "linear", tickmode: "array" },
+                             axisTicks(latLog ? latY : latY.concat([0]), latLog, CYCLES)) }), SMALL_CONFIG);
     Plotly.react($("fig-bd-util"), perDesign((bd) => ({
       x: bd.layers, y: bd.utilization,
       hovertemplate: "%{x}: %{y:.1%}<extra>" + "</extra>",

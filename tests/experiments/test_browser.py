@@ -217,6 +217,21 @@ def test_report_views_of_issue_43(tmp_path):
             js = drv.execute_script("return window.coexplore.formatValue(arguments[0], arguments[1])",
                                     v if v != float("inf") else None, unit.as_json() if unit else None)
             assert js == (format_value(v, unit) if v != float("inf") else ""), (v, name, js)
+        # ... and so are its axis ticks
+        from experiments.units import axis_ticks
+
+        for values, log, name in [([3, 900, 40], True, "energy_uj"), ([3, 9e9], True, "energy_pj"),
+                                  ([0.13, 0.87], False, "utilization"), ([3.2, 4.1], True, "x"),
+                                  ([0, 1.7e6], False, "latency_cycles"), ([12.0, 12.0], False, "area_mm2"),
+                                  ([0.3, 0.1, 0.7], False, "x")]:
+            unit = unit_of(name)
+            js = drv.execute_script("return window.coexplore.axisTicks(arguments[0], arguments[1], arguments[2])",
+                                    values, log, unit.as_json() if unit else None)
+            vals, text = axis_ticks(values, log, unit)
+            assert js["ticktext"] == text and js["tickvals"] == pytest.approx(vals), (values, log, name)
+        # the breakdown's latency bars (a log axis here) are ticked with units, not bare mantissas
+        lat = _texts(drv, "#fig-bd-latency .ytick text")
+        assert lat and all(t.endswith("cycles") for t in lat), lat
         # the table writes the selected design's energy with its unit
         sel = drv.execute_script("return window.coexplore.state.sel[0]")
         row = _texts(drv, f'#trials tbody tr[data-number="{sel}"] td')
