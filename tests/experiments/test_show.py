@@ -108,3 +108,20 @@ def test_show_a_trial_without_mappings(tmp_path):
     make_study(tmp_path / "s.db", n=4)
     res = runner.invoke(app, ["show", str(tmp_path / "s.db"), "0"])
     assert res.exit_code == 2 and "no stored mappings" in res.output and "evaluator stored none" in res.output
+
+
+def test_the_report_detail_lists_each_distinct_mapping_once(nested_db):
+    from experiments.report import trial_detail
+    from experiments.show import layer_mappings
+
+    _, s = nested_db
+    rec = s.trial(2)
+    d = trial_detail(rec)
+    stored = layer_mappings(rec.info)
+    assert sum(len(g["layers"]) for g in d["mappings"]) == len(stored) == len(dqn())
+    for g in d["mappings"]:
+        (index,) = {x["index"] for x in stored if x["name"] in g["layers"]}
+        assert g["text"] == loop_nest_text(rec.info["breakdown"]["mappings"][index])
+    # a record pointing nowhere is reported, not raised
+    rec.info["breakdown"]["layers"][0]["mapping"] = 99
+    assert trial_detail(rec)["mappings_error"].startswith("breakdown['layers'][0]['mapping'] is 99")
