@@ -627,7 +627,8 @@ def slice_figure(df: pd.DataFrame, objectives: Sequence[Objective], params: Sequ
                  max_points: int = MAX_POINTS) -> tuple[dict[str, Any] | None, str]:
     """Slice plots: each objective (rows, at most 3) against each varying parameter
     (columns, at most 8; ``params`` orders them, e.g. by importance), one point per feasible
-    trial coloured by trial number."""
+    trial coloured by trial number (at most ``max_points // 4`` trials, a seeded sample,
+    since every panel draws them all)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -642,7 +643,8 @@ def slice_figure(df: pd.DataFrame, objectives: Sequence[Objective], params: Sequ
     dropped = len(pcols) - 8
     pcols = pcols[:8]
     cols = objective_columns(objectives)
-    idx = _thin(len(ok), np.array([], dtype=int), max_points)
+    # every panel draws the same points: at most a quarter of a scatter's, a seeded sample
+    idx = _thin(len(ok), np.array([], dtype=int), max(max_points // 4, 1))
     shown = ok.iloc[idx].reset_index(drop=True)
     hover = _hover(shown, cols, [c for c in ok.columns if c.startswith("params_")])
     fig = make_subplots(rows=len(objectives), cols=len(pcols), horizontal_spacing=0.04,
