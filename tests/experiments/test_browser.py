@@ -268,6 +268,7 @@ def test_report_views_of_issue_43(tmp_path):
     assert _not_blank(png) > 0.05
 
 
+@pytest.mark.slow  # ~16 s wall; test_show.py and test_report.py check the same data without a browser
 def test_report_shows_each_layers_mapping(tmp_path):
     """Issue 43 item 3: the selected design's panel lists every distinct stored mapping of a
     nested co-design study as its loop nest, with the layers that use it."""
@@ -295,6 +296,7 @@ def test_report_shows_each_layers_mapping(tmp_path):
         assert drv.find_element("css selector", "#mappings pre.loopnest").is_displayed()
 
 
+@pytest.mark.slow  # ~16 s wall; test_show.py and test_report.py check the same data without a browser
 def test_stored_strings_cannot_change_the_page(tmp_path):
     """Issue 46 item 5: a study whose name, parameter values and reasons hold template
     slots, script end tags and comment openers renders whole, shows them as text, and
