@@ -1,6 +1,8 @@
 # Two entry points a fresh machine needs (Python 3.11 + make):
 #   make demo   -> .venv + install + a real co-design sweep (SQLite study, Pareto CSV/PNG)
-#   make test   -> .venv + install + ruff + the layering contracts (lint-imports) + the default test suite
+#   make test   -> .venv + install + ruff + the layering contracts (lint-imports) + the docs (the site
+#                  builds in strict mode; every figure between markers equals its record) + the default test suite
+#   make docs   -> the documentation site in site/ (mkdocs-material; `.venv/bin/mkdocs serve` to browse it)
 # Both are idempotent: the venv is reused and only reinstalled when pyproject/constraints change.
 #   make validate-env -> .venv-scalesim with SCALE-Sim 3.0.0 (numpy<2.4), for the model checks
 #   make zigzag-env   -> .venv-zigzag with ZigZag 3.9.1, for the cost-model throughput comparison
@@ -17,7 +19,7 @@ ZIGZAG_STAMP := $(ZIGZAG_VENV)/.installed
 OPTICS_VENV := .venv-optics
 OPTICS_STAMP := $(OPTICS_VENV)/.installed
 
-.PHONY: venv demo test test-slow lint clean validate-env zigzag-env optics-env
+.PHONY: venv demo test test-slow lint docs clean validate-env zigzag-env optics-env
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,9 +38,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
+# the site builds offline in a few CPU seconds; --strict fails on a broken link, a page left out
+# of the nav or a docstring mkdocstrings cannot read
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	$(BIN)/python -m experiments.figures render --check
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # exit status 5 = "no tests collected" (no slow tests yet) is not a failure
@@ -46,7 +55,7 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs site .pytest_cache
 
 # SCALE-Sim 3.0.0 needs numpy<2.4, coexplore pins numpy 2.4: it gets its own venv, used by
 # experiments/validation/scalesim_compare.py and tests/evaluators/test_scalesim_agreement.py.

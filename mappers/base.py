@@ -51,6 +51,7 @@ __all__ = [
     "MappingResult",
     "MappingRuleRefusal",
     "NoLegalMapping",
+    "SearchStoppedEmpty",
     "WorkUnit",
     "check_objective",
     "objective_values",
@@ -118,6 +119,12 @@ class WorkUnit(Protocol):
 
 class NoLegalMapping(ValueError):
     """A mapper found no legal mapping of a layer on an architecture."""
+
+
+class SearchStoppedEmpty(RuntimeError):
+    """A mapper's search hit its limit (time, nodes) before it found any legal mapping.
+    Not a proof that none exists (that is :class:`NoLegalMapping`): the design is not
+    shown infeasible, the search ran out of budget; raise the limit."""
 
 
 class MappingRuleRefusal(NoLegalMapping):

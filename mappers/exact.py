@@ -158,6 +158,7 @@ from mappers.base import (
     CostFunction,
     MappingResult,
     NoLegalMapping,
+    SearchStoppedEmpty,
     check_objective,
     result_of,
 )
@@ -501,6 +502,10 @@ class ExactMapper:
         search.mirror = self.constraints is None
         search.run()
         search.settle_warm_start()
+        if search.best is None and search.stopped:
+            raise SearchStoppedEmpty(f"ExactMapper on {layer.name!r} / {arch.name!r}: the search stopped at its limit "
+                                     f"(time_limit_s={self.time_limit_s}, max_nodes={self.max_nodes}) before it found "
+                                     "a legal mapping; that is no proof that none exists: raise the limit")
         if search.best is None:
             within = f" within the constraints {cons.name or ''}".rstrip() if cons.levels else ""
             why = explain_unmappable(layer, arch, cons, bypass=self.bypass)

@@ -133,13 +133,17 @@ class TimeloopTranslation:
         arch: the ArchSpec (levels innermost first).
         level_names: per level, the Timeloop name a mapping targets.
         roles: Timeloop data-space name -> operand (``W``, ``I``, ``O``).
-        constraints: component name -> its mapspace constraints as given (not applied).
+        constraints: component name -> its mapspace constraints as given (not applied;
+            :func:`mappers.interop.timeloop.constraints_from_timeloop` reads them).
+        constraints_form: ``"processed"`` (the front end's ``architecture_constraints``
+            targets) or ``"tree"`` (v0.4 components' ``constraints`` dicts).
     """
 
     arch: ArchSpec
     level_names: tuple[str, ...]
     roles: dict[str, str]
     constraints: dict[str, Any] = field(default_factory=dict)
+    constraints_form: str = "processed"
 
     def level_of(self, name: str) -> int:
         try:
@@ -275,8 +279,12 @@ def _tree_entries(root: Mapping[str, Any], roles: Mapping[str, str]
     for kind, node, x, y in flat[:-1]:
         if kind == "container":
             if x * y > 1:
-                entries.append({"name": f"inter_{node['name']}_spatial", "node": None, "tensors": frozenset(),
-                                "fanout": (x, y)})
+                lname = f"inter_{node['name']}_spatial"
+                entries.append({"name": lname, "node": None, "tensors": frozenset(), "fanout": (x, y)})
+                if node.get("constraints"):     # a replicated container's constraints: its fanout level's
+                    constraints[lname] = node["constraints"]
+            elif node.get("constraints"):
+                constraints[str(node.get("name"))] = node["constraints"]
             continue
         group = [node] if kind == "component" else list(node)
         for comp in group:
@@ -399,8 +407,10 @@ def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None
     energies, areas = _ert_table(ert), _art_table(art)
     if "subtree" in root:
         entries, compute, constraints, cycle_s = _processed_entries(root, arch.get("architecture_constraints"), roles)
+        form = "processed"
     else:
         entries, compute, constraints, cycle_s = _tree_entries(root, roles)
+        form = "tree"
     if clock_mhz is None:
         # 12 significant digits: 1e-6 / 2e-9 is 499.99999999999994 in floating point
         clock_mhz = float(f"{1e-6 / cycle_s:.12g}") if cycle_s else 1000.0
@@ -532,4 +542,4 @@ def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None
     spec = ArchSpec(name or str(top.get("name", "timeloop")), tuple(levels),
                     mac_energy_pj=cacts.get("compute", 0.0), word_bits=word_bits or 16, clock_mhz=clock_mhz,
                     area_mm2=total_area_um2 * 1e-6, kind="timeloop")
-    return TimeloopTranslation(spec, tuple(lv.name for lv in spec.levels), roles, constraints)
+    return TimeloopTranslation(spec, tuple(lv.name for lv in spec.levels), roles, constraints, form)

@@ -22,6 +22,23 @@ in every factor list and permutation, and :func:`mapping_from_timeloop` reads it
 mappings. A dimension whose factors multiply to less than its size is refused (Timeloop
 would infer the missing factor; give every factor); to more, it is padding, read as
 coexplore's (:class:`~mappers.mapping.Mapping`: less than one outer step).
+
+**Mapspace constraints.** :func:`constraints_from_timeloop` reads the constraints a
+translation kept (``architecture_constraints`` / ``mapspace_constraints`` targets of the
+processed form, or a v0.4 tree component's ``constraints: {temporal, spatial,
+dataspace}``) as a :class:`~mappers.constraints.MappingConstraints`, by Timeloop's rules
+(``src/mapping/constraints.cpp`` of NVlabs/timeloop): ``factors: D=N`` fixes the factor
+of ``D`` in that kind of loop at the target (``D=1``: no loop); ``D=0`` means the full
+problem dimension; a factor larger than the dimension is ignored, as Timeloop ignores it
+(with a warning, which :attr:`TimeloopConstraints.notes` keeps); a spatial
+``permutation`` with ``split`` puts the dimensions before ``split`` on X and the others on
+Y; ``keep`` / ``bypass`` fix the operands a level stores when together they name every
+data space the level can hold (only ``bypass``: those are bypassed, the rest are the
+mapper's choice). Loop-order constraints (a temporal ``permutation``) are **not** applied:
+coexplore's mappers search every order at every level, so the space searched contains the
+constrained one (its optimum is at most the constrained optimum) and
+:attr:`TimeloopConstraints.relaxed` names each relaxed target. Factor inequalities,
+``factors_only``, ``max_factor`` style keys and utilisation targets are refused by name.
 """
 
 from __future__ import annotations
@@ -29,15 +46,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping as MappingT
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from accelerators.arch import OPERANDS, ArchSpec
 from accelerators.interop.timeloop import DATASPACE_ROLES, TimeloopTranslation
+from mappers.constraints import LevelConstraints, MappingConstraints
 from mappers.mapping import Mapping
 from mappers.workloads import Layer, TensorSpec
 
 __all__ = [
+    "TimeloopConstraints",
     "canonical",
+    "constraints_from_timeloop",
     "layer_from_timeloop",
     "layer_to_timeloop",
     "mapping_from_timeloop",
@@ -161,6 +182,188 @@ def _permutation(v: Any, dims: Sequence[str], where: str) -> list[str]:
     if bad or len(set(out)) != len(out):
         raise ValueError(f"Timeloop mapping {where}: permutation {v!r} has unknown or repeated dimensions")
     return out
+
+
+@dataclass(frozen=True)
+class TimeloopConstraints:
+    """Timeloop's mapspace constraints for one layer: the set coexplore's mappers honour,
+    the targets whose loop-order constraints were relaxed, and Timeloop's own warnings
+    (constraints it ignores)."""
+
+    constraints: MappingConstraints
+    relaxed: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+_CONSTRAINT_KEYS = {"target", "type", "factors", "permutation", "split", "keep", "bypass"}
+
+
+def _targets(raw: Any) -> list[dict[str, Any]]:
+    """Constraint targets from a translation's ``constraints`` (name -> list of targets,
+    or name -> a tree component's ``{temporal, spatial, dataspace}`` dict) or a list."""
+    if isinstance(raw, list):
+        return [dict(t) for t in raw]
+    out: list[dict[str, Any]] = []
+    for name, v in (raw or {}).items():
+        if isinstance(v, list):
+            out += [{**dict(t), "target": t.get("target", name)} for t in v]
+        elif isinstance(v, MappingT):
+            for kind, body in v.items():
+                if kind not in ("temporal", "spatial", "dataspace"):
+                    raise ValueError(f"Timeloop constraint on {name!r}: {kind!r} cannot be expressed "
+                                     "(temporal, spatial and dataspace are read)")
+                out.append({**dict(body or {}), "target": name,
+                            "type": "bypass" if kind == "dataspace" else kind})
+        else:
+            raise ValueError(f"Timeloop constraint on {name!r}: {v!r} is not a constraint")
+    return out
+
+
+def constraints_from_timeloop(tl: TimeloopTranslation, layer: Layer, extra: Any = None) -> TimeloopConstraints:
+    """The mapspace constraints ``tl`` kept (and the targets of ``extra``, e.g. a separate
+    ``mapspace_constraints`` file: a list of targets or ``{targets: [...]}``) for ``layer``,
+    by the rules of the module docstring. A ``ValueError`` names what cannot be expressed."""
+    targets = _targets(tl.constraints)
+    if isinstance(extra, MappingT):
+        extra = extra.get("targets", extra.get("mapspace_constraints", {}).get("targets"))
+    targets += _targets(extra or [])
+    dims = list(layer.dims)
+    arch = tl.arch
+    per: dict[int, dict[str, Any]] = {}
+    ordered: dict[int, str] = {}     # levels with a loop-order constraint -> their target name
+    notes: list[str] = []
+    for i, t in enumerate(targets):
+        name, kind = str(t.get("target")), str(t.get("type", "temporal"))
+        where = f"[{i}] ({name}, {kind})"
+        unknown = sorted(set(t) - _CONSTRAINT_KEYS)
+        if unknown:
+            raise ValueError(f"Timeloop constraint {where}: {unknown} cannot be expressed (read: "
+                             f"{sorted(_CONSTRAINT_KEYS)})")
+        li = tl.level_of(name)
+        lv = arch.levels[li]
+        acc = per.setdefault(li, {})
+        if kind in ("bypass", "datatype", "dataspace"):
+            kept = {tl.roles[x] for x in t.get("keep") or [] if x in tl.roles}
+            byp = {tl.roles[x] for x in t.get("bypass") or [] if x in tl.roles}
+            bad = [x for x in list(t.get("keep") or []) + list(t.get("bypass") or []) if x not in tl.roles]
+            if bad:
+                raise ValueError(f"Timeloop constraint {where}: unknown data spaces {bad} "
+                                 f"(the problem's: {sorted(tl.roles)})")
+            if kept & byp:
+                raise ValueError(f"Timeloop constraint {where}: {sorted(kept & byp)} both kept and bypassed")
+            held = set(lv.tensors) if li < arch.n_levels - 1 else set(OPERANDS)
+            if kept - held:
+                raise ValueError(f"Timeloop constraint {where}: keeps {sorted(kept - held)}, which level "
+                                 f"{lv.name!r} cannot hold")
+            free = held - kept - byp
+            if kept and free:
+                raise ValueError(f"Timeloop constraint {where}: keeps {sorted(kept)} and leaves {sorted(free)} to "
+                                 "the mapper; 'keep at least' cannot be expressed (coexplore fixes a level's kept "
+                                 "operands exactly or not at all): list every data space in keep or bypass")
+            if kept or byp:
+                acc["keep"] = frozenset(held - byp) if not free else None
+                if acc["keep"] is None:
+                    # only bypasses: the level cannot hold them; the rest stay the mapper's choice
+                    acc.setdefault("bypassed", set()).update(byp)
+            continue
+        if kind not in ("temporal", "spatial"):
+            raise ValueError(f"Timeloop constraint {where}: type {kind!r} cannot be expressed "
+                             "(temporal, spatial, bypass / datatype are read)")
+        facs = _factors(t.get("factors"), dims, f"constraint {where}")
+        raw_perm = t.get("permutation")
+        if isinstance(raw_perm, str) and "_" in raw_perm:       # Timeloop's PREFIX_SUFFIX form
+            head, _, tail = raw_perm.partition("_")
+            prefix = _permutation(head, dims, f"constraint {where}")
+            suffix = _permutation(tail, dims, f"constraint {where}")
+        else:
+            prefix, suffix = _permutation(raw_perm, dims, f"constraint {where}"), []
+        if set(prefix) & set(suffix):
+            raise ValueError(f"Timeloop constraint {where}: permutation {raw_perm!r} repeats a dimension")
+        fixed: dict[str, int] = {}
+        for d, f in facs.items():
+            if f == 0:
+                f = layer.dims[d]        # Timeloop: 0 is the full problem dimension
+            if f > layer.dims[d]:
+                notes.append(f"{where}: {d}={f} exceeds the dimension ({layer.dims[d]}); ignored, as Timeloop "
+                             "ignores it")
+                continue
+            fixed[d] = f
+        if kind == "temporal":
+            if len(prefix) + len(suffix) > 1:
+                ordered.setdefault(li, name)
+            acc.setdefault("temporal_factors", {}).update({d: f for d, f in fixed.items() if f > 1})
+            ones = {d for d, f in fixed.items() if f == 1}
+            if ones:     # several targets on one level: their union (Timeloop's rule) narrows the set
+                acc["temporal"] = frozenset(d for d in acc.get("temporal", dims) if d not in ones)
+            continue
+        xs, ys = _spatial_axes(t, prefix, suffix, dims, lv, tree=tl.constraints_form == "tree", where=where)
+        ones = {d for d, f in fixed.items() if f == 1}
+        acc["spatial_x"] = frozenset(xs - ones) & acc.get("spatial_x", frozenset(dims))
+        acc["spatial_y"] = frozenset(ys - ones) & acc.get("spatial_y", frozenset(dims))
+        for d, f in fixed.items():
+            if f == 1:
+                continue
+            if (d in xs) == (d in ys):
+                raise ValueError(f"Timeloop constraint {where}: {d}={f} is fixed but its axis (X or Y) is not "
+                                 "determined by the permutation and split")
+            acc.setdefault("spatial_x_factors" if d in xs else "spatial_y_factors", {})[d] = f
+    # an order constraint matters only where two or more loops of the level can have a factor > 1
+    relaxed = [name for li, name in sorted(ordered.items()) if _movable(per[li], layer) > 1]
+    levels = []
+    for li in sorted(per):
+        kw = dict(per[li])
+        bypassed = kw.pop("bypassed", None)
+        if bypassed:
+            held = set(arch.levels[li].tensors) if li < arch.n_levels - 1 else set(OPERANDS)
+            if held & bypassed:
+                raise ValueError(f"Timeloop constraint on {tl.level_names[li]!r}: bypasses {sorted(held & bypassed)}, "
+                                 "which the translated level still holds")
+        if kw.get("keep", 0) is None:
+            kw.pop("keep")
+        if kw:
+            levels.append(LevelConstraints(li, **kw))
+    return TimeloopConstraints(MappingConstraints(tuple(levels), name="timeloop"), tuple(relaxed), tuple(notes))
+
+
+def _spatial_axes(t: MappingT[str, Any], prefix: list[str], suffix: list[str], dims: list[str], lv: Any, *,
+                  tree: bool, where: str) -> tuple[set[str], set[str]]:
+    """The dimensions a spatial constraint lets onto X and onto Y, by the rule of
+    Timeloop's mapper (``src/mapspaces``: with a user split no dimension is pruned, the
+    full permutation is ``prefix + (free dimensions, any order) + suffix``, and positions
+    before ``split`` are X). A free dimension that may land on either side is allowed on
+    both (the count of free loops on each side is not kept: a relaxation). Without
+    ``split`` the mapper chooses the axes: any dimension on either, unless the fanout has
+    one axis."""
+    if "split" not in t:
+        if lv.fanout_y == 1:
+            return set(dims), set()
+        if lv.fanout_x == 1:
+            return set(), set(dims)
+        return set(dims), set(dims)
+    split = int(t["split"])
+    listed = len(prefix) + len(suffix)
+    if tree and 0 < listed < len(dims):
+        raise ValueError(f"Timeloop constraint {where}: a partial spatial permutation with a split in the v0.4 "
+                         "tree form cannot be read exactly (Timeloop's front end rewrites it into a full "
+                         "permutation before its split applies); give the processed form "
+                         "(parsed-processed-input.yaml) or list every dimension")
+    free = [d for d in dims if d not in prefix and d not in suffix]
+    n = len(dims)
+    xs = {d for i, d in enumerate(prefix) if i < split} | {d for i, d in enumerate(suffix) if n - len(suffix) + i < split}
+    ys = set(dims) - xs - set(free)
+    if free:
+        if len(prefix) < split:          # some free position lies before the split
+            xs |= set(free)
+        if n - len(suffix) - 1 >= split:  # some free position lies at or after it
+            ys |= set(free)
+    return xs, ys
+
+
+def _movable(level: MappingT[str, Any], layer: Layer) -> int:
+    """How many dimensions may have a temporal factor > 1 at a level under its collected
+    constraints (dimensions of size 1 never do)."""
+    allowed = level.get("temporal", layer.dims)
+    return sum(1 for d in allowed if layer.dims[d] > 1)
 
 
 def canonical(mapping: Mapping, layer: Layer, arch: ArchSpec) -> Mapping:

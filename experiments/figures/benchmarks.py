@@ -1,0 +1,167 @@
+"""Figures from the JSON outputs of the benchmark and search-quality scripts
+(``docs/benchmarks/*.json``, ``docs/search_quality/*.json``); each names its command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from experiments.figures.fmt import thousands
+from experiments.figures.records import RecordError, load_json
+
+__all__ = ["FIGURES", "inner_effort", "inner_feasibility", "mapper_optimality", "optimizer_cost"]
+
+INNER_EFFORT = "docs/benchmarks/shi2020_inner_effort.json"
+OPTIMIZER_COST = "docs/benchmarks/shi2020_optimizer_cost.json"
+INNER_FEASIBILITY = "docs/search_quality/inner_feasibility.json"
+MAPPER_OPTIMALITY = "docs/benchmarks/mapper_optimality.json"
+ARCH_NAMES = {"eyeriss_v1": "Eyeriss v1", "systolic_32x32_ws": "32x32 WS systolic array"}
+NETWORK_NAMES = {
+    "mobilenet_v2": "MobileNetV2",
+    "resnet50": "ResNet-50",
+    "dqn": "DQN",
+    "bert_base_block": "BERT-base block",
+}
+
+#: the settings shown and their labels (the record's gap=0.02 / gap=0.05 rows are left out)
+EFFORT_ROWS = (
+    ("heuristic", "greedy heuristic"),
+    ("nodes=100k", "100,000 nodes"),
+    ("nodes=300k", "300,000 nodes"),
+    ("nodes=1M", "1 million nodes"),
+    ("nodes=3M", "3 million nodes (the search's setting)"),
+)
+FEASIBILITY_ROWS = (
+    ("bo", "constrained BO, feasibility classifier + failures imputed (the default)"),
+    ("bo-no-feasibility", "imputation only, no classifier"),
+    ("bo-neither", "neither"),
+    ("random", "random search"),
+    ("bo-known", "constrained BO with capacity a known constraint"),
+)
+OPTIMIZERS = ("constrained-bo", "random", "tpe", "bo-reject")
+
+
+def _get(record: dict, key: str, rel: str):
+    try:
+        return record[key]
+    except KeyError:
+        raise RecordError(f"{rel}: no entry {key!r} (has {sorted(record)})") from None
+
+
+def inner_effort(root: Path) -> str:
+    """The Shi et al. inner search's effort limit on DQN: network EDP of 12 random iso
+    designs at each limit, relative to the reference limit (shi2020.md)."""
+    r = load_json(root, INNER_EFFORT)
+    ref = r["reference"]
+    summary = r["summary"]
+    lines = [
+        f"{len(r['points'])} random {r['mode']} designs of {r['workload']} (seed {r['seed']}); "
+        f"`{INNER_EFFORT}`.",
+        "",
+        "| inner search per layer | network EDP / 3M nodes' (median, max) | layers proven "
+        "| rank correlation with 3M | same best design | CPU s per design |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key, label in EFFORT_ROWS:
+        s = _get(summary, key, INNER_EFFORT)
+        if key == ref:
+            ratio, rho = "1", "1"
+        else:
+            ratio, rho = f"{s['median_ratio']:.3f}, {s['max_ratio']:.3f}", f"{s['spearman']:.3f}"
+        same = (
+            "yes" if s["same_best"] else f"no ({100 * (s['best_point_ref_ratio'] - 1):.1f} % worse)"
+        )
+        lines.append(
+            f"| {label} | {ratio} | {100 * s['proven_share']:.0f} % | {rho} | {same} | "
+            f"{s['cpu_s_per_point']:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def optimizer_cost(root: Path) -> str:
+    """CPU and elapsed seconds of each outer optimizer on one small Shi et al. run."""
+    r = load_json(root, OPTIMIZER_COST)
+    lines = [
+        f"`{OPTIMIZER_COST}`.",
+        "",
+        "| optimizer | trials (evaluated) | CPU s of the trials | CPU s per evaluated point "
+        "| CPU s of the driver (proposals) | elapsed s (machine load 6–10 on 2 cores) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in OPTIMIZERS:
+        o = _get(r, name, OPTIMIZER_COST)
+        trials = len(o["trial_cpu_s"])
+        evaluated = trials - o["failed"]
+        note = f"{evaluated}; {o['failed']} rejected unevaluated" if o["failed"] else f"{evaluated}"
+        lines.append(
+            f"| {name} | {trials} ({note}) | {round(o['trials_cpu_s'])} | "
+            f"{round(o['trials_cpu_s'] / evaluated)} | {o['driver_cpu_s']:.1f} | "
+            f"{thousands(o['elapsed_wall_s'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def inner_feasibility(root: Path) -> str:
+    """The inner mapping search with buffer capacity unknown: infeasible share of the
+    proposals and best EDP over the exact optimum, per search (shi2020.md)."""
+    r = load_json(root, INNER_FEASIBILITY)
+    summary = r["summary"]
+    runs = {_get(summary, k, INNER_FEASIBILITY)["runs"] for k, _ in FEASIBILITY_ROWS}
+    lines = [
+        f"{r['arch']}, {len(r['layers'])} layers × {r['seeds']} seeds = {', '.join(map(str, sorted(runs)))} "
+        f"runs per search, {r['budget']} mappings each; `{INNER_FEASIBILITY}`.",
+        "",
+        "| inner search | infeasible share of proposals (after BO's "
+        f"{r['n_init']}-point initial design) | best EDP / exact optimum (median) |",
+        "|---|---|---|",
+    ]
+    for key, label in FEASIBILITY_ROWS:
+        s = summary[key]
+        share = f"{100 * s['infeasible_share']:.1f} %"
+        if s["infeasible_share"] == 0 and s["infeasible_share_after_init"] == 0:
+            share = "0 %"
+        else:
+            share += f" ({100 * s['infeasible_share_after_init']:.1f} %)"
+        lines.append(f"| {label} | {share} | {s['median_ratio_to_exact']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def mapper_optimality(root: Path) -> str:
+    """Which mapper to use: the exact mapper's proofs and CPU time, and how far the
+    heuristic and the best of many random mappings are from its optimum, per architecture."""
+    import statistics
+
+    r = load_json(root, MAPPER_OPTIMALITY)
+    lo, hi = min(r["load"]), max(r["load"])
+    lines = [
+        f"Every unique layer of {', '.join(NETWORK_NAMES.get(n, n) for n in sorted({x['network'] for rows in r['rows'].values() for x in rows}))}; "
+        f"objective {r['objective']}; exact mapper limit {r['time_limit_s']:.0f} s per layer; random = the best of "
+        f"{r['random']:,} random legal mappings; CPU s = `time.process_time` of the one process, load average "
+        f"{lo:.2f}–{hi:.2f} on 2 cores; `{MAPPER_OPTIMALITY}`.",
+        "",
+        "| architecture | layers | proven optimal | exact CPU s, median (max, layer) | heuristic within 5 % "
+        "| heuristic / optimum, median (worst, layer) | random / optimum, median |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for arch, rows in r["rows"].items():
+        slow = max(rows, key=lambda x: x["exact_cpu_s"])
+        worst = max(rows, key=lambda x: x["heuristic_ratio"])
+        h = [x["heuristic_ratio"] for x in rows]
+
+        def where(x: dict) -> str:
+            return f"{NETWORK_NAMES.get(x['network'], x['network'])} {x['layer']}"
+
+        lines.append(
+            f"| {ARCH_NAMES.get(arch, arch)} | {len(rows)} | {sum(bool(x['optimal']) for x in rows)} | "
+            f"{statistics.median(x['exact_cpu_s'] for x in rows):.2f} ({slow['exact_cpu_s']:.2f}, {where(slow)}) | "
+            f"{sum(v <= 1.05 for v in h)} of {len(rows)} | {statistics.median(h):.2f}x ({max(h):.2f}x, {where(worst)}) | "
+            f"{statistics.median(x['random_ratio'] for x in rows):.2f}x |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+FIGURES = {
+    "mapper-optimality": ((MAPPER_OPTIMALITY,), mapper_optimality),
+    "shi2020-inner-effort": ((INNER_EFFORT,), inner_effort),
+    "shi2020-optimizer-cost": ((OPTIMIZER_COST,), optimizer_cost),
+    "shi2020-inner-feasibility": ((INNER_FEASIBILITY,), inner_feasibility),
+}

@@ -1,0 +1,194 @@
+"""Figures from the multi-task D2NN's committed records (``docs/reproduction/results/d2nn/``
+from ``coexplore reproduce d2nn``; ``d2nn_epochs4/`` from the same command with
+``--epochs 4``, the configuration before the epochs were raised)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from experiments.figures.fmt import signed
+from experiments.figures.records import RecordError, load_json
+
+__all__ = [
+    "FIGURES",
+    "RESULTS",
+    "RESULTS_4",
+    "codesign_rerun",
+    "multitask",
+    "robustness",
+    "single_task",
+]
+
+RESULTS = "docs/reproduction/results/d2nn/results.json"
+RESULTS_4 = "docs/reproduction/results/d2nn_epochs4/results.json"
+MORE_EPOCHS = "docs/reproduction/results/d2nn_epochs4/more_epochs_fashion_s0.json"
+
+#: published accuracies quoted as references (not ours): the ASM re-run of Lin et al. 2018
+#: (Science 361, 1004) with 200² neurons, 5 layers, 20 epochs, as in table.md; and Li et al.
+#: 2019 (Adv. Photonics 1, 046001), differential detection
+REFERENCES = (
+    ("reference: ASM re-run of Lin et al. 2018 (200², 5 layers, 20 epochs)", "97.63 %", "87.49 %"),
+    ("reference: differential detection, Li et al. 2019", "98.54 %", "90.54 %"),
+)
+
+
+def _p(x: float) -> str:
+    return f"{100 * x:.2f} %"
+
+
+def _acc(task: dict[str, Any]) -> dict[str, Any]:
+    acc = task["acc"]
+    if acc["n"] >= 2 and acc.get("std") is None:
+        raise RecordError(f"{RESULTS}: an accuracy over {acc['n']} seeds has no std")
+    return acc
+
+
+def single_task(root: Path) -> str:
+    """Single-task accuracy at the full-data configuration: 4 epochs (seed 0), that model
+    trained on, 6 epochs (3 seeds, mean ± sample std), logistic regression, references."""
+    r6, r4 = load_json(root, RESULTS), load_json(root, RESULTS_4)
+    more = load_json(root, MORE_EPOCHS)
+    s6, s4 = r6["single"], r4["single"]
+    e4, e6 = r4["settings"]["epochs"], r6["settings"]["epochs"]
+    seeds = r6["settings"]["seeds"]
+    m6, f6 = _acc(s6["d2nn"]["mnist"]), _acc(s6["d2nn"]["fashion"])
+    if m6["n"] != f6["n"]:
+        raise RecordError(f"{RESULTS}: MNIST and Fashion-MNIST over different seed counts")
+    later = [e for e in more if e["epoch"] > e4]
+    tgt = f"≥ {100 * s6['d2nn']['mnist']['target']:.0f} % / ≥ {100 * s6['d2nn']['fashion']['target']:.0f} %"
+    sd = f"± sample std, n = {m6['n']}"
+
+    def six(task: dict[str, Any]) -> str:
+        a = task["acc"]
+        return f"**{_p(a['mean'])} ± {100 * a['std']:.2f}** ({', '.join(f'{100 * x:.2f}' for x in task['per_seed'])})"
+
+    rows = [
+        "| model | MNIST | Fashion-MNIST | issue 20 target |",
+        "|---|---|---|---|",
+        f"| D2NN, N = {r4['settings']['n']}, L = {r4['settings']['layers']}, all 60k / 10k images, "
+        f"**{e4} epochs**, seed 0 (`results/d2nn_epochs4/`) | {_p(s4['d2nn']['mnist']['acc']['mean'])} | "
+        f"{_p(s4['d2nn']['fashion']['acc']['mean'])} | {tgt} |",
+        f"| the same Fashion-MNIST model trained on for a {'th and '.join(str(e['epoch']) for e in later)}th "
+        f"epoch (lr {later[0]['lr']}, the schedule's rate there) | – | "
+        f"{' / '.join(_p(e['acc']) for e in later)} | |",
+        f"| D2NN, the same, **{e6} epochs** from scratch (the configuration), seeds "
+        f"{', '.join(map(str, range(len(seeds) if isinstance(seeds, list) else seeds)))} (`results/d2nn/`; {sd}) | "
+        f"{six(s6['d2nn']['mnist'])} | {six(s6['d2nn']['fashion'])} | {tgt} |",
+        f"| 95 % t-interval of that mean | [{100 * m6['ci'][0]:.2f}, {100 * m6['ci'][1]:.2f}] | "
+        f"[{100 * f6['ci'][0]:.2f}, {100 * f6['ci'][1]:.2f}] | |",
+        f"| logistic regression on the same images' 28 × 28 pixels | {_p(s6['logreg']['mnist'])} | "
+        f"{_p(s6['logreg']['fashion'])} | |",
+    ]
+    rows += [f"| {label} | {m} | {f} | |" for label, m, f in REFERENCES]
+    return "\n".join(rows) + "\n"
+
+
+def _ci(d: dict[str, Any]) -> str:
+    lo, hi = d["ci"]
+    return f"{signed(100 * d['mean'], 2)} [{signed(100 * lo, 2)}, {signed(100 * hi, 2)}]"
+
+
+def multitask(root: Path) -> str:
+    """Multi-task systems at every shared depth K_s against the separate single-task ones
+    (mean ± sample std over seeds; paired differences with their 95 % t-interval)."""
+    mt = load_json(root, RESULTS)["multitask"]
+    n = {row["acc_mnist"]["n"] for row in mt["rows"]}
+    rows = [
+        f"Mean ± sample std over n = {', '.join(map(str, sorted(n)))} seeds; `{RESULTS}` → `multitask`.",
+        "",
+        "| K_s | MNIST | Fashion | task recognized | − separate, MNIST [95 % CI] "
+        "| − separate, Fashion [95 % CI] | layers | area | energy / inference |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in mt["rows"]:
+        m, f = row["acc_mnist"], row["acc_fashion"]
+        rows.append(
+            f"| {row['shared']} | {100 * m['mean']:.2f} ± {100 * m['std']:.2f} % | "
+            f"{100 * f['mean']:.2f} ± {100 * f['std']:.2f} % | {_p(row['recognition']['mean'])} | "
+            f"{_ci(row['diff_mnist'])} | {_ci(row['diff_fashion'])} | "
+            f"{row['physical_layers']} vs {row['separate_layers']} | "
+            f"{row['area_mm2']:.1f} vs {row['separate_area_mm2']:.1f} mm² | "
+            f"{row['energy_pj']:.2f} vs {row['separate_energy_pj']:.2f} pJ |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+#: the rows shown: (source, level key in the record, task, label); every level of every
+#: source is in robustness.csv and table.md
+ROBUST_ROWS = (
+    ("phase noise", "0.5", "mnist", "phase noise 0.5 rad"),
+    ("phase noise", "0.5", "fashion", "phase noise 0.5 rad"),
+    ("axial misalignment", "0.05", "mnist", "axial misalignment 5 %"),
+    ("axial misalignment", "0.05", "fashion", "axial misalignment 5 %"),
+    ("detector noise", "10", "mnist", "detector SNR 10 dB"),
+    ("detector noise", "10", "fashion", "detector SNR 10 dB"),
+    ("wavelength drift", "0.02", "mnist", "wavelength drift +2 %"),
+    ("lateral misalignment", "2", "mnist", "lateral misalignment 2 px"),
+    ("laser intensity", "0.2", "fashion", "laser intensity 20 %"),
+)
+ROBUST_COLUMNS = ("single-task", "K_s=0", "K_s=3", "K_s=5")
+TASK_NAMES = {"mnist": "MNIST", "fashion": "Fashion"}
+
+
+def robustness(root: Path) -> str:
+    """Accuracy under noise, plain / noise-aware, mean ± sample std over model seeds, for
+    a selection of sources and levels (d2nn.md, "Robustness of the multi-task systems")."""
+    rob = load_json(root, RESULTS)["robustness"]
+    seeds: set[int] = set()
+
+    def cell(levels: dict[str, Any], model: str) -> str:
+        out = []
+        for variant in ("plain", "noise-aware"):
+            e = levels[f"{model} {variant}"]
+            seeds.add(e["seeds"])
+            out.append(f"{100 * e['acc']:.1f} ± {100 * e['std']:.1f}")
+        return " / ".join(out)
+
+    rows = []
+    for source, level, task, label in ROBUST_ROWS:
+        try:
+            levels = rob["summary"][task][source]["levels"][level]
+        except KeyError:
+            raise RecordError(
+                f"{RESULTS}: robustness.summary.{task}.{source!r} has no level {level!r}"
+            ) from None
+        rows.append(
+            f"| {label} | {TASK_NAMES[task]} | "
+            + " | ".join(cell(levels, m) for m in ROBUST_COLUMNS)
+            + " |"
+        )
+    head = [
+        f"Accuracy in %, mean ± sample std over n = {', '.join(map(str, sorted(seeds)))} model seeds; "
+        f"{rob['test_images']} test images per task, {rob['noise_seeds']} noise realizations per level; "
+        f"`{RESULTS}` → `robustness`.",
+        "",
+        "| source, level | task | single-task plain / noise-aware | K_s = 0 | K_s = 3 | K_s = 5 |",
+        "|---|---|---|---|---|---|",
+    ]
+    return "\n".join(head + rows) + "\n"
+
+
+def codesign_rerun(root: Path) -> str:
+    """The co-design study before and after issue 47's propagation planning: trials, trials
+    below the recognition constraint, and the size of the feasible front."""
+    r = load_json(root, RESULTS)
+    rows = [
+        ("before issue 47 (ASM, pad N/2 everywhere, unchecked)", r["codesign_before_issue47"]),
+        ("now (planned propagator, 5 % padding tolerance)", r["codesign"]),
+    ]
+    below = f"below recognition {r['codesign']['min_recognition']}"
+    lines = [f"| | trials | {below} | front size |", "|---|---|---|---|"]
+    lines += [
+        f"| {label} | {c['trials']} | {c['violating_recognition']} | {c['front_size']} |"
+        for label, c in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+FIGURES = {
+    "d2nn-codesign-rerun": ((RESULTS,), codesign_rerun),
+    "d2nn-robustness": ((RESULTS,), robustness),
+    "d2nn-single-task": ((RESULTS, RESULTS_4, MORE_EPOCHS), single_task),
+    "d2nn-multitask": ((RESULTS,), multitask),
+}

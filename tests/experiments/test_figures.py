@@ -1,0 +1,240 @@
+"""Figures rendered from records (issue 45 item 1): the committed docs equal what their
+records give; a changed record or a hand edit inside a block is caught, naming the file,
+the line and the figure; malformed markers and unknown names are errors; and the numbers
+the renderers print are recomputed here from the per-seed values of the same records."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from experiments.figures import FIGURES, figure, render_tree
+from experiments.figures.__main__ import main
+from experiments.figures.blocks import MarkerError, find_blocks, replace_blocks
+from experiments.figures.catalog import UnknownFigure
+
+ROOT = Path(__file__).resolve().parents[2]
+SHI = "docs/reproduction/results/shi2020/results.json"
+SHI_DOC = "docs/reproduction/shi2020.md"
+
+
+def test_the_committed_docs_equal_their_records():
+    out = render_tree(ROOT, check=True)
+    assert out.stale == [], "\n".join(out.stale)
+    assert out.unused == [], f"figures quoted nowhere: {out.unused}"
+    assert len(out.used) >= 8
+
+
+def test_every_figure_names_records_that_exist_under_docs():
+    for fig in FIGURES.values():
+        assert fig.records, fig.name
+        for rel in fig.records:
+            assert rel.startswith("docs/") and (ROOT / rel).is_file(), (fig.name, rel)
+
+
+def _tree(tmp_path: Path, *rels: str) -> Path:
+    for rel in rels:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    return tmp_path
+
+
+def _only_shi_blocks(root: Path) -> None:
+    """Keep only the blocks whose records the tree holds (shi2020.md quotes benchmarks too)."""
+    doc = root / SHI_DOC
+    text = doc.read_text()
+    for b in find_blocks(text):
+        if b.name != "shi2020-decomposition":
+            text = text.replace(f"<!-- figure: {b.name} -->\n{b.body}<!-- /figure -->\n", b.body)
+    doc.write_text(text)
+
+
+def test_a_changed_record_makes_the_check_fail_and_render_fix_it(tmp_path):
+    root = _tree(tmp_path, SHI, SHI_DOC)
+    _only_shi_blocks(root)
+    assert render_tree(root, check=True).stale == []
+    rec = json.loads((root / SHI).read_text())
+    base = rec["workloads"]["resnet50"]["baseline"]["edp_uj_ms"]
+    rec["workloads"]["resnet50"]["software_only"]["edp_uj_ms"] = base * (1 - 0.123)  # a rerun
+    (root / SHI).write_text(json.dumps(rec))
+    out = render_tree(root, check=True)
+    assert len(out.stale) == 1
+    assert out.stale[0].startswith(f"{SHI_DOC}:")
+    assert "'shi2020-decomposition' differs" in out.stale[0]
+    assert "−12.3 %" in out.stale[0] and "−8.6 %" in out.stale[0]
+    assert "−12.3 %" not in (root / SHI_DOC).read_text()  # --check writes nothing
+    render_tree(root, check=False)
+    assert "| ResNet-50 | 1 | −12.3 % |" in (root / SHI_DOC).read_text()
+    assert render_tree(root, check=True).stale == []
+
+
+def test_a_hand_edit_inside_a_block_is_refused(tmp_path):
+    root = _tree(tmp_path, SHI, SHI_DOC)
+    _only_shi_blocks(root)
+    doc = root / SHI_DOC
+    doc.write_text(doc.read_text().replace("| −10.5 % ± 8.8 |", "| −18.0 % ± 8.8 |"))
+    assert main(["render", "--check", "--root", str(root)]) == 1
+    assert main(["render", "--root", str(root)]) == 0
+    assert "| −10.5 % ± 8.8 |" in doc.read_text()
+
+
+def test_marker_errors_name_the_line():
+    with pytest.raises(MarkerError, match=r"f.md:1: figure 'a' is never closed"):
+        find_blocks("<!-- figure: a -->\nx\n", "f.md")
+    with pytest.raises(MarkerError, match=r"f.md:2: figure 'b' opens inside figure 'a'"):
+        find_blocks("<!-- figure: a -->\n<!-- figure: b -->\n<!-- /figure -->\n", "f.md")
+    with pytest.raises(MarkerError, match=r"f.md:2: '<!-- /figure -->' without an opening"):
+        find_blocks("x\n<!-- /figure -->\n", "f.md")
+    with pytest.raises(MarkerError, match="malformed"):
+        find_blocks("<!-- figure: a b -->\n<!-- /figure -->\n", "f.md")
+
+
+def test_replace_keeps_the_text_around_blocks():
+    text = "head\n<!-- figure: a -->\nold\n<!-- /figure -->\nmid\n<!-- figure: b -->\n<!-- /figure -->\ntail\n"
+    new = replace_blocks(text, lambda name: f"new {name}")
+    assert new == (
+        "head\n<!-- figure: a -->\nnew a\n<!-- /figure -->\nmid\n"
+        "<!-- figure: b -->\nnew b\n<!-- /figure -->\ntail\n"
+    )
+    assert [b.body for b in find_blocks(new)] == ["new a\n", "new b\n"]
+
+
+def test_unknown_figure_suggests_the_close_name(tmp_path, capsys):
+    with pytest.raises(UnknownFigure, match="did you mean 'hasco-headline'"):
+        figure("hasco-headlin")
+    (tmp_path / "README.md").write_text("<!-- figure: hasco-headlin -->\n<!-- /figure -->\n")
+    (tmp_path / "docs").mkdir()
+    assert main(["render", "--check", "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "did you mean 'hasco-headline'" in err[0]
+
+
+def test_a_missing_record_is_an_error_naming_it(tmp_path, capsys):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "x.md").write_text("<!-- figure: hasco-headline -->\n<!-- /figure -->\n")
+    assert main(["render", "--check", "--root", str(tmp_path)]) == 2
+    assert "docs/reproduction/results/hasco/results.json not found" in capsys.readouterr().err
+
+
+def _row(text: str, first: str) -> list[str]:
+    line = next(ln for ln in text.splitlines() if ln.startswith(f"| {first} |"))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_shi_decomposition_recomputed_from_the_per_seed_changes():
+    """Mean and sample std (ddof = 1) from each seed's EDP change, not the stored summary."""
+    rec = json.loads((ROOT / SHI).read_text())
+    text = figure("shi2020-decomposition").render(ROOT)
+    s = rec["workloads"]["resnet50"]["both"]["iso"]["constrained-bo"]["edp_uj_ms"]
+    base = rec["workloads"]["resnet50"]["baseline"]["edp_uj_ms"]
+    changes = [v / base - 1 for v in s["values"]]
+    assert changes == pytest.approx(s["changes"])
+    want = (
+        f"{100 * statistics.mean(changes):.1f} % ± {100 * statistics.stdev(changes):.1f}".replace(
+            "-", "−"
+        )
+    )
+    assert _row(text, "ResNet-50")[3] == want == "−10.5 % ± 8.8"
+
+
+def test_d2nn_accuracy_recomputed_from_the_per_seed_values():
+    rec = json.loads((ROOT / "docs/reproduction/results/d2nn/results.json").read_text())
+    text = figure("d2nn-single-task").render(ROOT)
+    seeds = rec["single"]["d2nn"]["mnist"]["per_seed"]
+    want = f"**{100 * statistics.mean(seeds):.2f} % ± {100 * statistics.stdev(seeds):.2f}**"
+    assert want == "**97.09 % ± 0.27**" and want in text
+    mt = figure("d2nn-multitask").render(ROOT)
+    row = rec["multitask"]["rows"][3]
+    acc = [s["acc_mnist"] for s in row["per_seed"]]
+    assert (
+        _row(mt, "3")[1]
+        == f"{100 * statistics.mean(acc):.2f} ± {100 * statistics.stdev(acc):.2f} %"
+    )
+
+
+def test_hasco_headline_recomputed_from_the_pairs():
+    rec = json.loads((ROOT / "docs/reproduction/results/hasco/results.json").read_text())
+    medians = [p["ratio_stats"]["median"] for p in rec["pairs"]]
+    text = figure("hasco-headline").render(ROOT)
+    assert f"**{statistics.median(medians):.2f}x**" in text
+    assert f"| {sum(m >= 1.25 for m in medians)} of {len(medians)} |" in text
+
+
+def test_the_command_line_check_passes_on_this_checkout():
+    out = subprocess.run(
+        [sys.executable, "-m", "experiments.figures", "render", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "all up to date" in out.stdout
+
+
+def test_shi_run_hours_equal_the_sum_table_md_prints():
+    """The headline's summed run time is the one ``coexplore reproduce shi2020`` wrote into
+    table.md's first line (an independent record of the same sum)."""
+    import re
+
+    from experiments.figures.reproductions import recorded_hours
+
+    table = (ROOT / "docs/reproduction/results/shi2020/table.md").read_text()
+    want = re.search(r"summed over workers: ([0-9.]+) h", table).group(1)
+    got = recorded_hours(json.loads((ROOT / SHI).read_text()))
+    assert f"{got:.1f}" == want
+    assert f"run wall time {want} h summed over the runs" in figure(
+        "reproductions-headline"
+    ).render(ROOT)
+
+
+def test_a_changed_reading_refuses_to_render_the_old_sentence(tmp_path):
+    from experiments.figures.records import RecordError
+    from experiments.figures.reproductions import shi2020_row
+
+    root = _tree(tmp_path, SHI)
+    rec = json.loads((root / SHI).read_text())
+    rec["workloads"]["resnet50"]["against_paper"]["reading"] = "met"
+    (root / SHI).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match=r"resnet50.against_paper.reading is 'met'"):
+        shi2020_row(root)
+
+
+def test_hasco_headline_lists_exactly_the_pairs_at_1_25x_or_more():
+    rec = json.loads((ROOT / "docs/reproduction/results/hasco/results.json").read_text())
+    text = figure("reproductions-headline").render(ROOT)
+    big = [p for p in rec["pairs"] if p["ratio_median"] >= 1.25]
+    assert f"{len(big)} of {len(rec['pairs'])} pairs at 1.25x or more" in text
+    for p in big:
+        assert f"/{p['intrinsic']} {p['ratio_median']:.2f}x" in text
+
+
+def test_mapper_optimality_fields_agree_and_the_table_counts_them():
+    rec = json.loads((ROOT / "docs/benchmarks/mapper_optimality.json").read_text())
+    text = figure("mapper-optimality").render(ROOT)
+    for arch, rows in rec["rows"].items():
+        for x in rows:  # the ratio fields are the ratios of the stored objectives
+            assert x["heuristic_ratio"] == pytest.approx(x["heuristic"] / x["exact"])
+        within = sum(x["heuristic"] <= 1.05 * x["exact"] for x in rows)
+        assert f"| {within} of {len(rows)} |" in text, arch
+
+
+def test_meloppr_headline_recomputed_from_the_graphs():
+    from experiments.figures.meloppr import at_most
+
+    rec = json.loads((ROOT / "docs/reproduction/results/meloppr/results.json").read_text())
+    text = figure("reproductions-headline").render(ROOT)
+    mem = [
+        rec["graphs"][g]["cpu"]["per_ns"]["1"]["mem_reduction_nx"]
+        for g in ("citeseer", "cora", "pubmed")
+    ]
+    assert "memory at 1 next-stage node " + " / ".join(f"{m:.2f}x" for m in mem) in text
+    assert at_most(3.885e-16) == "4e-16" and at_most(1.0e-3) == "2e-3" and at_most(9.5) == "1e1"
+    assert max(rec["exactness"].values()) < 4e-16 and "to < 4e-16" in text
