@@ -48,6 +48,13 @@ no positive lower bound, so no certificate). The evaluator returns an
 
 with each layer's figures for one instance (multiply by ``repeat`` for the network;
 ``energy_by_level_pj`` only where the mapping is a loop nest the cost model breaks down).
+Where a layer's mapping is a loop nest, the breakdown also holds the chosen mappings,
+``"mappings": [record, ...]`` (:func:`mappers.mapping_record.mapping_record`: per level its
+factors, loop order, kept operands and tile words), each distinct one once, and the
+layer's row names its own by index, ``"mapping": i``; the loop-nest text (Timeloop's
+``map.txt`` form) and the Timeloop mapping YAML are rendered from the record
+(:func:`~mappers.mapping_record.loop_nest_text`, :func:`~mappers.mapping_record.timeloop_yaml`)
+by ``coexplore show`` and the report, so they are not stored twice.
 
 **Reuse across hardware points** (``NestedEvaluator(reuse=True)``; ``reuse: true`` in a
 config's evaluator options; off by default, see *Measured* below). Two things, both in the memory of
@@ -131,6 +138,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import math
 import time
 from collections import Counter, OrderedDict
@@ -158,6 +166,7 @@ from mappers.base import (
 )
 from mappers.fit import smallest_tile_shortfalls
 from mappers.mapping import MappingBatch
+from mappers.mapping_record import mapping_record
 from mappers.mapping_space import batch_from_columns, mapping_space
 from mappers.registry import make_mapper
 from mappers.workload_files import resolve_workload
@@ -315,6 +324,8 @@ def breakdown(arch: ArchSpec, units: Sequence[Any], results: Sequence[MappingRes
     """Step 5: per-unit figures and energy by level (see the module docstring)."""
     levels = [lv.name for lv in arch.levels]
     rows = []
+    mappings: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
     for u, r in zip(units, results):
         row: dict[str, Any] = {"name": u.name, "repeat": int(u.repeat), "macs": int(u.macs),
                                "energy_pj": r.energy_pj, "latency_cycles": r.latency_cycles,
@@ -331,8 +342,19 @@ def breakdown(arch: ArchSpec, units: Sequence[Any], results: Sequence[MappingRes
                 row["energy_by_level_pj"] = by
         if r.info:
             row["mapping_info"] = dict(r.info)
+        chosen = r.mapping if r.mapping is not None else r.batch.mapping(0) if r.batch is not None else None
+        if chosen is not None and isinstance(u, Layer):
+            rec = mapping_record(chosen, u, arch)
+            key = json.dumps(rec, sort_keys=True)
+            if key not in seen:
+                seen[key] = len(mappings)
+                mappings.append(rec)
+            row["mapping"] = seen[key]
         rows.append(row)
-    return {"levels": levels, "layers": rows}
+    out: dict[str, Any] = {"levels": levels, "layers": rows}
+    if mappings:
+        out["mappings"] = mappings
+    return out
 
 
 def _area(acc: Any, arch: ArchSpec) -> float:

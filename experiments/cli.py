@@ -11,7 +11,8 @@
     coexplore export STORAGE [--study NAME] [--pareto] [--format csv|json|parquet] [-o FILE]
     coexplore plot STORAGE [--study NAME] [-o DIR]
     coexplore report STORAGE [--study NAME] [-o FILE]
-    coexplore dashboard STORAGE [--study NAME] [--host H] [--port P]
+    coexplore dashboard STORAGE [--study NAME] [--host H] [--port P] [--allow-host NAME]
+    coexplore show STORAGE TRIAL [--study NAME] [--layer L] [--format text|json|timeloop] [-o FILE]
     coexplore calibrate [--device cpu|cuda] [-o FILE] [--quick]
     coexplore map ARCH.yaml PROBLEM.yaml [--accounting timeloop] [--ert ERT.yaml] [-o MAP.yaml]
     coexplore --version | --install-completion | --show-completion
@@ -491,12 +492,49 @@ def report(
 
 
 @app.command()
+def show(
+    storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
+    trial: Annotated[int, typer.Argument(help="trial number")],
+    study: StudyOpt = None,
+    layer: Annotated[str | None, typer.Option("--layer", help="one layer, by name or position (0 first)")] = None,
+    format: Annotated[Literal["text", "json", "timeloop"], typer.Option(
+        "--format", help="text: loop nests (as Timeloop's map.txt); json: the stored records; "
+        "timeloop: Timeloop mapping YAML")] = "text",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="file to write (default: print)")] = None,
+) -> None:
+    """The mapping each layer of a trial was given, from the stored trial alone."""
+    from experiments.show import show_text
+
+    try:
+        st = _open_existing(storage)
+        if study is None:
+            names = [s.name for s in st.list_studies()]
+            if len(names) != 1:
+                raise ValueError(f"{st.url} holds {len(names)} studies ({names}); name one with --study")
+            study = names[0]
+        if not 0 <= trial < 2**63:
+            raise ValueError(f"TRIAL must be a trial number >= 0, got {trial}")
+        text = show_text(st.trial(st.get_study(study).id, trial), study, format, layer)
+    except _user_errors() as e:
+        _fail(str(e))
+    if output is None:
+        typer.echo(text)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf-8")
+        typer.echo(str(output))
+
+
+@app.command()
 def dashboard(
     storage: Annotated[str, typer.Argument(help="storage URL or SQLite path")],
     study: Annotated[str | None, typer.Option("--study", help="study to open first (default: the first; the page lists all)")] = None,
     host: Annotated[str, typer.Option(help="address to listen on (localhost only by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port (0: any free one)")] = 8050,
     poll: Annotated[float, typer.Option("--poll", help="seconds between the page's checks for new trials")] = 2.0,
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", help="a host name the page may be opened by, besides the loopback names and the "
+        "listening address (repeatable; requests naming any other Host or Origin are refused)")] = None,
 ) -> None:
     """Serve the report's views on localhost, updated as trials finish (also while a
     study runs in another process)."""
@@ -505,7 +543,8 @@ def dashboard(
     try:
         if not 0 <= port <= 65535:
             raise ValueError(f"--port must be in 0..65535, got {port}")
-        board = Dashboard(_open_existing(storage), study, host=host, port=port, poll_s=poll)
+        board = Dashboard(_open_existing(storage), study, host=host, port=port, poll_s=poll,
+                          allowed_hosts=allow_host or ())
     except _user_errors() as e:
         _fail(str(e))
     typer.echo(f"dashboard: {board.url}   (Ctrl-C to stop)", err=False)

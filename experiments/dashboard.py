@@ -17,13 +17,27 @@ A small HTTP server (the standard library's threading server) serves the explore
 The storage is only read: a study running in another process (or on another host, with
 PostgreSQL) keeps writing, and every open page shows its new trials within a poll
 interval (2 s by default).
+
+**Who may ask.** Every request's ``Host`` header must name the server by a loopback name
+(``localhost``, ``127.0.0.1``, ``::1``), by the concrete address it listens on, or by a
+name given with ``allowed_hosts`` (``coexplore dashboard --allow-host NAME``); a request
+carrying an ``Origin`` must come from such a host too. Anything else is refused with 403
+before the storage is touched: a page on another site that rebinds its DNS name to
+127.0.0.1 sends its own name as ``Host``, so it cannot read the studies. Each connection
+must send its request within ``request_timeout_s`` (30 s by default) and is closed after
+it, so a client that stalls holds no thread. A bad parameter -- a missing study, a trial
+number that is not a decimal integer below 2**63, an unknown parameter -- is a 400 naming
+it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
+import re
 import threading
+from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -73,9 +87,66 @@ class _Studies:
         return {"marker": cached[0], "view": cached[1]}
 
 
-def _make_handler(studies: _Studies, page: bytes, script: bytes) -> type[BaseHTTPRequestHandler]:
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+REQUEST_TIMEOUT_S = 30.0
+PARAMS = {"/": set(), "/index.html": set(), "/plotly.min.js": set(), "/api/studies": set(),
+          "/api/view": {"study", "since"}, "/api/trial": {"study", "number"}}
+_NUMBER = re.compile(r"[0-9]{1,19}")
+
+
+class BadRequest(ValueError):
+    """A request parameter is missing or malformed (answered with 400)."""
+
+
+def host_name(value: str | None) -> str | None:
+    """The host of a ``Host`` header value or of an origin's authority (no port, IPv6
+    brackets removed, lower case); None when there is none."""
+    if not value:
+        return None
+    v = value.strip().lower()
+    if "://" in v:
+        v = urlparse(v).netloc
+    v = v.rsplit("@", 1)[-1]
+    if v.startswith("["):
+        return v[1:v.find("]")] if "]" in v else None
+    return v.rsplit(":", 1)[0] if v.count(":") == 1 else v
+
+
+def allowed_host_names(host: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The names the server answers to: loopback names, the address it listens on when
+    that is one address (not 0.0.0.0 or ::), and ``extra``."""
+    names = set(LOOPBACK_NAMES) | {h.strip().lower() for h in extra if h.strip()}
+    try:
+        if not ipaddress.ip_address(host).is_unspecified:
+            names.add(host.lower())
+    except ValueError:
+        names.add(host.lower())  # a name given to listen on
+    return frozenset(names)
+
+
+def trial_number(value: str | None) -> int:
+    """``?number=`` as a trial number: a decimal integer in 0 .. 2**63 - 1."""
+    if value is None or not _NUMBER.fullmatch(value) or int(value) >= 2**63:
+        shown = value if value is None or len(value) <= 40 else value[:40] + "..."
+        raise BadRequest(f"number must be a trial number (a decimal integer 0 .. 2**63-1), got {shown!r}")
+    return int(value)
+
+
+def _make_handler(studies: _Studies, page: bytes, script: bytes, allowed: frozenset[str],
+                  timeout_s: float) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "coexplore-dashboard"
+        timeout = timeout_s  # StreamRequestHandler: the connection's socket timeout
+
+        def _refusal(self) -> str | None:
+            host = host_name(self.headers.get("Host"))
+            if host not in allowed:
+                return (f"Host {self.headers.get('Host')!r} is not this dashboard's (answers to "
+                        f"{sorted(allowed)}; add a name with --allow-host)")
+            origin = self.headers.get("Origin")
+            if origin is not None and host_name(origin) not in allowed:
+                return f"Origin {origin!r} may not read this dashboard"
+            return None
 
         def log_message(self, fmt: str, *args: Any) -> None:  # quiet unless --verbose
             logger.debug("%s %s", self.address_string(), fmt % args)
@@ -96,8 +167,23 @@ def _make_handler(studies: _Studies, page: bytes, script: bytes) -> type[BaseHTT
             self._send(status, message.encode(), "text/plain; charset=utf-8")
 
         def do_GET(self) -> None:
+            self.close_connection = True  # one request per connection: nothing idles on a thread
+            refused = self._refusal()
+            if refused:
+                self._error(HTTPStatus.FORBIDDEN, refused)
+                return
             url = urlparse(self.path)
-            q = {k: v[-1] for k, v in parse_qs(url.query).items()}
+            try:
+                q = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True,
+                                                      strict_parsing=False, max_num_fields=20).items()}
+            except ValueError as e:
+                self._error(HTTPStatus.BAD_REQUEST, f"bad query string: {e}")
+                return
+            unknown = sorted(set(q) - PARAMS.get(url.path, set(q)))
+            if unknown:
+                self._error(HTTPStatus.BAD_REQUEST, f"{url.path} takes no parameter {unknown[0]!r} "
+                                                    f"(it takes {sorted(PARAMS[url.path]) or 'none'})")
+                return
             try:
                 if url.path in ("/", "/index.html"):
                     self._send(HTTPStatus.OK, page, "text/html; charset=utf-8")
@@ -112,15 +198,12 @@ def _make_handler(studies: _Studies, page: bytes, script: bytes) -> type[BaseHTT
                 elif url.path == "/api/view":
                     self._json(studies.view(self._study(q), q.get("since", "")))
                 elif url.path == "/api/trial":
-                    study = studies.study(self._study(q))
-                    try:
-                        number = int(q.get("number", ""))
-                    except ValueError:
-                        self._error(HTTPStatus.BAD_REQUEST, f"number must be an integer, got {q.get('number')!r}")
-                        return
-                    self._json(trial_detail(study.trial(number)))
+                    name, number = self._study(q), trial_number(q.get("number"))
+                    self._json(trial_detail(studies.study(name).trial(number)))
                 else:
                     self._error(HTTPStatus.NOT_FOUND, f"no such page: {url.path}")
+            except BadRequest as e:
+                self._error(HTTPStatus.BAD_REQUEST, str(e))
             except StudyNotFoundError as e:
                 self._error(HTTPStatus.NOT_FOUND, str(e))
             except (StorageError, ValueError) as e:
@@ -135,7 +218,7 @@ def _make_handler(studies: _Studies, page: bytes, script: bytes) -> type[BaseHTT
         def _study(q: dict[str, str]) -> str:
             name = q.get("study", "")
             if not name:
-                raise ValueError("missing ?study=NAME")
+                raise BadRequest("missing ?study=NAME")
             return name
 
     return Handler
@@ -149,16 +232,21 @@ class Dashboard:
 
     def __init__(self, storage: Storage, study: str | None = None, *, host: str = "127.0.0.1",
                  port: int = 8050, poll_s: float = 2.0, max_points: int = MAX_POINTS,
-                 max_lines: int = MAX_LINES) -> None:
+                 max_lines: int = MAX_LINES, allowed_hosts: Iterable[str] = (),
+                 request_timeout_s: float = REQUEST_TIMEOUT_S) -> None:
         if study is not None:
             storage.get_study(study)  # an unknown name fails here, listing the others
         if poll_s <= 0:
             raise ValueError(f"poll interval must be > 0 s, got {poll_s!r}")
+        if not request_timeout_s > 0:
+            raise ValueError(f"request timeout must be > 0 s, got {request_timeout_s!r}")
+        self.allowed_hosts = allowed_host_names(host, allowed_hosts)
         self.storage = storage
         self.studies = _Studies(storage, max_points, max_lines)
         config = {"mode": "live", "study": study, "poll_ms": int(poll_s * 1000)}
         page = page_html(title="coexplore dashboard", config=config, plotly_src="plotly.min.js")
-        handler = _make_handler(self.studies, page.encode(), plotly_js().encode())
+        handler = _make_handler(self.studies, page.encode(), plotly_js().encode(), self.allowed_hosts,
+                                float(request_timeout_s))
         try:
             self.httpd = ThreadingHTTPServer((host, port), handler)
         except OSError as e:
@@ -169,7 +257,13 @@ class Dashboard:
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/"
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            return f"http://{host}:{port}/"
+        if ip.is_unspecified:  # listening everywhere: this machine's loopback name reaches it
+            return f"http://{'[::1]' if ip.version == 6 else '127.0.0.1'}:{port}/"
+        return f"http://[{host}]:{port}/" if ip.version == 6 else f"http://{host}:{port}/"
 
     def serve_forever(self) -> None:
         self.httpd.serve_forever(poll_interval=0.5)

@@ -39,6 +39,7 @@ from mappers.exact import ExactMapper
 from mappers.interop.accelforge import layer_from_accelforge
 from mappers.interop.timeloop import layer_from_timeloop, mapping_to_timeloop
 from mappers.mapping import Mapping
+from mappers.mapping_record import loop_nest_lines, mapping_record
 from mappers.workloads import Layer
 
 __all__ = ["MapOutcome", "format_loop_nest", "load_design", "map_design"]
@@ -125,28 +126,13 @@ def map_design(arch_path: str | Path, problem_path: str | Path, *, accounting: s
 
 
 def format_loop_nest(mapping: Mapping, tl: TimeloopTranslation, layer: Layer) -> list[str]:
-    """The loop nest, outermost first, one line per loop, under each level's name (as
-    Timeloop prints a mapping)."""
-    arch, dims = tl.arch, list(layer.dims)
-    lines: list[str] = []
-    depth = 0
-    for li in range(arch.n_levels - 1, -1, -1):
-        kept = [op for op in "WIO" if mapping.keeps(arch, li, op)]
-        names = {v: k for k, v in tl.roles.items()}
-        lines.append(f"{tl.level_names[li]} [ {' '.join(names[op] for op in kept)} ]")
-        for d in mapping.full_order(li, dims):
-            f = mapping.temporal[li].get(d, 1)
-            if f > 1:
-                lines.append(f"{'  ' * depth}| for {d} in [0:{f})")
-                depth += 1
-        for axis, group in (("X", mapping.spatial_x[li]), ("Y", mapping.spatial_y[li])):
-            for d in dims:
-                f = group.get(d, 1)
-                if f > 1:
-                    lines.append(f"{'  ' * depth}| for {d} in [0:{f}) (Spatial-{axis})")
-                    depth += 1
-    lines.append(f"{'  ' * depth}<< Compute >>")
-    return lines
+    """The loop nest, outermost first, one line per loop, under each level's name and the
+    words of its tiles (as Timeloop prints a mapping: :func:`mappers.mapping_record.loop_nest_lines`,
+    the form a study stores, with the translation's level and data-space names)."""
+    rec = mapping_record(mapping, layer, tl.arch)
+    for li, lv in enumerate(rec["levels"]):
+        lv["name"] = tl.level_names[li]
+    return loop_nest_lines(rec, {v: k for k, v in tl.roles.items()})
 
 
 def summary(outcome: MapOutcome) -> list[str]:

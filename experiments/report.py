@@ -54,6 +54,7 @@ import datetime as _dt
 import html
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -64,6 +65,9 @@ import pandas as pd
 
 from experiments.export import objective_columns, pareto_dataframe, with_objective_columns
 from experiments.plots import history_info, parallel_coordinate_info, spans_decade
+from experiments.show import layer_mappings
+from experiments.units import axis_ticks, format_value, unit_of, units_of
+from mappers.mapping_record import RecordError, loop_nest_text
 from optimizer.base import Objective, TrialStatus
 
 __all__ = [
@@ -84,6 +88,21 @@ MAX_DETAILS = 1000   # breakdowns embedded in a static report
 FEASIBLE = "#9aa0a6"
 VIOLATING = "#d62728"
 FRONT = "#1f77b4"
+SELECTED = "#e8175d"  # the selected design, on every chart
+_BAND = 0.96          # share of the parallel coordinates' colour scale the data uses
+_VIRIDIS = ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58",
+            "#b5de2b", "#fde725")  # plotly's Viridis stops
+
+
+def _relabel(label: str, unit: Any) -> str:
+    """A parallel-coordinates tick label (a number as :mod:`experiments.plots` writes it)
+    rewritten with its unit."""
+    if unit is None:
+        return label
+    try:
+        return format_value(float(label), unit)
+    except ValueError:
+        return label
 
 
 # -- breakdown -----------------------------------------------------------------------------
@@ -204,6 +223,15 @@ def trial_detail(record: Any) -> dict[str, Any]:
         out["breakdown"] = _plain(normalize_breakdown(record.info))
     except BreakdownError as e:
         out["breakdown_error"] = str(e)
+    out["mappings"], out["mappings_error"] = None, None
+    try:
+        groups: dict[int, dict[str, Any]] = {}
+        for x in layer_mappings(record.info):
+            g = groups.setdefault(x["index"], {"layers": [], "text": loop_nest_text(x["mapping"])})
+            g["layers"].append(x["name"])
+        out["mappings"] = list(groups.values()) or None
+    except RecordError as e:
+        out["mappings_error"] = str(e)
     return out
 
 
@@ -221,17 +249,40 @@ def _label(o: Objective) -> str:
 
 
 def _hover(df: pd.DataFrame, metric_cols: Sequence[str], param_cols: Sequence[str]) -> list[str]:
-    """One hover text per row: the trial, its metrics, then its parameters (built column by
-    column: tens of thousands of rows stay fast)."""
+    """One hover text per row: the trial, its parameters, then its metrics with their
+    units (built column by column: tens of thousands of rows stay fast)."""
     parts = [[f"<b>trial {int(n)}</b>" for n in df["number"]]]
-    for c in metric_cols:
-        name = c.removeprefix("metrics_")
-        parts.append([f"{name} = {_fmt(float(v))}" for v in df[c]])
     for c in param_cols:
-        name = c.removeprefix("params_")
-        parts.append(["" if isinstance(v, float) and math.isnan(v) else f"{name}: {_fmt(v)}"
+        name, unit = c.removeprefix("params_"), unit_of(c)
+        parts.append(["" if isinstance(v, float) and math.isnan(v) else
+                      f"{html.escape(name)}: {html.escape(_fmt(v) if isinstance(v, list | tuple | str) else format_value(v, unit))}"
                       for v in df[c]])
+    for c in metric_cols:
+        name, unit = c.removeprefix("metrics_"), unit_of(c)
+        parts.append([f"{html.escape(name)} = {html.escape(format_value(float(v), unit))}" for v in df[c]])
     return ["<br>".join(p for p in row if p) for row in zip(*parts)]
+
+
+def _axis(values: Any, name: str, log: bool | None = None) -> dict[str, Any]:
+    """A value axis of column ``name``: logarithmic past a decade, ticks written with the
+    column's unit (:func:`experiments.units.axis_ticks`)."""
+    v = np.asarray(values, dtype=float)
+    log = spans_decade(v) if log is None else log
+    distinct = np.unique(v[np.isfinite(v)])
+    if name.startswith("params_") and 1 < len(distinct) <= 8:  # a parameter's few values: each one
+        vals, text = distinct.tolist(), [format_value(x, unit_of(name)) for x in distinct.tolist()]
+    else:
+        vals, text = axis_ticks(v[np.isfinite(v)].tolist(), log, unit_of(name))
+    out: dict[str, Any] = {"type": "log" if log else "linear"}
+    if vals:
+        out.update(tickmode="array", tickvals=vals, ticktext=text)
+    return out
+
+
+def _ref(fig: Any, row: int, col: int) -> tuple[str, str]:
+    """The trace axis references (``"x2"``, ``"y2"``) of subplot ``(row, col)``."""
+    sp = fig.get_subplot(row, col)
+    return (sp.xaxis.plotly_name.replace("axis", ""), sp.yaxis.plotly_name.replace("axis", ""))
 
 
 def _thin(n: int, keep: np.ndarray, limit: int, seed: int = 0) -> np.ndarray:
@@ -296,6 +347,7 @@ def pareto_figure(df: pd.DataFrame, objectives: Sequence[Objective], max_points:
     ncols = min(3, len(pairs))
     nrows = math.ceil(len(pairs) / ncols)
     fig = make_subplots(rows=nrows, cols=ncols, horizontal_spacing=0.08, vertical_spacing=0.14)
+    marks = []
     groups = [("feasible", feas & ~front_mask, {"color": FEASIBLE, "size": 6}),
               ("violates a constraint", ~feas, {"color": VIOLATING, "size": 7, "symbol": "x"}),
               ("Pareto front", front_mask, {"color": FRONT, "size": 9,
@@ -317,9 +369,11 @@ def pareto_figure(df: pd.DataFrame, objectives: Sequence[Objective], max_points:
                 hovertemplate="%{text}<extra></extra>",
             ), row=row, col=col)
         for axis, o, c in (("x", objectives[i], cols[i]), ("y", objectives[j], cols[j])):
-            kw = {"title_text": _label(o), "type": "log" if spans_decade(shown[c]) else "linear"}
+            kw = {"title_text": _label(o), **_axis(done[c], c, spans_decade(shown[c]))}
             (fig.update_xaxes if axis == "x" else fig.update_yaxes)(row=row, col=col, **kw)
-    fig.update_layout(**_base_layout(height=430 * nrows))
+        xref, yref = _ref(fig, row, col)
+        marks.append({"x": objectives[i].name, "y": objectives[j].name, "xaxis": xref, "yaxis": yref})
+    fig.update_layout(**_base_layout(height=430 * nrows, meta={"coexplore_marks": marks}))
     return _fig_json(fig), note
 
 
@@ -341,6 +395,7 @@ def history_figure(df: pd.DataFrame, objectives: Sequence[Objective], max_points
     fin = fin.reset_index(drop=True)
     pcols = [c for c in df.columns if c.startswith("params_")]
     notes = []
+    marks: list[dict[str, str]] = []
     for r, o in enumerate(objectives, start=1):
         v = info.values[o.name]
         ok = np.isfinite(v)
@@ -364,8 +419,11 @@ def history_figure(df: pd.DataFrame, objectives: Sequence[Objective], max_points
         fig.add_trace(go.Scatter(
             x=info.numbers[steps], y=best[steps], mode="lines", line={"shape": "hv", "color": FRONT},
             name="best so far", legendgroup="best", showlegend=r == 1,
-            hovertemplate="best so far %{y:.4g} at trial %{x}<extra></extra>"), row=r, col=1)
-        fig.update_yaxes(title_text=_label(o), type="log" if spans_decade(v) else "linear", row=r, col=1)
+            text=[format_value(float(b), unit_of(o.name)) for b in best[steps]],
+            hovertemplate="best so far %{text} at trial %{x}<extra></extra>"), row=r, col=1)
+        fig.update_yaxes(title_text=_label(o), row=r, col=1, **_axis(v, o.name))
+        xref, yref = _ref(fig, r, 1)
+        marks.append({"x": "number", "y": o.name, "xaxis": xref, "yaxis": yref})
     if rows > k:
         steps = np.r_[np.flatnonzero(np.diff(info.hypervolume) != 0) + 1, 0, len(info.numbers) - 1]
         steps = np.unique(steps)
@@ -377,7 +435,7 @@ def history_figure(df: pd.DataFrame, objectives: Sequence[Objective], max_points
         fig.update_yaxes(title_text="hypervolume", row=rows, col=1)
         notes.append(f"hypervolume reference point ({ref})")
     fig.update_xaxes(title_text="trial number", row=rows, col=1)
-    fig.update_layout(**_base_layout(height=max(320, 250 * rows)))
+    fig.update_layout(**_base_layout(height=max(320, 250 * rows), meta={"coexplore_marks": marks}))
     return _fig_json(fig), "; ".join(notes)
 
 
@@ -404,19 +462,31 @@ def parallel_figure(df: pd.DataFrame, objectives: Sequence[Objective], max_lines
     dims = []
     for j, a in enumerate(info.axes):
         ticks = info.ticks.get(a, [])
+        unit = unit_of(a) if a in {o.name for o in objectives} else None
         dims.append({"label": f"{a} (log)" if a in info.log_axes else a,
-                     "values": info.data[:, j], "range": [0.0, 1.0],
-                     "tickvals": [p for p, _ in ticks], "ticktext": [t for _, t in ticks]})
+                     "values": info.data[:, j].tolist(), "range": [0.0, 1.0],
+                     "tickvals": [p for p, _ in ticks],
+                     "ticktext": [_relabel(t, unit) for _, t in ticks]})
     c = info.color
     log_c = spans_decade(c)
     cval = np.log10(c) if log_c else c
     cticks = np.unique(np.quantile(cval, [0, 0.25, 0.5, 0.75, 1.0]))
-    line = {"color": cval, "colorscale": "Viridis", "reversescale": objectives[0].direction == "min",
-            "showscale": True,
-            "colorbar": {"title": {"text": info.color_label}, "tickvals": cticks,
-                         "ticktext": [_fmt(float(10 ** t if log_c else t)) for t in cticks]}}
+    lo, hi = float(cval.min()), float(cval.max())
+    span = (hi - lo) or 1.0
+    cmax = lo + span / _BAND  # the band above the data's colours is the selected design's
+    colors = list(_VIRIDIS if objectives[0].direction == "max" else _VIRIDIS[::-1])
+    scale = [[_BAND * i / (len(colors) - 1), col] for i, col in enumerate(colors)]
+    scale += [[_BAND + 1e-6, SELECTED], [1.0, SELECTED]]
+    unit = unit_of(objectives[0].name)
+    line = {"color": cval.tolist(), "colorscale": scale, "cmin": lo, "cmax": cmax, "showscale": True,
+            "colorbar": {"title": {"text": info.color_label},
+                         "tickvals": [*cticks.tolist(), cmax],
+                         "ticktext": [format_value(float(10 ** t if log_c else t), unit) for t in cticks]
+                         + ["selected"]}}
     fig = go.Figure(go.Parcoords(dimensions=dims, line=line, labelangle=-20, labelside="bottom"))
-    fig.update_layout(**_base_layout(height=460, margin={"l": 60, "r": 60, "t": 50, "b": 70}))
+    fig.update_layout(**_base_layout(height=460, margin={"l": 60, "r": 60, "t": 50, "b": 70},
+                                     meta={"coexplore_parallel": {"numbers": ok["number"].astype(int).tolist(),
+                                                                  "selected_value": cmax}}))
     return _fig_json(fig), note
 
 
@@ -429,7 +499,7 @@ def trials_table(df: pd.DataFrame, objectives: Sequence[Objective]) -> dict[str,
     mcols = [c for c in df.columns if c.startswith("metrics_") and c not in ocols]
     ccols = [c for c in df.columns if c.startswith("constraints_")]
     pcols = [c for c in df.columns if c.startswith("params_")]
-    cols = ["number", "status", *[c for c in ocols if c in df], *mcols, *ccols, *pcols,
+    cols = ["number", "status", *pcols, *[c for c in ocols if c in df], *mcols, *ccols,
             "reason", "wall_time_s", "attempts"]
     cols = [c for c in cols if c in df.columns]
     columns, kinds = [], []
@@ -451,7 +521,165 @@ def trials_table(df: pd.DataFrame, objectives: Sequence[Objective]) -> dict[str,
     groups = ["objective" if c in ocols else "metric" if c.startswith("metrics_")
               else "constraint" if c.startswith("constraints_") else "param"
               if c.startswith("params_") else "trial" for c in cols]
-    return {"columns": names, "kinds": kinds, "groups": groups, "rows": rows}
+    return {"columns": names, "kinds": kinds, "groups": groups, "rows": rows,
+            "units": units_of([n for n, g in zip(names, groups) if g != "trial"] + ["wall_time_s"])}
+
+
+# -- importances and slices ------------------------------------------------------------------
+MIN_IMPORTANCE_TRIALS = 8
+MAX_IMPORTANCE_ROWS = 1000
+
+
+def _feasible(df: pd.DataFrame, objectives: Sequence[Objective]) -> pd.DataFrame:
+    df = with_objective_columns(df, objectives)
+    cols = objective_columns(objectives)
+    ok = df[(df["status"] == str(TrialStatus.COMPLETE)) & df["feasible"].astype(bool)]
+    return ok[np.isfinite(ok[cols].to_numpy(dtype=float)).all(axis=1)].reset_index(drop=True)
+
+
+def _varying_params(ok: pd.DataFrame) -> list[str]:
+    return [c for c in ok.columns if c.startswith("params_")
+            and ok[c].map(lambda v: str(v)).nunique() > 1]
+
+
+def _encode(col: pd.Series) -> np.ndarray:
+    """A parameter column as numbers a forest can split: numeric values (log10 past a
+    decade), other values (categories, lists) as their sorted labels' ranks; a missing
+    conditional value as -1 below the rest."""
+    vals = col.tolist()
+    if all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in vals):
+        x = np.asarray(vals, dtype=float)
+        fin = x[np.isfinite(x)]
+        if len(fin) and spans_decade(fin):
+            x = np.where(np.isfinite(x), np.log10(np.where(x > 0, x, np.nan)), np.nan)
+        lo = np.nanmin(x) if np.isfinite(x).any() else 0.0
+        return np.where(np.isfinite(x), x, lo - 1.0)
+    labels = sorted({_fmt(v) for v in vals if not (isinstance(v, float) and math.isnan(v))})
+    rank = {lab: i for i, lab in enumerate(labels)}
+    return np.array([-1.0 if isinstance(v, float) and math.isnan(v) else float(rank[_fmt(v)]) for v in vals])
+
+
+def parameter_importances(df: pd.DataFrame, objectives: Sequence[Objective], *, seed: int = 0,
+                          max_rows: int = MAX_IMPORTANCE_ROWS) -> tuple[dict[str, Any] | None, str]:
+    """Per objective, each varying parameter's share of the permutation importance of a
+    random forest fitted to the feasible trials (scikit-learn's ``RandomForestRegressor``
+    and ``permutation_importance``, in-sample, 5 repeats; objectives spanning a decade in
+    log10). ``({"params": [...], "objectives": {name: {"mean": [...], "std": [...]}}}, note)``,
+    shares summing to 1 per objective, parameters most important first (by the first
+    objective); None with a note when there are fewer than
+    :data:`MIN_IMPORTANCE_TRIALS` feasible trials or no parameter varies."""
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.inspection import permutation_importance
+
+    objectives = tuple(objectives)
+    ok = _feasible(df, objectives)
+    pcols = _varying_params(ok)
+    if len(ok) < MIN_IMPORTANCE_TRIALS or not pcols:
+        return None, (f"parameter importances need {MIN_IMPORTANCE_TRIALS} feasible trials with a varying "
+                      f"parameter ({len(ok)} so far)")
+    if len(ok) > max_rows:
+        ok = ok.iloc[np.sort(np.random.default_rng(seed).choice(len(ok), max_rows, replace=False))]
+    X = np.column_stack([_encode(ok[c]) for c in pcols])
+    out: dict[str, dict[str, list[float]]] = {}
+    for o in objectives:
+        y = ok[f"metrics_{o.name}"].to_numpy(dtype=float)
+        if spans_decade(y):
+            y = np.log10(y)
+        if np.ptp(y) == 0:
+            out[o.name] = {"mean": [0.0] * len(pcols), "std": [0.0] * len(pcols)}
+            continue
+        forest = RandomForestRegressor(n_estimators=48, min_samples_leaf=2, random_state=seed, n_jobs=1)
+        forest.fit(X, y)
+        r = permutation_importance(forest, X, y, n_repeats=5, random_state=seed, n_jobs=1)
+        mean = np.clip(r.importances_mean, 0.0, None)
+        total = mean.sum() or 1.0
+        out[o.name] = {"mean": (mean / total).tolist(), "std": (r.importances_std / total).tolist()}
+    order = np.argsort(-np.asarray(out[objectives[0].name]["mean"]), kind="stable")
+    names = [pcols[i].removeprefix("params_") for i in order]
+    res = {"params": names, "objectives": {k: {f: [v[f][i] for i in order] for f in ("mean", "std")}
+                                           for k, v in out.items()}}
+    note = (f"random forest fitted to {len(ok)} feasible trials; permutation importance (share of the "
+            "total, mean of 5 shuffles; error bars: their standard deviation)")
+    return res, note
+
+
+def importance_figure(imp: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Horizontal bars of :func:`parameter_importances`, one colour per objective."""
+    import plotly.graph_objects as go
+
+    if imp is None:
+        return None
+    fig = go.Figure()
+    for k, name in enumerate(imp["objectives"]):
+        v = imp["objectives"][name]
+        fig.add_trace(go.Bar(y=list(imp["params"]), x=v["mean"], orientation="h", name=name,
+                             error_x={"type": "data", "array": v["std"], "visible": True},
+                             marker={"color": _VIRIDIS[(3 + 4 * k) % len(_VIRIDIS)]},
+                             hovertemplate="%{y}: %{x:.1%}<extra>" + html.escape(name) + "</extra>"))
+    fig.update_layout(**_base_layout(height=max(220, 60 + 34 * len(imp["params"]) * max(1, len(imp["objectives"]) // 2)),
+                                     barmode="group", margin={"l": 120, "r": 20, "t": 40, "b": 45}))
+    fig.update_xaxes(title_text="share of the importance", tickformat=".0%", rangemode="tozero")
+    fig.update_yaxes(autorange="reversed")
+    return _fig_json(fig)
+
+
+def slice_figure(df: pd.DataFrame, objectives: Sequence[Objective], params: Sequence[str] | None = None,
+                 max_points: int = MAX_POINTS) -> tuple[dict[str, Any] | None, str]:
+    """Slice plots: each objective (rows, at most 3) against each varying parameter
+    (columns, at most 8; ``params`` orders them, e.g. by importance), one point per feasible
+    trial coloured by trial number (at most ``max_points // 4`` trials, a seeded sample,
+    since every panel draws them all)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    objectives = tuple(objectives)[:3]
+    ok = _feasible(df, objectives)
+    pcols = _varying_params(ok)
+    if ok.empty or not pcols:
+        return None, "no feasible trials with a varying parameter yet"
+    if params:
+        rank = {p: i for i, p in enumerate(params)}
+        pcols.sort(key=lambda c: rank.get(c.removeprefix("params_"), len(rank)))
+    dropped = len(pcols) - 8
+    pcols = pcols[:8]
+    cols = objective_columns(objectives)
+    # every panel draws the same points: at most a quarter of a scatter's, a seeded sample
+    idx = _thin(len(ok), np.array([], dtype=int), max(max_points // 4, 1))
+    shown = ok.iloc[idx].reset_index(drop=True)
+    hover = _hover(shown, cols, [c for c in ok.columns if c.startswith("params_")])
+    fig = make_subplots(rows=len(objectives), cols=len(pcols), horizontal_spacing=0.04,
+                        vertical_spacing=0.08, shared_yaxes=True)
+    marks = []
+    numbers = shown["number"].to_numpy(dtype=int)
+    for r, (o, c) in enumerate(zip(objectives, cols), start=1):
+        for k, pc in enumerate(pcols, start=1):
+            col = shown[pc]
+            numeric = all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in col)
+            x = col.to_numpy(dtype=float) if numeric else np.array([_fmt(v) for v in col], dtype=object)
+            fig.add_trace(go.Scatter(
+                x=x.tolist(), y=shown[c].to_numpy(dtype=float).tolist(), mode="markers", showlegend=False,
+                marker={"color": numbers.tolist(), "colorscale": "Blues", "size": 6,
+                        "line": {"color": "#5f6b7a", "width": 0.5},
+                        "showscale": r == 1 and k == len(pcols),
+                        "colorbar": {"title": {"text": "trial"}, "len": 0.5}},
+                text=hover, customdata=numbers.tolist(), hovertemplate="%{text}<extra></extra>"),
+                row=r, col=k)
+            name = pc.removeprefix("params_")
+            if numeric:
+                fig.update_xaxes(row=r, col=k, **_axis(x, pc))
+            else:
+                fig.update_xaxes(row=r, col=k, type="category",
+                                 categoryorder="array", categoryarray=sorted(set(x.tolist())))
+            if r == len(objectives):
+                fig.update_xaxes(row=r, col=k, title_text=name)
+            xref, yref = _ref(fig, r, k)
+            marks.append({"x": name, "y": o.name, "xaxis": xref, "yaxis": yref})
+        fig.update_yaxes(row=r, col=1, title_text=_label(o), **_axis(ok[c], o.name))
+    fig.update_layout(**_base_layout(height=60 + 260 * len(objectives), meta={"coexplore_marks": marks}))
+    note = f"{len(ok)} feasible trials" + (f"; showing {len(shown)}" if len(shown) < len(ok) else "")
+    if dropped > 0:
+        note += f"; the {len(pcols)} most important parameters ({dropped} more not shown)"
+    return _fig_json(fig), note
 
 
 # -- the whole view --------------------------------------------------------------------------
@@ -496,6 +724,31 @@ def _highlights(df: pd.DataFrame, study: Any) -> list[int]:
     return [n for n in out if not (n in seen or seen.add(n))]
 
 
+def default_selection(df: pd.DataFrame, objectives: Sequence[Objective]) -> int | None:
+    """The design the page selects first: the best feasible trial on the study's objective;
+    with several objectives, the Pareto-optimal trial nearest the ideal point, each
+    objective scaled to [0, 1] over the front (log10 where it spans a decade). None when
+    no trial is feasible."""
+    objectives = tuple(objectives)
+    ok = _feasible(df, objectives) if len(df) else df
+    if not len(ok):
+        return None
+    if len(objectives) == 1:
+        o = objectives[0]
+        v = o.sign * ok[f"metrics_{o.name}"].to_numpy(dtype=float)
+        return int(ok["number"].to_numpy(dtype=int)[int(np.argmin(v))])
+    front = pareto_dataframe(ok, objectives).reset_index(drop=True)
+    dist = np.zeros(len(front))
+    for o in objectives:
+        v = front[f"metrics_{o.name}"].to_numpy(dtype=float)
+        if spans_decade(v):
+            v = np.log10(v)
+        v = o.sign * v
+        span = np.ptp(v)
+        dist += ((v - v.min()) / span) ** 2 if span > 0 else 0.0
+    return int(front["number"].to_numpy(dtype=int)[int(np.argmin(dist))])
+
+
 def study_view(study: Any, *, max_points: int = MAX_POINTS, max_lines: int = MAX_LINES,
                max_details: int = 0) -> dict[str, Any]:
     """Everything the page shows of ``study`` (an :class:`experiments.study.Study`), as
@@ -508,17 +761,26 @@ def study_view(study: Any, *, max_points: int = MAX_POINTS, max_lines: int = MAX
     figures["pareto"], notes["pareto"] = pareto_figure(df, rep, max_points)
     figures["history"], notes["history"] = history_figure(df, objs, max_points)
     figures["parallel"], notes["parallel"] = parallel_figure(df, objs, max_lines)
+    imp, notes["importance"] = parameter_importances(df, objs, seed=0)
+    figures["importance"] = importance_figure(imp)
+    figures["slice"], notes["slice"] = slice_figure(df, objs, imp["params"] if imp else None, max_points)
+    selected = default_selection(df, objs)
+    highlights = _highlights(df, study)
+    if selected is not None:
+        highlights = [selected] + [n for n in highlights if n != selected]
     view = {
         "summary": _summary(study, df),
         "figures": figures,
         "notes": notes,
         "table": trials_table(df, objs),
-        "highlights": _highlights(df, study)[:50],
+        "importances": imp,
+        "selected": selected,
+        "highlights": highlights[:50],
         "details": {},
         "details_embedded": max_details > 0,
     }
     if max_details > 0:
-        wanted = _highlights(df, study)[:max_details]
+        wanted = highlights[:max_details]
         for n in wanted:
             view["details"][str(n)] = trial_detail(study.trial(n))
         view["details_limit"] = max_details
@@ -532,9 +794,13 @@ def _static(name: str) -> str:
 
 
 def _script_json(obj: Any) -> str:
-    """JSON safe inside a <script> element."""
+    """JSON safe inside a <script> element: every ``<`` written ``\\u003c`` (so no string
+    can close the element, open a comment or a nested script), and the two line separators
+    JavaScript once treated as newlines escaped too. ``JSON.parse`` reads back the same
+    strings."""
     text = json.dumps(obj, allow_nan=False, separators=(",", ":"))
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 def plotly_js() -> str:
@@ -547,16 +813,36 @@ def page_html(*, title: str, config: Mapping[str, Any], view: Mapping[str, Any] 
               plotly_src: str | None = None) -> str:
     """The explorer page. With ``plotly_src`` None, plotly.js is inlined (a file that needs
     no network); else loaded from that URL (the dashboard serves it itself)."""
-    plotly_tag = (f"<script>{plotly_js()}</script>" if plotly_src is None
+    plotly_tag = (f"<script>{_script_text(plotly_js())}</script>" if plotly_src is None
                   else f'<script src="{html.escape(plotly_src)}"></script>')
     data = _script_json(view) if view is not None else "null"
-    return (_static("explorer.html")
-            .replace("{{TITLE}}", html.escape(title))
-            .replace("{{CSS}}", _static("explorer.css"))
-            .replace("{{PLOTLY}}", plotly_tag)
-            .replace("{{CONFIG}}", _script_json(dict(config)))
-            .replace("{{DATA}}", data)
-            .replace("{{APP}}", _static("explorer.js")))
+    parts = {"TITLE": html.escape(title), "CSS": _static("explorer.css").replace("</", "<\\/"),
+             "PLOTLY": plotly_tag, "CONFIG": _script_json(dict(config)), "DATA": data,
+             "APP": _script_text(_static("explorer.js"))}
+    return fill_template(_static("explorer.html"), parts)
+
+
+_SLOT = re.compile(r"\{\{([A-Z]+)\}\}")
+
+
+def fill_template(template: str, parts: Mapping[str, str]) -> str:
+    """``template`` with every ``{{NAME}}`` replaced by ``parts[NAME]`` in one pass: text
+    put in is never searched again, so a stored string that reads ``{{APP}}`` stays that
+    string. A slot without a part is an error (a template and its filler out of step)."""
+    missing = sorted(set(_SLOT.findall(template)) - set(parts))
+    if missing:
+        raise KeyError(f"explorer template slots without a value: {missing}")
+    return _SLOT.sub(lambda m: parts[m.group(1)], template)
+
+
+def _script_text(code: str) -> str:
+    """Script source safe inside a <script> element: the sequences that would end it or
+    switch the parser's script states are refused (our own code and plotly.js have none
+    that matter; the check keeps it so)."""
+    low = code.lower()
+    if "</script" in low:
+        raise ValueError("script text contains '</script'")
+    return code
 
 
 def write_report(study: Any, path: str | Path, *, max_points: int = MAX_POINTS,

@@ -9,31 +9,99 @@
   const LIVE = CONFIG.mode === "live";
   const PLOT_CONFIG = { responsive: true, displaylogo: false };
   const SMALL_CONFIG = { responsive: true, displayModeBar: false };
-  const A_COLOR = "#1f77b4", B_COLOR = "#ff7f0e";
+  const A_COLOR = "#1f77b4", B_COLOR = "#ff7f0e", SEL_COLOR = "#e8175d";
+  const FIGURES = ["pareto", "history", "parallel", "importance", "slice"];
   const LEVEL_COLORS = ["#4c78a8", "#72b7b2", "#54a24b", "#eeca3b", "#f58518", "#e45756", "#b279a2", "#9d755d"];
 
   const state = {
     view: null, study: CONFIG.study || null, marker: "", sel: [], sortCol: 0, sortDir: 1,
     page: 0, pageSize: 50, filter: "", status: "", details: {}, rowsByNumber: new Map(),
-    bound: new Set(),
+    bound: new Set(), figs: {},
   };
   // read by the browser tests: how often the page rendered a view, and its summary
-  const probe = { renders: 0, detailRenders: 0, lastError: null, state: state };
+  const probe = { renders: 0, detailRenders: 0, markRenders: 0, lastError: null, state: state };
   window.coexplore = probe;
+  probe.formatValue = (v, unit) => formatValue(v, unit);
+  probe.axisTicks = (values, log, unit) => axisTicks(values, log, unit);
 
   const $ = (id) => document.getElementById(id);
   function esc(s) {
     return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
   }
-  function fmt(v) {
-    if (v === null || v === undefined) return "";
-    if (typeof v === "number") {
-      if (!isFinite(v)) return "n/a";
-      if (Number.isInteger(v) && Math.abs(v) < 1e7) return String(v);
-      return Number(v.toPrecision(4)).toString();
+  // numbers with their units: the same rules as experiments/units.py (format_value)
+  const MICRO = "\u00b5";
+  const PREFIXES = [[1e-15, "f"], [1e-12, "p"], [1e-9, "n"], [1e-6, MICRO], [1e-3, "m"], [1, ""],
+                    [1e3, "k"], [1e6, "M"], [1e9, "G"]];
+  const COUNT = [[1e12, "T"], [1e9, "G"], [1e6, "M"]];
+  function strip(text) { return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text; }
+  function sig(x, digits) {
+    digits = digits || 4;
+    if (x === 0) return "0";
+    const ax = Math.abs(x);
+    if (ax >= 1e6 || ax < 1e-4) {
+      const [m, e] = x.toExponential(digits - 1).split("e");
+      return strip(m) + "e" + String(parseInt(e, 10));
     }
-    if (Array.isArray(v)) return v.join(">");
-    return String(v);
+    const e = Math.floor(Math.log10(ax));
+    if (e >= digits) {
+      const q = Math.pow(10, e - digits + 1);
+      return String(Math.round(x / q) * q);
+    }
+    return strip(x.toFixed(Math.max(digits - 1 - e, 0)));
+  }
+  function formatValue(v, unit) {
+    if (v === null || v === undefined) return "";
+    if (typeof v !== "number") return Array.isArray(v) ? v.join(">") : String(v);
+    if (!isFinite(v)) return "n/a";
+    if (!unit) return Number.isInteger(v) && Math.abs(v) < 1e15 ? String(v) : sig(v);
+    if (unit.kind === "percent") return sig(100 * v, 3) + " %";
+    if (unit.kind === "si" && v !== 0) {
+      const base = v * unit.scale;
+      for (let i = PREFIXES.length - 1; i >= 0; i--) {
+        const [f, p] = PREFIXES[i];
+        if (Math.abs(base) >= f * (1 - 5e-5)) return sig(base / f) + " " + p + unit.base;
+      }
+      return sig(base / PREFIXES[0][0]) + " " + PREFIXES[0][1] + unit.base;
+    }
+    if (unit.kind === "count") {
+      for (const [f, p] of COUNT) if (Math.abs(v) >= f) return sig(v / f) + p + " " + unit.symbol;
+      return (Number.isInteger(v) ? String(v) : sig(v)) + " " + unit.symbol;
+    }
+    return sig(v) + " " + unit.symbol;
+  }
+  // tick values and labels as experiments/units.py's axis_ticks: 1-2-5 per decade on a
+  // log axis (decades only past six), about five round steps on a linear one
+  function niceStep(span) {
+    const raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 2.5, 5, 10]) if (raw <= m * mag) return m * mag;
+    return 10 * mag;
+  }
+  function axisTicks(values, log, unit) {
+    let x = values.filter((v) => typeof v === "number" && isFinite(v));
+    if (log) x = x.filter((v) => v > 0);
+    if (!x.length) return { tickvals: [], ticktext: [] };
+    const lo = Math.min(...x), hi = Math.max(...x);
+    let ticks = [];
+    if (log) {
+      const e0 = Math.floor(Math.log10(lo)), e1 = Math.ceil(Math.log10(hi));
+      const mults = e1 - e0 > 6 ? [1] : [1, 2, 5];
+      for (let e = e0; e <= e1; e++) for (const m of mults) ticks.push(m * Math.pow(10, e));
+      ticks = ticks.filter((t) => lo / 1.0001 <= t && t <= hi * 1.0001);
+      if (ticks.length < 2) ticks = hi > lo ? [lo, hi] : [lo];
+    } else if (hi === lo) {
+      ticks = [lo];
+    } else {
+      const step = niceStep(hi - lo), start = Math.ceil(lo / step - 1e-9) * step;
+      for (let i = 0; start + i * step <= hi + 1e-9 * step; i++) ticks.push(start + i * step);
+    }
+    return { tickvals: ticks, ticktext: ticks.map((t) => formatValue(t, unit)) };
+  }
+  function unitOf(name) {
+    const u = state.view && state.view.table && state.view.table.units;
+    return (u && u[name]) || null;
+  }
+  function fmt(v, name) {
+    return formatValue(v, name === undefined ? null : unitOf(name));
   }
   function spansDecade(values) {
     const v = values.filter((x) => typeof x === "number" && isFinite(x));
@@ -66,13 +134,15 @@
     const div = $("fig-" + name);
     $("note-" + name).textContent = note || "";
     if (!fig) {
+      delete state.figs[name];
       if (div.data) Plotly.purge(div);
       div.innerHTML = "";
       div.style.minHeight = "0";
       return;
     }
     div.style.minHeight = "";
-    Plotly.react(div, fig.data, fig.layout, PLOT_CONFIG);
+    state.figs[name] = fig;
+    drawFigure(name);
     if (!state.bound.has(name) && div.on) {
       state.bound.add(name);
       div.on("plotly_click", (ev) => {
@@ -82,6 +152,55 @@
         }
       });
     }
+  }
+
+  // the selected designs, marked on every chart of designs: a star on the scatter plots
+  // (where the figure's layout.meta.coexplore_marks says which columns each panel plots),
+  // the reserved top colour of the parallel coordinates, drawn last (on top)
+  function cell(number, column) {
+    const t = state.view.table, r = state.rowsByNumber.get(number);
+    if (!r) return undefined;
+    if (column === "number") return number;
+    const i = t.columns.indexOf(column);
+    return i < 0 ? undefined : r[i];
+  }
+  function markTraces(marks) {
+    const out = [];
+    state.sel.forEach((n, k) => {
+      marks.forEach((m, j) => {
+        const x = cell(n, m.x), y = cell(n, m.y);
+        if (x === undefined || x === null || y === undefined || y === null) return;
+        out.push({ type: "scatter", mode: "markers", x: [x], y: [y], xaxis: m.xaxis, yaxis: m.yaxis,
+          name: (k ? "B" : "selected") + " (trial " + n + ")", legendgroup: "sel" + k, showlegend: j === 0,
+          marker: { symbol: "star", size: 17, color: k ? B_COLOR : SEL_COLOR, line: { color: "#1d2330", width: 1 } },
+          hoverinfo: "skip", meta: "coexplore-selected" });
+      });
+    });
+    return out;
+  }
+  function parallelData(fig) {
+    const par = fig.layout.meta && fig.layout.meta.coexplore_parallel;
+    const trace = fig.data[0];
+    if (!par || !state.sel.length) return fig.data;
+    const at = par.numbers.indexOf(state.sel[0]);
+    if (at < 0) return fig.data;
+    const order = par.numbers.map((_, i) => i).filter((i) => i !== at).concat([at]);
+    const color = order.map((i) => (i === at ? par.selected_value : trace.line.color[i]));
+    const dims = trace.dimensions.map((d) => Object.assign({}, d, { values: order.map((i) => d.values[i]) }));
+    return [Object.assign({}, trace, { dimensions: dims, line: Object.assign({}, trace.line, { color }) })];
+  }
+  function drawFigure(name) {
+    const fig = state.figs[name];
+    if (!fig) return;
+    const meta = fig.layout.meta || {};
+    let data = fig.data;
+    if (meta.coexplore_marks) data = fig.data.concat(markTraces(meta.coexplore_marks));
+    else if (meta.coexplore_parallel) data = parallelData(fig);
+    Plotly.react($("fig-" + name), data, fig.layout, PLOT_CONFIG);
+  }
+  function drawMarks() {
+    for (const name of FIGURES) drawFigure(name);
+    probe.markRenders++;
   }
 
   // ---------------------------------------------------------------- table
@@ -117,7 +236,7 @@
       if (state.status && r[statusCol] !== state.status) return false;
       for (const c of f.conds) if (!test(r[c.col], c.op, c.value)) return false;
       if (f.words.length) {
-        const line = r.map(fmt).join(" ").toLowerCase();
+        const line = r.map((v) => fmt(v)).join(" ").toLowerCase();
         for (const w of f.words) if (!line.includes(w)) return false;
       }
       return true;
@@ -136,7 +255,7 @@
     const t = state.view.table;
     const head = $("trials").tHead, body = $("trials").tBodies[0];
     head.innerHTML = "<tr>" + t.columns.map((c, i) =>
-      `<th data-col="${i}" class="${i === state.sortCol ? (state.sortDir > 0 ? "sorted-asc" : "sorted-desc") : ""}">${esc(c)}</th>`).join("") + "</tr>";
+      `<th data-col="${i}" data-group="${esc(t.groups[i])}" class="${i === state.sortCol ? (state.sortDir > 0 ? "sorted-asc" : "sorted-desc") : ""}">${esc(c)}</th>`).join("") + "</tr>";
     const rows = tableRows();
     const pages = Math.max(1, Math.ceil(rows.length / state.pageSize));
     state.page = Math.min(state.page, pages - 1);
@@ -146,7 +265,7 @@
       const n = r[numCol];
       const cls = state.sel[0] === n ? "sel-a" : state.sel[1] === n ? "sel-b" : "";
       return `<tr data-number="${n}" class="${cls}">` + r.map((v, i) =>
-        `<td class="${t.kinds[i] === "text" ? "text" : ""}${i === statusCol ? " status-" + esc(v) : ""}" title="${esc(fmt(v))}">${esc(fmt(v))}</td>`).join("") + "</tr>";
+        `<td class="${t.kinds[i] === "text" ? "text" : ""}${i === statusCol ? " status-" + esc(v) : ""}" title="${esc(fmt(v))}">${esc(fmt(v, t.columns[i]))}</td>`).join("") + "</tr>";
     }).join("");
     $("table-count").textContent = `${rows.length} of ${t.rows.length} trials`;
     $("page-info").textContent = ` page ${state.page + 1} / ${pages} `;
@@ -184,6 +303,7 @@
     if (add && state.sel.length && state.sel[0] !== number) state.sel = [state.sel[0], number];
     else state.sel = [number];
     renderTable();
+    drawMarks();
     renderDetail();
   }
   function detailFromRow(number) {
@@ -221,10 +341,10 @@
     for (const k of keys) {
       const a = rowsA[k], b = two ? rowsB[k] : undefined;
       const differ = two && fmt(a) !== fmt(b);
-      h += `<tr><td>${esc(k)}</td><td class="${differ ? "diff" : ""}">${esc(fmt(a))}</td>`;
+      h += `<tr><td>${esc(k)}</td><td class="${differ ? "diff" : ""}">${esc(fmt(a, k))}</td>`;
       if (two) {
-        h += `<td class="${differ ? "diff" : ""}">${esc(fmt(b))}</td>`;
-        if (ratio) h += `<td>${typeof a === "number" && typeof b === "number" && a !== 0 ? esc(fmt(b / a)) : ""}</td>`;
+        h += `<td class="${differ ? "diff" : ""}">${esc(fmt(b, k))}</td>`;
+        if (ratio) h += `<td>${typeof a === "number" && typeof b === "number" && a !== 0 ? esc(sig(b / a, 3)) + "\u00d7" : ""}</td>`;
       }
       h += "</tr>";
     }
@@ -252,11 +372,28 @@
       return `trial ${d.number}: the evaluator gives no breakdown (Evaluation.info["breakdown"])`;
     });
     $("breakdown-note").textContent = notes.join("; ");
+    renderMappings(ds);
     if (!with_bd.length) { $("breakdown").hidden = true; probe.detailRenders++; return; }
     $("breakdown").hidden = false;
     renderBreakdown(ds.map((d, i) => ({ d, label: (i ? "B" : "A") + " #" + d.number, color: i ? B_COLOR : A_COLOR }))
       .filter((x) => x.d.breakdown));
     probe.detailRenders++;
+  }
+
+  function renderMappings(ds) {
+    const el = $("mappings");
+    const parts = ds.map((d, i) => {
+      const tag = i ? "b" : "a";
+      if (d.mappings_error) return `<p class="note">trial ${d.number}: mappings not shown (${esc(d.mappings_error)})</p>`;
+      if (!d.mappings) return "";
+      return `<div class="mapping-design"><p><span class="tag ${tag}">${tag.toUpperCase()}</span> trial <b>${d.number}</b>: ` +
+        `${d.mappings.length} distinct mapping${d.mappings.length > 1 ? "s" : ""} (loop nests, outermost first; ` +
+        "<code>coexplore show STORAGE " + d.number + " --format timeloop</code> exports them)</p>" +
+        d.mappings.map((m, j) => `<details${j === 0 ? " open" : ""}><summary>${m.layers.map(esc).join(", ")}</summary>` +
+          `<pre class="loopnest">${esc(m.text)}</pre></details>`).join("") + "</div>";
+    }).join("");
+    el.innerHTML = parts;
+    el.hidden = !parts;
   }
 
   // ---------------------------------------------------------------- breakdown bars
@@ -267,8 +404,18 @@
       barmode: "group",
     }, extra || {});
   }
+  function energyScale(items) {
+    // one prefix for the whole chart, chosen by its largest layer energy (pJ in the data)
+    let top = 0;
+    for (const it of items) for (const v of it.d.breakdown.energy_pj) if (typeof v === "number" && isFinite(v)) top = Math.max(top, Math.abs(v));
+    let f = 1, p = "p";
+    for (const [s, name] of [[1e12, ""], [1e9, "m"], [1e6, MICRO], [1e3, "n"]]) if (top >= s) { f = s; p = name; break; }
+    return { f, label: p + "J" };
+  }
   function renderBreakdown(items) {
-    const uj = (x) => (x === null || x === undefined ? null : x / 1e6);
+    const es = energyScale(items);
+    const uj = (x) => (x === null || x === undefined ? null : x / es.f);
+    const EU = { kind: "si", base: "J", scale: 1e-12 };
     const levels = Array.from(new Set(items.flatMap((it) => it.d.breakdown.levels)));
     // energy by layer, stacked by memory level; two designs side by side within a layer
     const two = items.length > 1;
@@ -280,21 +427,25 @@
           x0.push(name); x1.push(it.label);
           const v = (bd.energy_by_level_pj[lv] || [])[i];
           y.push(uj(v));
-          text.push(`${esc(it.label)} ${esc(name)} &times;${bd.repeat[i]}<br>${esc(lv)}: ${fmt(uj(v))} &micro;J`);
+          text.push(`${esc(it.label)} ${esc(name)} &times;${bd.repeat[i]}<br>${esc(lv)}: ${esc(formatValue(v, EU))}`);
         });
       }
       return { type: "bar", name: lv, x: two ? [x0, x1] : x0, y, hovertext: text, hoverinfo: "text",
                marker: { color: LEVEL_COLORS[li % LEVEL_COLORS.length] } };
     });
     Plotly.react($("fig-bd-energy"), energyTraces,
-      barLayout("energy by layer and level (network, layer x repeat), \u00B5J", { barmode: "stack", height: 380 }), SMALL_CONFIG);
+      barLayout("energy by layer and level (network, layer x repeat), " + es.label, { barmode: "stack", height: 380 }), SMALL_CONFIG);
     const perDesign = (fn, kind) => items.map((it) => Object.assign({ type: "bar", name: it.label, marker: { color: it.color } }, fn(it.d.breakdown)));
     Plotly.react($("fig-bd-levels"), perDesign((bd) => ({
       x: bd.levels, y: bd.levels.map((lv) => uj(bd.totals.energy_by_level_pj[lv])),
-    })), barLayout("energy per level (network), \u00B5J"), SMALL_CONFIG);
-    const lat = perDesign((bd) => ({ x: bd.layers, y: bd.latency_cycles }));
+    })), barLayout("energy per level (network), " + es.label), SMALL_CONFIG);
+    const CYCLES = { kind: "count", symbol: "cycles" };
+    const lat = perDesign((bd) => ({ x: bd.layers, y: bd.latency_cycles,
+      hovertext: bd.latency_cycles.map((v) => formatValue(v, CYCLES)), hoverinfo: "x+text" }));
+    const latY = lat.flatMap((t) => t.y), latLog = spansDecade(latY);
     Plotly.react($("fig-bd-latency"), lat, barLayout("latency by layer (x repeat), cycles",
-      { yaxis: { type: spansDecade(lat.flatMap((t) => t.y)) ? "log" : "linear" } }), SMALL_CONFIG);
+      { yaxis: Object.assign({ type: latLog ? "log" : "linear", tickmode: "array" },
+                             axisTicks(latLog ? latY : latY.concat([0]), latLog, CYCLES)) }), SMALL_CONFIG);
     Plotly.react($("fig-bd-util"), perDesign((bd) => ({
       x: bd.layers, y: bd.utilization,
       hovertemplate: "%{x}: %{y:.1%}<extra>" + "</extra>",
@@ -310,10 +461,14 @@
     state.rowsByNumber = new Map(t.rows.map((r) => [r[numCol], r]));
     state.sel = state.sel.filter((n) => state.rowsByNumber.has(n));
     renderSummary(view);
-    for (const name of ["pareto", "history", "parallel"]) renderFigure(name, view.figures[name], view.notes[name]);
+    if (!state.sel.length) {
+      if (view.selected !== null && view.selected !== undefined) state.sel = [view.selected];
+      else if (view.highlights && view.highlights.length) state.sel = [view.highlights[0]];
+    }
+    for (const name of FIGURES) renderFigure(name, view.figures[name], view.notes[name]);
+    probe.markRenders++;
     renderStatusOptions();
     renderTable();
-    if (!state.sel.length && view.highlights && view.highlights.length) state.sel = [view.highlights[0]];
     renderDetail();
     probe.renders++;
   }

@@ -89,6 +89,30 @@ def test_network_totals_are_sums_with_repeats_and_the_breakdown_adds_up():
         assert sum(row["energy_by_level_pj"].values()) == pytest.approx(r.energy_pj)
 
 
+def test_the_breakdown_stores_each_distinct_chosen_mapping_once():
+    """Issue 43 item 3: every layer names its chosen mapping; layers of one shape share one
+    record; the record rebuilds the mapping the mapper chose (same figures, JSON-able)."""
+    import json
+
+    from mappers.mapping import MappingBatch
+    from mappers.mapping_record import loop_nest_text, mapping_from_record
+
+    layers = [conv2d("a", K=8, C=4, P=4, Q=4, R=3, S=3), gemm("fc", M=1, N=16, K=32, repeat=2),
+              conv2d("b", K=8, C=4, P=4, Q=4, R=3, S=3, repeat=2)]   # b: a's shape
+    bd = json.loads(json.dumps(NestedEvaluator(SpatialArray, layers, "heuristic")(POINT).info["breakdown"]))
+    assert [row["mapping"] for row in bd["layers"]] == [0, 1, 0] and len(bd["mappings"]) == 2
+    arch = SpatialArray(**POINT).to_arch()
+    for layer, row in zip(layers, bd["layers"]):
+        chosen = HeuristicMapper().map(layer, arch, evaluate_batch).mapping
+        back = mapping_from_record(bd["mappings"][row["mapping"]], arch)
+        one = evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [chosen]))
+        two = evaluate_batch(layer, arch, MappingBatch.from_mappings(layer, arch, [back]))
+        assert float(one.energy_pj[0]) == float(two.energy_pj[0]) == pytest.approx(row["energy_pj"])
+        assert float(one.latency_cycles[0]) == float(two.latency_cycles[0])
+    text = loop_nest_text(bd["mappings"][0])
+    assert text.splitlines()[0].startswith("DRAM [ W:288 I:144 O:128 ]") and text.endswith("<< Compute >>")
+
+
 def test_mapping_in_parallel_gives_the_same_numbers():
     layers = [conv2d("c", K=8, C=4, P=4, Q=4, R=3, S=3, repeat=3), gemm("fc", M=1, N=16, K=32, repeat=2)]
     serial = NestedEvaluator(SpatialArray, layers)(POINT).metrics

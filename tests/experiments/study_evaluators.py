@@ -156,3 +156,12 @@ def always_infeasible(p):
     from evaluators.base import Infeasible
 
     raise Infeasible("needs more rows" if p["x"] < 0 else "needs more columns")
+
+
+def nasty_strings(p):
+    """Metrics of ``rows``; a point whose ``dataflow`` starts with ``<!--`` is infeasible
+    with a reason that holds a script end tag and a template slot (the report's tests)."""
+    if str(p["dataflow"]).startswith("<!--"):
+        raise Infeasible("</script><script>window.pwned=3</script>{{APP}}")
+    rows = float(p["rows"])
+    return {"energy_uj": rows * 10.0, "latency_ms": 1000.0 / rows + len(str(p["dataflow"]))}

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from experiments.browser import chromium, missing_reason, rendered, wait_for
+from experiments.report import default_selection
 from tests.experiments.test_report import make_study
 
 REASON = missing_reason()
@@ -46,10 +47,10 @@ def test_report_renders_in_chromium(tmp_path):
     with chromium(1300, 1000) as drv:
         drv.get(path.as_uri())
         rendered(drv)
-        # the Pareto chart holds one SVG point per completed trial
-        assert _count(drv, "#fig-pareto .scatterlayer .point") == n_complete
-        # the history: one panel per objective, each with every completed trial
-        assert _count(drv, "#fig-history .scatterlayer .point") == 2 * n_complete
+        # the Pareto chart holds one SVG point per completed trial, and the selected design's star
+        assert _count(drv, "#fig-pareto .scatterlayer .point") == n_complete + 1
+        # the history: one panel per objective, each with every completed trial and the star
+        assert _count(drv, "#fig-history .scatterlayer .point") == 2 * n_complete + 2
         # parallel coordinates: one axis per varying parameter and objective, real values
         assert _count(drv, "#fig-parallel .y-axis") == 5
         ticks = drv.execute_script(
@@ -73,19 +74,21 @@ def test_report_renders_in_chromium(tmp_path):
         box.clear()
         drv.execute_script("var e = document.getElementById('table-filter'); e.value='';"
                            "e.dispatchEvent(new Event('input'))")
-        # a design is selected at start (on the front), with its breakdown bars
+        # a design is selected at start (the front's nearest to the ideal point), with its breakdown bars
         wait_for(drv, "return window.coexplore.detailRenders > 0")
+        assert drv.execute_script("return window.coexplore.state.sel[0]") == default_selection(df, s.objectives)
         assert drv.execute_script("return window.coexplore.state.sel[0]") in front
         assert _count(drv, "#fig-bd-energy .bars .point") > 0
         assert _count(drv, "#fig-bd-util .bars .point") == 3  # three layers
         # shift-click a second design in the table: compared side by side
-        other = next(n for n in df[df["status"] == "COMPLETE"]["number"] if n not in front[:1])
+        first = drv.execute_script("return window.coexplore.state.sel[0]")
+        other = next(int(n) for n in df[df["status"] == "COMPLETE"]["number"] if n != first)
         before = drv.execute_script("return window.coexplore.detailRenders")
         drv.execute_script(
             f"document.querySelector('#trials tbody tr[data-number=\"{other}\"]')"
             ".dispatchEvent(new MouseEvent('click', {bubbles: true, shiftKey: true}))")
         wait_for(drv, f"return window.coexplore.detailRenders > {before}")
-        assert drv.execute_script("return window.coexplore.state.sel") == [front[0], other]
+        assert drv.execute_script("return window.coexplore.state.sel") == [first, other]
         assert _count(drv, "#fig-bd-util .bars .point") == 6  # three layers x two designs
         assert f"trial {other}" in drv.find_element("id", "detail-tables").text
         png = drv.get_screenshot_as_png()
@@ -131,7 +134,7 @@ def test_dashboard_shows_trials_added_after_the_page_opened(storage_url):
         n_complete = int((s.trials_dataframe()["status"] == "COMPLETE").sum())
         wait_for(drv, "return document.getElementById('n-trials').textContent === '9' && "
                  "document.querySelectorAll('#fig-history .scatterlayer .point').length === "
-                 f"{2 * n_complete}", 30, "the 4 trials added by the other process")
+                 f"{2 * n_complete + 2}", 30, "the 4 trials added by the other process")  # + the stars
         assert drv.find_element("id", "table-count").text == "9 of 9 trials"
         assert 2 * n_complete > points_before
         assert "live" in drv.find_element("id", "live-status").text
@@ -142,6 +145,9 @@ def test_dashboard_shows_trials_added_after_the_page_opened(storage_url):
             f"fetch('api/trial?study=live&number={last}').then(r => r.json()).then(done)")
         assert detail["number"] == last and detail["breakdown"]["layers"] == ["conv1", "conv2_x", "fc"]
         assert _count(drv, "#fig-bd-energy .bars .point") > 0
+        # the dashboard has the importances and slices too
+        assert _count(drv, "#fig-importance .bars .point") == 3 * 2
+        assert _count(drv, "#fig-slice .scatterlayer .point") > 0
         png = drv.get_screenshot_as_png()
     st.close()
     assert _not_blank(png) > 0.05
@@ -176,3 +182,141 @@ def test_dashboard_cli_serves_the_api(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _texts(drv, selector: str) -> list[str]:
+    return drv.execute_script(
+        f"return Array.from(document.querySelectorAll({selector!r})).map(t => t.textContent)")
+
+
+def test_report_views_of_issue_43(tmp_path):
+    """Issue 43 item 6 in the browser: parameters first, numbers with their units (the
+    page's formatter agrees with experiments/units.py), readable log ticks, the selected
+    design starred on every chart and on top of the parallel coordinates in the reserved
+    colour, parameter importances and slice plots that follow a new selection."""
+    from experiments.units import format_value, unit_of
+
+    s = make_study(tmp_path / "s.db", n=30)
+    df = s.trials_dataframe()
+    ok = df[(df["status"] == "COMPLETE") & df["feasible"].astype(bool)]
+    path = s.report(tmp_path / "report.html")
+    with chromium(1300, 1000) as drv:
+        drv.get(path.as_uri())
+        rendered(drv)
+        wait_for(drv, "return window.coexplore.detailRenders > 0")
+        # the table: number, status, then the parameters, then the objectives
+        heads = _texts(drv, "#trials thead th")
+        assert heads[:6] == ["number", "status", "rows", "glb_kib", "dataflow", "energy_uj"]
+        # numbers with units: the page's formatter is the Python one
+        cases = [(5646000000.0, "energy_pj"), (0.0123, "energy_uj"), (0.5, "latency_ms"), (5.646e9, "latency_cycles"),
+                 (1234.0, "latency_cycles"), (3.14159, "area_mm2"), (0.8765, "utilization"), (123456.7, "edp_uj_ms"),
+                 (64, "rows"), (0.000123456, "x"), (1500.0, "power_mw"), (256, "glb_kib"), (999.99, "energy_uj"),
+                 (-2.5e-5, "energy_uj"), (1.23456e7, "edp_uj_ms"), (float("inf"), "energy_uj")]
+        for v, name in cases:
+            unit = unit_of(name)
+            js = drv.execute_script("return window.coexplore.formatValue(arguments[0], arguments[1])",
+                                    v if v != float("inf") else None, unit.as_json() if unit else None)
+            assert js == (format_value(v, unit) if v != float("inf") else ""), (v, name, js)
+        # ... and so are its axis ticks
+        from experiments.units import axis_ticks
+
+        for values, log, name in [([3, 900, 40], True, "energy_uj"), ([3, 9e9], True, "energy_pj"),
+                                  ([0.13, 0.87], False, "utilization"), ([3.2, 4.1], True, "x"),
+                                  ([0, 1.7e6], False, "latency_cycles"), ([12.0, 12.0], False, "area_mm2"),
+                                  ([0.3, 0.1, 0.7], False, "x")]:
+            unit = unit_of(name)
+            js = drv.execute_script("return window.coexplore.axisTicks(arguments[0], arguments[1], arguments[2])",
+                                    values, log, unit.as_json() if unit else None)
+            vals, text = axis_ticks(values, log, unit)
+            assert js["ticktext"] == text and js["tickvals"] == pytest.approx(vals), (values, log, name)
+        # the breakdown's latency bars (a log axis here) are ticked with units, not bare mantissas
+        lat = _texts(drv, "#fig-bd-latency .ytick text")
+        assert lat and all(t.endswith("cycles") for t in lat), lat
+        # the table writes the selected design's energy with its unit
+        sel = drv.execute_script("return window.coexplore.state.sel[0]")
+        row = _texts(drv, f'#trials tbody tr[data-number="{sel}"] td')
+        energy = float(df.set_index("number").loc[sel, "metrics_energy_uj"])
+        assert format_value(energy, unit_of("energy_uj")) in row and row[5].endswith("J")
+        # log ticks read as values with units, 1-2-5 per decade: never a bare mantissa
+        ticks = _texts(drv, "#fig-pareto .xtick text, #fig-pareto .ytick text, #fig-history .ytick text")
+        assert ticks and not any(t.strip().isdigit() and len(t.strip()) == 1 for t in ticks)
+        assert any(t.endswith(("J", "s")) for t in ticks)
+        # the selected design is starred on the Pareto, history and slice charts ...
+        n_slices = 2 * 3  # two objectives x three parameters
+        for fig, n in (("pareto", 1), ("history", 2), ("slice", n_slices)):
+            names = drv.execute_script(
+                f"return document.getElementById('fig-{fig}').data.filter(t => t.meta === 'coexplore-selected')"
+                ".map(t => t.x[0] + '/' + t.y[0])")
+            assert len(names) == n, (fig, names)
+        # ... and drawn last, in the reserved colour, on the parallel coordinates
+        par = drv.execute_script("const t = document.getElementById('fig-parallel').data[0];"
+                                 "return [t.line.color[t.line.color.length - 1], t.line.cmax]")
+        assert par[0] == par[1]
+        # the slice panels: every feasible trial in each, plus the star
+        assert _count(drv, "#fig-slice .scatterlayer .point") == n_slices * len(ok) + n_slices
+        # importances: one bar per parameter and objective, the most important first
+        assert _count(drv, "#fig-importance .bars .point") == 3 * 2
+        # a new selection moves every star
+        other = int(ok["number"].iloc[0] if int(ok["number"].iloc[0]) != sel else ok["number"].iloc[1])
+        before = drv.execute_script("return window.coexplore.markRenders")
+        drv.execute_script(f"document.querySelector('#trials tbody tr[data-number=\"{other}\"]').click()")
+        wait_for(drv, f"return window.coexplore.markRenders > {before}")
+        xs = drv.execute_script("return document.getElementById('fig-history').data"
+                                ".filter(t => t.meta === 'coexplore-selected').map(t => t.x[0])")
+        assert xs == [other, other]
+        png = drv.get_screenshot_as_png()
+    assert _not_blank(png) > 0.05
+
+
+@pytest.mark.slow  # ~16 s wall; test_show.py and test_report.py check the same data without a browser
+def test_report_shows_each_layers_mapping(tmp_path):
+    """Issue 43 item 3: the selected design's panel lists every distinct stored mapping of a
+    nested co-design study as its loop nest, with the layers that use it."""
+    from design_space import DesignSpace, Ordinal, PowerOfTwo
+    from experiments.show import layer_mappings
+    from experiments.study import Study
+    from mappers.mapping_record import loop_nest_text
+
+    hw = DesignSpace(PowerOfTwo("pe_x", 2, 8), PowerOfTwo("pe_y", 2, 8), Ordinal("glb_kib", [4, 16, 64]))
+    s = Study.create("nest", hw, {"edp_uj_ms": "min"}, "nested", "random",
+                     evaluator_options={"accelerator": "spatial", "workload": "dqn"}, storage=tmp_path / "n.db", seed=0)
+    s.optimize(6, workers=1, progress=False)
+    path = s.report(tmp_path / "report.html")
+    best = default_selection(s.trials_dataframe(), s.objectives)
+    want = {}
+    for x in layer_mappings(s.trial(best).info):
+        want.setdefault(x["index"], (loop_nest_text(x["mapping"]), []))[1].append(x["name"])
+    with chromium(1300, 1000) as drv:
+        drv.get(path.as_uri())
+        rendered(drv)
+        wait_for(drv, "return window.coexplore.detailRenders > 0")
+        assert drv.execute_script("return window.coexplore.state.sel[0]") == best
+        assert _texts(drv, "#mappings pre.loopnest") == [t for t, _ in want.values()]
+        assert _texts(drv, "#mappings summary") == [", ".join(names) for _, names in want.values()]
+        assert drv.find_element("css selector", "#mappings pre.loopnest").is_displayed()
+
+
+@pytest.mark.slow  # ~16 s wall; test_show.py and test_report.py check the same data without a browser
+def test_stored_strings_cannot_change_the_page(tmp_path):
+    """Issue 46 item 5: a study whose name, parameter values and reasons hold template
+    slots, script end tags and comment openers renders whole, shows them as text, and
+    runs none of them."""
+    from design_space import Categorical, DesignSpace, PowerOfTwo
+    from experiments.study import Study
+
+    nasty = ["{{APP}}", "</script><script>window.pwned=1</script>", "<!--<script>", "{{DATA}}\u2028"]
+    space = DesignSpace(PowerOfTwo("rows", 8, 128), Categorical("dataflow", nasty))
+    s = Study.create("x{{APP}}</script><img src=x onerror=window.pwned=2>", space,
+                     {"energy_uj": "min", "latency_ms": "min"},
+                     "tests.experiments.study_evaluators:nasty_strings", "random", storage=tmp_path / "s.db", seed=1)
+    s.optimize(12, workers=1, progress=False)
+    path = s.report(tmp_path / "report.html")
+    with chromium(1300, 1000) as drv:
+        drv.get(path.as_uri())
+        rendered(drv)
+        assert drv.execute_script("return window.pwned === undefined")
+        assert drv.find_element("id", "study-name").text == s.name
+        assert drv.find_element("id", "table-count").text == "12 of 12 trials"
+        cells = set(_texts(drv, "#trials tbody td"))
+        assert {"{{APP}}", "</script><script>window.pwned=1</script>"} & cells
+        assert drv.execute_script("return document.querySelectorAll('script').length") == 4

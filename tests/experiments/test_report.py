@@ -203,3 +203,116 @@ def test_view_without_breakdowns(tmp_path):
     assert view["has_breakdowns"] is False
     d = next(iter(view["details"].values()))
     assert d["breakdown"] is None and d["breakdown_error"] is None
+
+
+# -- issue 46 item 5: the page's structure is the template's ------------------------------------
+def test_template_is_filled_in_one_pass_and_stored_strings_stay_data():
+    from experiments.report import fill_template, page_html
+
+    nasty = "{{APP}} {{DATA}} </script><script>alert(1)</script> <!-- <script> \u2028 & >"
+    view = {"summary": {"name": nasty}, "table": {"rows": [[nasty]]}}
+    page = page_html(title=nasty, config={"mode": "static", "study": nasty}, view=view)
+    data = re.search(r'<script id="coexplore-data" type="application/json">(.*?)</script>', page, re.S)
+    assert json.loads(data.group(1)) == view  # the same strings, and the element not cut short
+    conf = re.search(r'<script id="coexplore-config" type="application/json">(.*?)</script>', page, re.S)
+    assert json.loads(conf.group(1))["study"] == nasty
+    assert page.count("<script") == 4 and page.count("</script>") == 4  # plotly, config, data, app
+    assert page.count("<!--") == 0 and "(function () {" in page  # the app is there once
+    assert page.count("(function () {\n  \"use strict\";\n  const CONFIG") == 1
+    assert "<title>" + "{{APP}}" in page  # the title keeps the text, escaped, unfilled
+    assert fill_template("{{A}}{{B}}", {"A": "{{B}}", "B": "x"}) == "{{B}}x"
+    with pytest.raises(KeyError, match="C"):
+        fill_template("{{C}}", {})
+
+
+# -- issue 43 item 6 ---------------------------------------------------------------------------
+def test_table_puts_parameters_before_metrics_and_names_units(tmp_path):
+    s = make_study(tmp_path / "s.db", n=6)
+    t = study_view(s)["table"]
+    groups = t["groups"]
+    assert t["columns"][:5] == ["number", "status", "rows", "glb_kib", "dataflow"]
+    assert groups.index("param") < groups.index("objective") < groups.index("metric")
+    assert max(i for i, g in enumerate(groups) if g == "param") < groups.index("objective")
+    assert t["units"]["energy_uj"] == {"symbol": "\u00b5J", "kind": "si", "base": "J", "scale": 1e-6}
+    assert t["units"]["glb_kib"]["symbol"] == "KiB" and "rows" not in t["units"]
+
+
+def _recs(values, params):
+    return [TrialRecord(1, i, p, TrialStatus.COMPLETE, m, {}, None, None, 0.1, i, None, 1, 0.0, 0.0, 0.0)
+            for i, (m, p) in enumerate(zip(values, params))]
+
+
+def test_default_selection_is_the_best_on_the_objective():
+    from experiments.report import default_selection
+
+    one = (Objective("edp"),)
+    df = trials_dataframe(_recs([{"edp": v} for v in (5.0, 2.0, 9.0, 2.5)], [{"a": i} for i in range(4)]), one)
+    assert default_selection(df, one) == 1
+    assert default_selection(df, (Objective("edp", "max"),)) == 2
+    # two objectives: the front member nearest the ideal point once both are scaled to [0, 1]
+    pts = [(1.0, 100.0), (2.0, 10.0), (3.0, 9.0), (100.0, 1.0), (50.0, 50.0)]
+    df = trials_dataframe(_recs([{"energy_uj": e, "latency_ms": lat} for e, lat in pts],
+                                [{"a": i} for i in range(5)]), OBJS)
+    # log10 (both span a decade) scaled to [0, 1] over the front: trial 1 is at (0.15, 0.5),
+    # trial 2 at (0.24, 0.48), so trial 1 is nearest the ideal point
+    assert default_selection(df, OBJS) == 1
+    assert default_selection(df.iloc[:0], OBJS) is None
+
+
+def test_every_design_chart_says_where_to_mark_the_selection(tmp_path):
+    s = make_study(tmp_path / "s.db", n=20)
+    view = study_view(s)
+    f = view["figures"]
+    assert f["pareto"]["layout"]["meta"]["coexplore_marks"] == [
+        {"x": "energy_uj", "y": "latency_ms", "xaxis": "x", "yaxis": "y"}]
+    assert [m["y"] for m in f["history"]["layout"]["meta"]["coexplore_marks"]] == ["energy_uj", "latency_ms"]
+    marks = f["slice"]["layout"]["meta"]["coexplore_marks"]
+    assert len(marks) == 2 * 3 and {m["x"] for m in marks} == {"rows", "glb_kib", "dataflow"}
+    assert len({(m["xaxis"], m["yaxis"]) for m in marks}) == 6  # one panel each
+    par = f["parallel"]
+    numbers = par["layout"]["meta"]["coexplore_parallel"]["numbers"]
+    assert len(numbers) == len(par["data"][0]["line"]["color"])
+    assert par["layout"]["meta"]["coexplore_parallel"]["selected_value"] > max(par["data"][0]["line"]["color"])
+    # the columns the marks read are in the table
+    cols = set(view["table"]["columns"])
+    assert all({m["x"], m["y"]} <= cols | {"number"} for m in marks)
+    assert view["selected"] == view["highlights"][0]
+
+
+def test_log_axes_have_unit_ticks_at_1_2_5():
+    recs = _recs([{"energy_uj": v} for v in (500.0, 900.0, 40.0, 60.0, 3.0, 8.0)], [{"a": i} for i in range(6)])
+    fig, _ = history_figure(trials_dataframe(recs, OBJS[:1]), OBJS[:1])
+    y = fig["layout"]["yaxis"]
+    assert y["type"] == "log" and y["tickvals"] == [5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
+    assert y["ticktext"] == ["5 \u00b5J", "10 \u00b5J", "20 \u00b5J", "50 \u00b5J", "100 \u00b5J", "200 \u00b5J",
+                             "500 \u00b5J"]
+
+
+def test_parameter_importances_find_what_matters():
+    from experiments.report import importance_figure, parameter_importances, slice_figure
+
+    rng = np.random.default_rng(0)
+    n = 80
+    a = rng.choice([1, 2, 4, 8, 16, 32, 64], n)
+    b = rng.choice([10, 20, 30], n)             # does nothing
+    c = rng.choice(["OS", "WS", "IS"], n)       # matters for the second objective only
+    e = 100.0 * a
+    lat = np.where(c == "OS", 1.0, 5.0) + 0.001 * rng.random(n)
+    recs = _recs([{"energy_uj": float(x), "latency_ms": float(y)} for x, y in zip(e, lat)],
+                 [{"a": int(x), "b": int(y), "c": str(z)} for x, y, z in zip(a, b, c)])
+    df = trials_dataframe(recs, OBJS)
+    imp, note = parameter_importances(df, OBJS)
+    assert imp["params"][0] == "a" and "80 feasible trials" in note
+    share = {o: dict(zip(imp["params"], imp["objectives"][o]["mean"])) for o in ("energy_uj", "latency_ms")}
+    assert share["energy_uj"]["a"] > 0.95 and share["energy_uj"]["b"] < 0.02
+    assert share["latency_ms"]["c"] > 0.95 and share["latency_ms"]["a"] < 0.03
+    for o in share:
+        assert sum(share[o].values()) == pytest.approx(1.0)
+    fig = importance_figure(imp)
+    assert [t["name"] for t in fig["data"]] == ["energy_uj", "latency_ms"]
+    sl, _ = slice_figure(df, OBJS, imp["params"])
+    assert len(sl["data"]) == 2 * 3
+    assert sl["layout"]["xaxis4"]["title"]["text"] == "a"  # the most important first (bottom row titled)
+    # too few trials: no importances, a note saying how many are needed
+    none, why = parameter_importances(df.iloc[:5], OBJS)
+    assert none is None and "8 feasible trials" in why
