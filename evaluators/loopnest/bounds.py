@@ -365,7 +365,13 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
 
     Everything the model derives from fill counts (multicast reads, partial-sum
     refills, NoC deliveries, energy, bandwidth) grows with them, so the figures bound
-    every completion. Like the model's own counts, the bound is separable over the
+    every completion. One input of the multicast is not a fill: the strides between the
+    children of a fanout along a sliding-window axis are the extents of the tile below
+    it, undecided below level ``b``; there the distinct child offsets are counted by the
+    sumset bound ``m1 + m2 - 1`` (``unknown_below`` of
+    :func:`evaluators.loopnest.counts.count`), since the batch's placement of the free
+    factors (as low as they go: the largest tiles, the fewest coinciding offsets) gives
+    more multicast groups than a completion with smaller tiles may have. Like the model's own counts, the bound is separable over the
     known levels' loop orders (every term is a sum over loops of ``n_trans_j`` times
     a function of the set of loops inside ``j``).
 
@@ -390,11 +396,12 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
     st = prepare(layer, arch)
     if irr is None:
         return evaluate_reference(np, st, arch, batch, True, None,
-                                  with_convention_rules(bound_hook(known, arch, codes), conv), conv)
+                                  with_convention_rules(bound_hook(known, arch, codes), conv), conv,
+                                  unknown_below=int(known))
     # one hook per block of the numpy path, each with its rows of irrelevant_tile
     parts = [evaluate_reference(np, st, arch, batch_rows(batch, i, min(i + BLOCK_ROWS, len(batch))), True, None,
                                 with_convention_rules(bound_hook(known, arch, codes, irr[i:i + BLOCK_ROWS]), conv),
-                                conv)
+                                conv, unknown_below=int(known))
              for i in range(0, len(batch), BLOCK_ROWS)]
     return parts[0] if len(parts) == 1 else concat_results(parts)
 

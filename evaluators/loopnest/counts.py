@@ -61,6 +61,7 @@ are derived in the comments below.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -320,7 +321,7 @@ def product_of(rows: list[Any]) -> Any:
 
 def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: Any,
           integer: bool, fills: Callable[[FillContext], Any] | None = None,
-          conventions: Conventions | None = None) -> dict[str, Any]:
+          conventions: Conventions | None = None, unknown_below: int = 0) -> dict[str, Any]:
     """The access counts and energy of one block of mappings, batch-last: every array is
     ``(..., B)``. The core of :func:`evaluate_batch` (which adds latency and validity);
     :mod:`evaluators.differentiable` and :mod:`evaluators.gradient_codesign` call it on
@@ -346,6 +347,15 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
 
     ``conventions``: the counting rules where tools differ (:class:`Conventions`);
     ``None`` is the default, on the code path the default rules have always taken.
+
+    ``unknown_below`` (lower bounds; 0 otherwise): the tiles of levels below
+    ``unknown_below - 1`` are undecided, so the strides between a parent's children along
+    a two-dimension (sliding-window) axis, which are those tiles' extents, are unknown
+    where a fanout level ``q`` with ``0 < q < unknown_below`` unrolls the axis: their
+    distinct offsets (multicast groups) are then counted as ``m1 + m2 - 1``, the least
+    of ``|{a1 i + a2 j}|`` over every pair of strides (a sumset of integer sets), not
+    from the batch's placement of the free factors (a larger tile has fewer coinciding
+    offsets, so the placement's count is not a bound).
     """
     conv = None if conventions is None or conventions.default else conventions
     L, D = st.L, st.D
@@ -434,13 +444,22 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                     two = distinct_two_aps(xp, i64[0], i64[1], i64[2], i64[3], True).astype(float)
                 else:
                     two = distinct_two_aps(xp, a1, m1, a2, m2, False)
-                nd = nd * xp.where(both, two, m1 * m2)
+                unknown = None
+                if unknown_below > 1:
+                    hit = [(SP[q, d1] > 1) | (SP[q, d2] > 1) for q in range(c + 1, p + 1) if 0 < q < unknown_below]
+                    if hit:
+                        unknown = both & functools.reduce(lambda x, y: x | y, hit)
                 if is_np:
                     # a dimension unrolled at several fanout levels of one segment is
                     # no single progression: count those (rare) rows by enumeration
                     multi = both & ((nlev[d1] > 1) | (nlev[d2] > 1))
+                    if unknown is not None:
+                        multi = multi & ~unknown
                     if multi.any():
-                        nd = fix_multi(nd, multi, two, C[a], (d1, d2), c, p, SX, SY, E_below)
+                        two = fix_multi(two, multi, two, C[a], (d1, d2), c, p, SX, SY, E_below)
+                if unknown is not None:        # strides unknown: the sumset bound (see count's docstring)
+                    two = xp.where(unknown, m1 + m2 - 1, two)
+                nd = nd * xp.where(both, two, m1 * m2)
             elif len(ds) > 2:  # pragma: no cover - no layer has this
                 raise NotImplementedError("more than two dimensions on one tensor axis")
         return nd

@@ -229,13 +229,20 @@ def _enumerated(SX: Any, SY: Any, Eb: Any, row: int, d1: int, d2: int, cf1: floa
 
 @njit(cache=True, nogil=True)
 def _two_axis(c: int, p: int, row: int, d1: int, d2: int, cf1: float, cf2: float, m1: float, m2: float,
-              SX: Any, SY: Any, SPf: Any, Eb: Any) -> float:
+              SX: Any, SY: Any, SPf: Any, Eb: Any, unknown_below: int) -> float:
     """Distinct values of a two-dimension axis ``cf1 d1 + cf2 d2`` over a parent's
     children when both dimensions are unrolled (``m1``, ``m2`` > 1) between levels ``c``
     and ``p``: ``|{a1 i + a2 j}| = m1 m2 - max(0, m1 - a2/g) max(0, m2 - a1/g)`` for the
     progressions' strides ``a1``, ``a2`` and ``g = gcd(a1, a2)``, or by enumeration when
     a dimension is unrolled at several levels (the numpy model's ``distinct_two_aps``
-    and ``fix_multi``)."""
+    and ``fix_multi``). Lower-bound mode (``unknown_below`` > 0: the tiles of levels
+    below ``unknown_below - 1`` are not decided): where a fanout level ``q`` with
+    ``0 < q < unknown_below`` unrolls ``d1`` or ``d2``, the strides depend on the
+    undecided tile below it, so the count is bounded by ``m1 + m2 - 1``, true of any
+    strides (a sumset of integer sets: ``|A + B| >= |A| + |B| - 1``)."""
+    for q in range(c + 1, p + 1):
+        if 0 < q < unknown_below and (SPf[q, d1] > 1 or SPf[q, d2] > 1):
+            return m1 + m2 - 1.0
     st1, st2, nl1, nl2 = 1.0, 1.0, 0, 0
     for q in range(c + 1, p + 1):
         if SPf[q, d1] > 1:
@@ -846,7 +853,8 @@ def evaluate_rows(T: Any, SX: Any, SY: Any, order: Any, keep: Any, axes_i: Any,
                                     m2 *= SPf[q, d2]
                                 if m1 > 1 and m2 > 1:
                                     nd = nd * _two_axis(c, p, row, d1, d2, axes_f[t, k], axes_f[t, A + k],
-                                                        m1, m2, SX, SY, SPf, Eb)
+                                                        m1, m2, SX, SY, SPf, Eb,
+                                                        b + 1 if live is not None else 0)
                                 else:
                                     nd = nd * m1 * m2
                         groups = nd * inst[p]

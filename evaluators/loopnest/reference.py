@@ -34,15 +34,17 @@ BLOCK_ROWS = 16384
 
 def evaluate_reference(xp: Any, st: LayerArch, arch: ArchSpec, batch: MappingBatch, integer: bool,
                        fold_cycles: Any, fills: Callable[[FillContext], Any] | None, conv: Conventions,
-                       block: int = BLOCK_ROWS) -> LoopNestResult:
+                       block: int = BLOCK_ROWS, unknown_below: int = 0) -> LoopNestResult:
     """Score ``batch`` with the array code, numpy in blocks of ``block`` rows (arguments
     as :func:`evaluators.loopnest.evaluate_batch`'s; ``st`` the pair's
-    :class:`~evaluators.loopnest.counts.LayerArch`)."""
+    :class:`~evaluators.loopnest.counts.LayerArch`; ``unknown_below``: lower bounds,
+    :func:`~evaluators.loopnest.counts.count`'s)."""
     B = len(batch)
     if xp is np and B > block:
         return concat_results([evaluate_block(xp, st, arch, batch_rows(batch, i, min(i + block, B)),
-                                              integer, fold_cycles, fills, conv) for i in range(0, B, block)])
-    return evaluate_block(xp, st, arch, batch, integer, fold_cycles, fills, conv)
+                                              integer, fold_cycles, fills, conv, unknown_below)
+                               for i in range(0, B, block)])
+    return evaluate_block(xp, st, arch, batch, integer, fold_cycles, fills, conv, unknown_below)
 
 
 def dropped_dims(sizes: np.ndarray, batch: MappingBatch) -> np.ndarray:
@@ -55,7 +57,7 @@ def dropped_dims(sizes: np.ndarray, batch: MappingBatch) -> np.ndarray:
 
 def evaluate_block(xp: Any, st: LayerArch, arch: ArchSpec, batch: MappingBatch, integer: bool,
                     fold_cycles: Any, fills: Callable[[FillContext], Any] | None = None,
-                    conv: Conventions | None = None) -> LoopNestResult:
+                    conv: Conventions | None = None, unknown_below: int = 0) -> LoopNestResult:
     def cast(a: Any, dtype: Any = float) -> Any:
         moved = np.moveaxis(np.asarray(a), 0, -1)             # (B, ...) -> (..., B)
         return xp.asarray(np.ascontiguousarray(moved), dtype=dtype)
@@ -74,7 +76,7 @@ def evaluate_block(xp: Any, st: LayerArch, arch: ArchSpec, batch: MappingBatch, 
             st = replace(st, D=len(live), coef=tuple(c[:, live] for c in st.coef),
                          relevant=st.relevant[:, live], sizes=st.sizes[live])
     out = count(xp, st, cast(batch.temporal), cast(batch.spatial_x), cast(batch.spatial_y),
-                cast(batch.order, np.int64), cast(batch.keep, bool), integer, fills, conv)
+                cast(batch.order, np.int64), cast(batch.keep, bool), integer, fills, conv, unknown_below)
     return finish(xp, st, arch, out, integer, fold_cycles, conv)
 
 

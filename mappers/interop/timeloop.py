@@ -63,6 +63,7 @@ __all__ = [
     "layer_to_timeloop",
     "mapping_from_timeloop",
     "mapping_to_timeloop",
+    "spatial_axes",
     "stats_from_timeloop",
 ]
 
@@ -296,7 +297,7 @@ def constraints_from_timeloop(tl: TimeloopTranslation, layer: Layer, extra: Any 
             if ones:     # several targets on one level: their union (Timeloop's rule) narrows the set
                 acc["temporal"] = frozenset(d for d in acc.get("temporal", dims) if d not in ones)
             continue
-        xs, ys = _spatial_axes(t, prefix, suffix, dims, lv, tree=tl.constraints_form == "tree", where=where)
+        xs, ys = spatial_axes(t, prefix, suffix, dims, lv, tree=tl.constraints_form == "tree", where=where)
         ones = {d for d, f in fixed.items() if f == 1}
         acc["spatial_x"] = frozenset(xs - ones) & acc.get("spatial_x", frozenset(dims))
         acc["spatial_y"] = frozenset(ys - ones) & acc.get("spatial_y", frozenset(dims))
@@ -325,7 +326,7 @@ def constraints_from_timeloop(tl: TimeloopTranslation, layer: Layer, extra: Any 
     return TimeloopConstraints(MappingConstraints(tuple(levels), name="timeloop"), tuple(relaxed), tuple(notes))
 
 
-def _spatial_axes(t: MappingT[str, Any], prefix: list[str], suffix: list[str], dims: list[str], lv: Any, *,
+def spatial_axes(t: MappingT[str, Any], prefix: list[str], suffix: list[str], dims: list[str], lv: Any, *,
                   tree: bool, where: str) -> tuple[set[str], set[str]]:
     """The dimensions a spatial constraint lets onto X and onto Y, by the rule of
     Timeloop's mapper (``src/mapspaces``: with a user split no dimension is pruned, the

@@ -62,6 +62,60 @@ def test_bounds_never_exceed_the_mapping_itself(seed):
         assert (np.asarray(lb.compute_cycles) <= np.asarray(exact.compute_cycles) * (1 + 1e-9)).all()
 
 
+def _placed_low(batch: MappingBatch, known: int) -> MappingBatch:
+    """The partial mapping the exact mapper bounds: the temporal factors of levels
+    ``>= known`` kept, those of the levels below multiplied together and put at level 0
+    (as low as they go, :func:`lower_bound`'s proviso)."""
+    T = batch.temporal.copy()
+    if known > 0:
+        T[:, 0, :] = np.prod(T[:, :known, :], axis=1)
+        T[:, 1:known, :] = 1
+    return MappingBatch(batch.dims, T, batch.spatial_x, batch.spatial_y, batch.order, batch.keep)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_bounds_with_the_free_factors_placed_low_never_exceed_a_completion(seed):
+    """The mapper passes the free factors as low as they go, whatever the completion:
+    the bound must then hold for every completion, here the mapping itself. (It once
+    did not: the multicast groups of a sliding-window axis unrolled at a fanout were
+    counted from the placement's large tiles, above what a completion with small tiles
+    has; DQN-like stride-2 convolutions with P and R both unrolled showed it.)"""
+    rng = np.random.default_rng(900 + seed)
+    layer, arch = random_layer(rng), random_arch(rng)
+    maps = [random_mapping(rng, layer, arch) for _ in range(12)]
+    batch = MappingBatch.from_mappings(layer, arch, maps)
+    exact = evaluate_batch(layer, arch, batch)
+    for known in range(1, arch.n_levels + 1):
+        lb = LOOPNEST.lower_bound(layer, arch, _placed_low(batch, known), known)
+        assert (np.asarray(lb.energy_pj) <= np.asarray(exact.energy_pj) * (1 + 1e-9) + 1e-9).all(), known
+        assert (np.asarray(lb.bandwidth_cycles) <= np.asarray(exact.bandwidth_cycles) * (1 + 1e-9) + 1e-9).all()
+
+
+@pytest.mark.parametrize("kernel", [False, True])
+def test_a_sliding_axis_unrolled_above_an_undecided_tile_is_bounded_by_the_sumset(kernel):
+    """Eyeriss v1, a stride-2 3x3 convolution (MobileNetV2's first layer, smaller): the
+    PE array unrolls R, S on X and C, Q on Y, so one GLB read of an input word serves
+    the PEs whose windows overlap. With 1-word RF tiles, 9 distinct input offsets along
+    W serve 12 PEs (strides 2 and 1); the bound at the root, whose free factors all sit
+    in the RF (large tiles: no overlap), must not count 12."""
+    from accelerators import eyeriss_v1
+    from mappers.mapping import Mapping
+    from mappers.workloads import conv2d
+
+    arch = eyeriss_v1().to_arch()
+    layer = conv2d("f0", K=4, C=3, P=8, Q=8, R=3, S=3, stride=2)
+    m = Mapping.create(arch, ({"K": 4}, {"P": 8}, {"Q": 2}), ({}, {"R": 3, "S": 3}, {}),
+                       ({}, {"C": 3, "Q": 4}, {}), None,
+                       (frozenset("O"), frozenset("WO"), frozenset()))
+    assert not m.violations(layer, arch)
+    batch = MappingBatch.from_mappings(layer, arch, [m])
+    exact = evaluate_batch(layer, arch, batch)
+    for known in range(1, arch.n_levels + 1):
+        lb = LOOPNEST.lower_bound(layer, arch, _placed_low(batch, known), known, kernel=kernel)
+        assert float(lb.energy_pj[0]) <= float(exact.energy_pj[0]) * (1 + 1e-12), known
+        assert float(lb.edp[0]) <= float(exact.edp[0]) * (1 + 1e-12), known
+
+
 def _stationary(layer, batch: MappingBatch, level: int) -> np.ndarray:
     """Per mapping, the operand the innermost loop (factor > 1) of ``level`` is
     irrelevant to (0 when the level has no such loop: then any choice is right)."""

@@ -19,10 +19,10 @@ from mappers.base import SearchStoppedEmpty
 from mappers.constraints import satisfies
 from mappers.exact import ExactMapper
 from mappers.interop.timeloop import (
-    _spatial_axes,
     constraints_from_timeloop,
     layer_from_timeloop,
     mapping_from_timeloop,
+    spatial_axes,
 )
 
 DATA = Path(__file__).parent / "data" / "timeloop"
@@ -105,7 +105,7 @@ def test_the_spatial_split_rule_is_timeloops_over_every_free_order(prefix, suffi
         fanout_x, fanout_y = 4, 4
 
     t = {"split": split}
-    assert _spatial_axes(t, prefix, suffix, dims, Fan(), tree=False, where="t") == (on_x, on_y)
+    assert spatial_axes(t, prefix, suffix, dims, Fan(), tree=False, where="t") == (on_x, on_y)
 
 
 def test_prefix_and_suffix_permutations_are_read():
