@@ -47,10 +47,10 @@ SHAPED_MIN_ROWS = 10_000
 """Batches of at least this many rows are scored by the kernel compiled for their
 (levels, dimensions, axes) shape (:func:`evaluators.loopnest.kernel.shaped_rows`), smaller
 ones and every bound by the generic one. A shape's first such batch compiles its kernel
-(about as long as the generic scoring kernel's compilation) unless numba's cache holds it;
-it then scores in 0.70-0.85 of the generic kernel's CPU time
-(``experiments/benchmarks/evaluator_throughput.py``), which repays the compilation only
-over many rows."""
+unless numba's cache holds it (12.5 CPU-s for the throughput benchmark's shape, where the
+generic kernel's scoring and bound took 44 CPU-s); it then scores in 0.74-0.85 of the
+generic kernel's CPU time (``docs/benchmarks/evaluator_throughput.txt``), which repays
+the compilation only over many rows."""
 
 _kernel_state: dict[str, Any] = {}
 _plans: OrderedDict[tuple[int, int], KernelPlan] = OrderedDict()
