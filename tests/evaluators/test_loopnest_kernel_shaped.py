@@ -58,13 +58,18 @@ def test_shaped_kernel_equals_numpy_on_convolutions(always_shaped):
                 batch = random_mappings(layer, arch, 120, seed=5, factors=factors, bypass=bypass)
                 for conv in (None, "timeloop", "zigzag"):
                     what = f"{conv}: {layer} on {arch.name} ({factors}, bypass={bypass})"
-                    assert_same(ln.evaluate_batch(layer, arch, batch, kernel=True, accounting=conv),
-                                ln.evaluate_batch(layer, arch, batch, kernel=False, accounting=conv), what)
+                    assert_same(
+                        ln.evaluate_batch(layer, arch, batch, kernel=True, accounting=conv),
+                        ln.evaluate_batch(layer, arch, batch, kernel=False, accounting=conv),
+                        what,
+                    )
         wide = with_widths_and_leakage(rng, arch)
         batch = random_mappings(convs[0], wide, 120, seed=6, bypass=True)
-        assert_same(ln.evaluate_batch(convs[0], wide, batch, kernel=True, accounting="timeloop"),
-                    ln.evaluate_batch(convs[0], wide, batch, kernel=False, accounting="timeloop"),
-                    f"widths and leakage on {arch.name}")
+        assert_same(
+            ln.evaluate_batch(convs[0], wide, batch, kernel=True, accounting="timeloop"),
+            ln.evaluate_batch(convs[0], wide, batch, kernel=False, accounting="timeloop"),
+            f"widths and leakage on {arch.name}",
+        )
     assert set(always_shaped) == {(3, 7, 4)}
 
 
@@ -89,7 +94,7 @@ def test_dispatch_uses_the_shaped_kernel_for_large_scoring_batches_only(monkeypa
 def test_shaped_kernel_refuses_another_shape():
     """A kernel compiled for one shape raises on arrays of another (it would read past
     them), and a shape must be positive integers."""
-    layer, arch = LAYERS[5], ARCHS[0]                     # a GEMM: 3 dimensions, 2 axes
+    layer, arch = LAYERS[5], ARCHS[0]  # a GEMM: 3 dimensions, 2 axes
     plan = dispatch.kernel_plan(layer, arch)
     pk = plan.packed
     assert (pk.L, pk.D, pk.A) == (3, 3, 2)
@@ -97,10 +102,28 @@ def test_shaped_kernel_refuses_another_shape():
     wrong = loopnest_kernel.shaped_rows(3, 7, 4)
     B = len(batch)
     with pytest.raises(ValueError, match="shape this kernel was compiled for"):
-        wrong(batch.temporal, batch.spatial_x, batch.spatial_y, batch.order, batch.keep, pk.axes_i, pk.axes_f,
-              pk.dims_i, pk.lv_i, pk.lv_f, pk.sc, loopnest_kernel.convention_codes(ln.Conventions()),
-              np.empty((B, 12 * pk.L)), np.empty((pk.n_fields - 12 * pk.L, B)), np.empty(B, dtype=bool), -1, 0,
-              np.zeros((0, 3)), None, *plan.own_orders)
+        wrong(
+            batch.temporal,
+            batch.spatial_x,
+            batch.spatial_y,
+            batch.order,
+            batch.keep,
+            pk.axes_i,
+            pk.axes_f,
+            pk.dims_i,
+            pk.lv_i,
+            pk.lv_f,
+            pk.sc,
+            loopnest_kernel.convention_codes(ln.Conventions()),
+            np.empty((B, 12 * pk.L)),
+            np.empty((pk.n_fields - 12 * pk.L, B)),
+            np.empty(B, dtype=bool),
+            -1,
+            0,
+            np.zeros((0, 3)),
+            None,
+            *plan.own_orders,
+        )
     for bad in ((0, 7, 4), (3, -1, 4), (3, 7, 2.5)):
         with pytest.raises(ValueError, match="is not a positive integer"):
             loopnest_kernel.shaped_rows(*bad)
@@ -116,9 +139,13 @@ def test_shaped_kernel_equals_numpy_on_random_layers_and_every_accounting(always
         rng = np.random.default_rng(seed)
         layer = random_layer(rng)
         arch = with_widths_and_leakage(rng, varied_arch(rng))
-        batch = MappingBatch.from_mappings(layer, arch, [random_mapping(rng, layer, arch) for _ in range(12)])
+        batch = MappingBatch.from_mappings(
+            layer, arch, [random_mapping(rng, layer, arch) for _ in range(12)]
+        )
         for conv in CONVENTIONS:
-            assert_same(ln.evaluate_batch(layer, arch, batch, kernel=True, accounting=conv),
-                        ln.evaluate_batch(layer, arch, batch, kernel=False, accounting=conv),
-                        f"seed {seed} {conv}\n{layer}\n{arch}")
+            assert_same(
+                ln.evaluate_batch(layer, arch, batch, kernel=True, accounting=conv),
+                ln.evaluate_batch(layer, arch, batch, kernel=False, accounting=conv),
+                f"seed {seed} {conv}\n{layer}\n{arch}",
+            )
     assert len(set(always_shaped)) >= 2
