@@ -48,7 +48,7 @@ SHAPED_MIN_ROWS = 10_000
 (levels, dimensions, axes) shape (:func:`evaluators.loopnest.kernel.shaped_rows`), smaller
 ones and every bound by the generic one. A shape's first such batch compiles its kernel
 unless numba's cache holds it (12.5 CPU-s for the throughput benchmark's shape, where the
-generic kernel's scoring and bound took 44 CPU-s); it then scores in 0.74-0.85 of the
+generic kernel's scoring and bound took 44 CPU-s); it then scores in 0.79-0.84 of the
 generic kernel's CPU time (``docs/benchmarks/evaluator_throughput.txt``), which repays
 the compilation only over many rows."""
 

@@ -370,8 +370,9 @@ def _rows_kernel(shape_L: int, shape_D: int, shape_A: int) -> Any:
     three are the closure's constants, so numba (LLVM) sees them at compile time: every
     scratch array has a constant shape and the loops over levels, dimensions and axes
     have constant trip counts, which LLVM unrolls and folds (``shape_L, shape_D,
-    shape_A = 3, 7, 4``: 0.74-0.85 of the generic kernel's CPU time on the throughput
-    benchmark's batches, ``docs/benchmarks/evaluator_throughput.txt``, path ``kernel/gen``).
+    shape_A = 3, 7, 4``: 0.79-0.84 of the generic kernel's CPU time on the throughput
+    benchmark's batches of 100,000, ``docs/benchmarks/evaluator_throughput.txt``, paths
+    ``kernel`` and ``kernel/gen``).
     The code is the same; numba's cache keys a closure by its constants too, so each shape
     is compiled once and cached (:func:`shaped_rows`)."""
 
