@@ -37,11 +37,20 @@ from evaluators.loopnest.result import LoopNestResult, batch_rows
 from mappers.mapping import MappingBatch
 from mappers.workloads import Layer
 
-__all__ = ["KERNEL_CACHE_SIZE", "KernelPlan", "LeastRequest", "cached_plans", "evaluate_compiled",
+__all__ = ["KERNEL_CACHE_SIZE", "SHAPED_MIN_ROWS", "KernelPlan", "LeastRequest", "cached_plans", "evaluate_compiled",
            "kernel_available", "kernel_plan", "live_dims", "require_kernel"]
 
 KERNEL_CACHE_SIZE = 64
 """(layer, architecture) pairs whose :class:`KernelPlan` is kept."""
+
+SHAPED_MIN_ROWS = 10_000
+"""Batches of at least this many rows are scored by the kernel compiled for their
+(levels, dimensions, axes) shape (:func:`evaluators.loopnest.kernel.shaped_rows`), smaller
+ones and every bound by the generic one. A shape's first such batch compiles its kernel
+unless numba's cache holds it (12.5 CPU-s for the throughput benchmark's shape, where the
+generic kernel's scoring and bound took 44 CPU-s); it then scores in 0.79-0.84 of the
+generic kernel's CPU time (``docs/benchmarks/evaluator_throughput.txt``), which repays
+the compilation only over many rows."""
 
 _kernel_state: dict[str, Any] = {}
 _plans: OrderedDict[tuple[int, int], KernelPlan] = OrderedDict()
@@ -211,7 +220,10 @@ def evaluate_compiled(plan: KernelPlan, batch: MappingBatch, known: int | None =
     orders = (plan.own_orders if not bound else _NO_ORDERS) if least is None else (
         least.candidates, least.levels, _OBJECTIVE_CODE[least.objective],
         plan.leak_pj_per_cycle_instance if utilized else plan.leak_rates_pj_per_cycle, least.best, least.choice)
-    bad = _kernel_state["module"].evaluate_rows(
+    km = _kernel_state["module"]
+    shaped = not bound and least is None and B >= SHAPED_MIN_ROWS
+    rows = km.shaped_rows(pk.L, pk.D, pk.A) if shaped else km.evaluate_rows
+    bad = rows(
         T, np.ascontiguousarray(batch.spatial_x, dtype=np.int64),
         np.ascontiguousarray(batch.spatial_y, dtype=np.int64), np.ascontiguousarray(batch.order, dtype=np.int64),
         np.ascontiguousarray(batch.keep, dtype=np.bool_), pk.axes_i, pk.axes_f, pk.dims_i, pk.lv_i,

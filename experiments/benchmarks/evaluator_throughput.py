@@ -8,15 +8,18 @@ loop slots, random loop orders), generated once; timing covers scoring only
 
 Both implementations of :func:`evaluators.loopnest.evaluate_batch` are timed side by side
 in the same run: the compiled kernel (:mod:`evaluators.loopnest.kernel`, numba; the
-default) and the numpy code (``kernel=False``), at batch 1, 1,000 and 100,000, in the
-default accounting; beside them the kernel in Timeloop's accounting
-(``accounting="timeloop"``, path ``kernel/tl``). Each (batch, path) is scored repeatedly
+default; batches of :data:`evaluators.loopnest.dispatch.SHAPED_MIN_ROWS` rows or more run
+the kernel compiled for their shape, here batch 100,000) and the numpy code
+(``kernel=False``), at batch 1, 1,000 and 100,000, in the default accounting; beside them
+the kernel in Timeloop's accounting (``accounting="timeloop"``, path ``kernel/tl``) and the
+generic kernel alone (path ``kernel/gen``: no shaped kernel at any batch size). Each (batch, path) is scored repeatedly
 for at least ``--seconds``, ``--repeats`` times, alternating the paths; the report gives
 the range over the repeats of the wall-clock rate, of the rate per CPU-second of this
 process (less sensitive to other jobs on the machine) and of the kernel/numpy ratio of
 each repeat. The load average is printed before
-and after. ``--cold-compile`` also times, in fresh processes, the kernel's first call with
-an empty numba cache (compilation) and with the cache written (loading it).
+and after. ``--cold-compile`` also times, in fresh processes, the kernel's first calls with
+an empty numba cache (compilation) and with the cache written (loading it), the generic
+kernel's and then the shaped one's.
 
 With ``.venv-zigzag`` present (``make zigzag-env``) the run also times ZigZag's cost model
 on the same layer and an Eyeriss-like accelerator and prints the ratio measured in the
@@ -43,43 +46,63 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from accelerators import SystolicArray, eyeriss_v1  # noqa: E402
-from evaluators.loopnest import evaluate_batch, kernel_available, layer_constants  # noqa: E402
+from evaluators.loopnest import dispatch, evaluate_batch, kernel_available, layer_constants  # noqa: E402
 from mappers.sampling import random_mappings  # noqa: E402
 from mappers.workloads import conv2d  # noqa: E402
 
 LAYER = conv2d("resnet50.layer1.0.conv2", K=64, C=64, P=56, Q=56, R=3, S=3)
 BATCHES = (1, 1_000, 100_000)
 TARGET = 2_000_000  # mappings/s on one core at batch 100,000, default accounting (issue 41, item 6)
-PATHS = {"kernel": (True, None), "numpy": (False, None), "kernel/tl": (True, "timeloop")}
-"""path name -> (``kernel=``, ``accounting=``) of :func:`evaluate_batch`."""
+PATHS = {"kernel": (True, None, True), "numpy": (False, None, True), "kernel/tl": (True, "timeloop", True),
+         "kernel/gen": (True, None, False)}
+"""path name -> (``kernel=``, ``accounting=`` of :func:`evaluate_batch`, whether large batches
+may run the kernel compiled for their shape: ``kernel/gen`` is the generic kernel alone,
+the kernel before shapes, for comparison in the same run)."""
 
-# a fresh interpreter: import the model, score a few mappings and bound them, print the
-# seconds the first calls took (wall clock, CPU)
+# a fresh interpreter: import the model, score a few mappings and bound them (the generic
+# kernel), then score a batch large enough for the kernel compiled for its shape; print
+# the seconds each first call took (wall clock, CPU)
 _FIRST_CALL = """
 import time
-t0 = time.perf_counter()
 from evaluators.loopnest import LOOPNEST, evaluate_batch, kernel_available
+from evaluators.loopnest.dispatch import SHAPED_MIN_ROWS
 from accelerators import eyeriss_v1
 from mappers.sampling import random_mappings
 from mappers.workloads import conv2d
 layer = conv2d("l", K=64, C=64, P=56, Q=56, R=3, S=3)
 arch = eyeriss_v1().to_arch()
 batch = random_mappings(layer, arch, 4, seed=0)
+large = random_mappings(layer, arch, SHAPED_MIN_ROWS, seed=0)
 assert kernel_available()
 t1, c1 = time.perf_counter(), time.process_time()
 evaluate_batch(layer, arch, batch)
 LOOPNEST.lower_bound(layer, arch, batch, 1)
-print(time.perf_counter() - t1, time.process_time() - c1)
+t2, c2 = time.perf_counter(), time.process_time()
+evaluate_batch(layer, arch, large)
+print(t2 - t1, c2 - c1, time.perf_counter() - t2, time.process_time() - c2)
 """
 
 
-def time_path(layer, arch, batch, path: tuple[bool, str | None], seconds: float, consts) -> tuple[float, float]:
+def _score(layer, arch, batch, path: tuple[bool, str | None, bool], consts) -> None:
+    kernel, accounting, shaped = path
+    if shaped:
+        evaluate_batch(layer, arch, batch, consts=consts, kernel=kernel, accounting=accounting)
+        return
+    least = dispatch.SHAPED_MIN_ROWS
+    dispatch.SHAPED_MIN_ROWS = sys.maxsize                # the generic kernel only
+    try:
+        evaluate_batch(layer, arch, batch, consts=consts, kernel=kernel, accounting=accounting)
+    finally:
+        dispatch.SHAPED_MIN_ROWS = least
+
+
+def time_path(layer, arch, batch, path: tuple[bool, str | None, bool], seconds: float,
+              consts) -> tuple[float, float]:
     """(wall-clock rate, rate per CPU-second) of scoring ``batch`` for ``seconds`` on
     ``path`` (an entry of :data:`PATHS`)."""
-    kernel, accounting = path
     n, w0, c0 = 0, time.perf_counter(), time.process_time()
     while True:
-        evaluate_batch(layer, arch, batch, consts=consts, kernel=kernel, accounting=accounting)
+        _score(layer, arch, batch, path, consts)
         n += 1
         wall = time.perf_counter() - w0
         if wall >= seconds:
@@ -89,15 +112,20 @@ def time_path(layer, arch, batch, path: tuple[bool, str | None], seconds: float,
 
 def cold_compile() -> dict[str, float]:
     """Seconds (wall clock and CPU) of the kernel's first calls in a fresh process: with
-    an empty numba cache (compiling) and then with the cache that run wrote (loading)."""
+    an empty numba cache (compiling) and then with the cache that run wrote (loading);
+    ``*_s``: the generic kernel (a few mappings scored and bounded), ``shaped_*_s``: then
+    the first batch of :data:`evaluators.loopnest.dispatch.SHAPED_MIN_ROWS` rows (the kernel
+    compiled for the benchmark's shape, :func:`evaluators.loopnest.kernel.shaped_rows`;
+    includes scoring those rows, about 5 ms)."""
     out = {}
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         for what in ("compile", "cached_load"):
             proc = subprocess.run([sys.executable, "-c", _FIRST_CALL], env=env, capture_output=True,
                                   text=True, check=True)
-            wall, cpu = proc.stdout.strip().splitlines()[-1].split()
+            wall, cpu, s_wall, s_cpu = proc.stdout.strip().splitlines()[-1].split()
             out[f"{what}_s"], out[f"{what}_cpu_s"] = float(wall), float(cpu)
+            out[f"shaped_{what}_s"], out[f"shaped_{what}_cpu_s"] = float(s_wall), float(s_cpu)
     return out
 
 
@@ -131,7 +159,9 @@ def main(argv: list[str] | None = None) -> dict:
         out["kernel_first_call"] = cc
         print(f"# kernel's first calls in a fresh process: {cc['compile_s']:.1f} s ({cc['compile_cpu_s']:.1f} "
               f"CPU-s) with an empty numba cache (compiling), {cc['cached_load_s']:.2f} s "
-              f"({cc['cached_load_cpu_s']:.2f} CPU-s) with the cache written")
+              f"({cc['cached_load_cpu_s']:.2f} CPU-s) with the cache written; then the kernel shaped for "
+              f"large batches: {cc['shaped_compile_s']:.1f} s ({cc['shaped_compile_cpu_s']:.1f} CPU-s) compiling, "
+              f"{cc['shaped_cached_load_s']:.2f} s ({cc['shaped_cached_load_cpu_s']:.2f} CPU-s) from the cache")
     archs = {
         "eyeriss_v1": eyeriss_v1().to_arch(),
         "systolic_32x32_ws": SystolicArray(rows=32, cols=32, dataflow="WS", ifmap_sram_kib=256,
@@ -149,8 +179,8 @@ def main(argv: list[str] | None = None) -> dict:
               f"{'kernel/numpy':>13}")
         for b in BATCHES:
             batch = pool.take(np.arange(b) % len(pool))
-            for kernel, accounting in PATHS.values():
-                evaluate_batch(LAYER, arch, batch, consts=consts, kernel=kernel, accounting=accounting)  # warm-up
+            for path in PATHS.values():
+                _score(LAYER, arch, batch, path, consts)  # warm-up
             runs: dict[str, list[tuple[float, float]]] = {p: [] for p in PATHS}
             for _ in range(args.repeats):
                 for p, path in PATHS.items():
@@ -166,10 +196,12 @@ def main(argv: list[str] | None = None) -> dict:
     big = [min(out["rates"][f"{n}/{BATCHES[-1]}/kernel"]["wall"]) for n in archs]
     big_cpu = [min(out["rates"][f"{n}/{BATCHES[-1]}/kernel"]["cpu"]) for n in archs]
     tl_cpu = [min(out["rates"][f"{n}/{BATCHES[-1]}/kernel/tl"]["cpu"]) for n in archs]
+    gen_cpu = [min(out["rates"][f"{n}/{BATCHES[-1]}/kernel/gen"]["cpu"]) for n in archs]
     print(f"\ntarget >= {TARGET:,}/s at batch {BATCHES[-1]:,} (kernel, default accounting, slowest repeat "
           f"of each accelerator): wall clock {'met' if min(big) >= TARGET else 'NOT met'} "
           f"({min(big):,.0f}/s), per CPU-second {'met' if min(big_cpu) >= TARGET else 'NOT met'} "
-          f"({min(big_cpu):,.0f}/s); Timeloop accounting, per CPU-second: {min(tl_cpu):,.0f}/s")
+          f"({min(big_cpu):,.0f}/s); Timeloop accounting, per CPU-second: {min(tl_cpu):,.0f}/s; the generic "
+          f"kernel alone, per CPU-second: {min(gen_cpu):,.0f}/s")
     load1 = os.getloadavg()
     out["load_after"] = load1
     print(f"# load average (1, 5, 15 min) after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")

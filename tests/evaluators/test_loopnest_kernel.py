@@ -293,6 +293,8 @@ def test_environment_variable_forces_numpy(monkeypatch):
     assert not ln.kernel_available()
     calls = []
     monkeypatch.setattr(loopnest_kernel, "evaluate_rows", lambda *a: calls.append(a))
+    monkeypatch.setattr(loopnest_kernel, "shaped_rows", lambda *a: calls.append(a))
+    monkeypatch.setattr(dispatch, "SHAPED_MIN_ROWS", 1)
     r = ln.evaluate_batch(layer, arch, batch)
     assert not calls and r.energy_pj.shape == (8,)
     with pytest.raises(ImportError, match="COEXPLORE_LOOPNEST_KERNEL"):
