@@ -71,7 +71,7 @@ import numpy as np
 from numba import njit
 
 from evaluators.loopnest.kernel_bounds import bound_fill, mac_change_fill
-from evaluators.loopnest.kernel_common import distinct_sums, last_slot_over
+from evaluators.loopnest.kernel_common import distinct_sums, last_slot_over, least_distinct_sums
 
 __all__ = ["Packed", "columns", "convention_codes", "evaluate_rows", "pack"]
 
@@ -238,12 +238,29 @@ def _two_axis(c: int, p: int, row: int, d1: int, d2: int, cf1: float, cf2: float
     and ``fix_multi``). Lower-bound mode (``unknown_below`` > 0: the tiles of levels
     below ``unknown_below - 1`` are not decided): where a fanout level ``q`` with
     ``0 < q < unknown_below`` unrolls ``d1`` or ``d2``, the strides depend on the
-    undecided tile below it, so the count is bounded by ``m1 + m2 - 1``, true of any
-    strides (a sumset of integer sets: ``|A + B| >= |A| + |B| - 1``)."""
+    undecided tile below it: the least count over the strides a divisor completion may
+    give (:func:`~evaluators.loopnest.kernel_common.least_distinct_sums`), or, where a
+    dimension is unrolled at several levels, ``m1 + m2 - 1``, true of any strides (a
+    sumset of integer sets: ``|A + B| >= |A| + |B| - 1``)."""
+    st1, st2, nl1, nl2, q1, q2 = 1.0, 1.0, 0, 0, 0, 0
     for q in range(c + 1, p + 1):
-        if 0 < q < unknown_below and (SPf[q, d1] > 1 or SPf[q, d2] > 1):
+        if SPf[q, d1] > 1:
+            q1 = q
+        if SPf[q, d2] > 1:
+            q2 = q
+    if unknown_below > 0 and ((0 < q1 < unknown_below) or (0 < q2 < unknown_below)):
+        for q in range(c + 1, p + 1):
+            nl1 += 1 if SPf[q, d1] > 1 else 0
+            nl2 += 1 if SPf[q, d2] > 1 else 0
+        if nl1 > 1 or nl2 > 1:
             return m1 + m2 - 1.0
-    st1, st2, nl1, nl2 = 1.0, 1.0, 0, 0
+        b1, b2 = 1.0, 1.0
+        for li in range(q1):
+            b1 *= SPf[li, d1]
+        for li in range(q2):
+            b2 *= SPf[li, d2]
+        return least_distinct_sums(cf1, b1, Eb[q1, d1] / b1, 0 < q1 < unknown_below, m1,
+                                   cf2, b2, Eb[q2, d2] / b2, 0 < q2 < unknown_below, m2)
     for q in range(c + 1, p + 1):
         if SPf[q, d1] > 1:
             st1 *= Eb[q, d1]
