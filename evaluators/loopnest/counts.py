@@ -74,7 +74,7 @@ from evaluators.loopnest.energy import access_energy
 from mappers.workloads import Layer
 
 __all__ = ["FillContext", "LayerArch", "LayerConstants", "active_instances", "axis_extent", "convention_fill", "count", "distinct_two_aps",
-           "fix_multi", "layer_constants", "prepare", "product_of", "relevant_moves"]
+           "fix_multi", "layer_constants", "least_two_aps", "prepare", "product_of", "relevant_moves"]
 
 
 @dataclass(frozen=True)
@@ -348,14 +348,14 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
     ``conventions``: the counting rules where tools differ (:class:`Conventions`);
     ``None`` is the default, on the code path the default rules have always taken.
 
-    ``unknown_below`` (lower bounds; 0 otherwise): the tiles of levels below
+    ``unknown_below`` (lower bounds, numpy only; 0 otherwise): the tiles of levels below
     ``unknown_below - 1`` are undecided, so the strides between a parent's children along
     a two-dimension (sliding-window) axis, which are those tiles' extents, are unknown
     where a fanout level ``q`` with ``0 < q < unknown_below`` unrolls the axis: their
-    distinct offsets (multicast groups) are then counted as ``m1 + m2 - 1``, the least
-    of ``|{a1 i + a2 j}|`` over every pair of strides (a sumset of integer sets), not
-    from the batch's placement of the free factors (a larger tile has fewer coinciding
-    offsets, so the placement's count is not a bound).
+    distinct offsets (multicast groups) are then the least over the strides a divisor
+    completion may give (:func:`least_two_aps`), not the count of the batch's placement
+    of the free factors (a larger tile has fewer coinciding offsets, so the placement's
+    count is not a bound).
     """
     conv = None if conventions is None or conventions.default else conventions
     L, D = st.L, st.D
@@ -445,7 +445,7 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                 else:
                     two = distinct_two_aps(xp, a1, m1, a2, m2, False)
                 unknown = None
-                if unknown_below > 1:
+                if unknown_below > 1 and is_np:
                     hit = [(SP[q, d1] > 1) | (SP[q, d2] > 1) for q in range(c + 1, p + 1) if 0 < q < unknown_below]
                     if hit:
                         unknown = both & functools.reduce(lambda x, y: x | y, hit)
@@ -457,8 +457,11 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                         multi = multi & ~unknown
                     if multi.any():
                         two = fix_multi(two, multi, two, C[a], (d1, d2), c, p, SX, SY, E_below)
-                if unknown is not None:        # strides unknown: the sumset bound (see count's docstring)
-                    two = xp.where(unknown, m1 + m2 - 1, two)
+                if unknown is not None and unknown.any():   # strides undecided (see count's docstring)
+                    two = np.array(two, dtype=float)
+                    for i in np.flatnonzero(unknown):
+                        two[i] = least_two_aps(SP[:, :, i], E_below[:, :, i], c, p, d1, d2,
+                                               float(C[a, d1]), float(C[a, d2]), unknown_below)
                 nd = nd * xp.where(both, two, m1 * m2)
             elif len(ds) > 2:  # pragma: no cover - no layer has this
                 raise NotImplementedError("more than two dimensions on one tensor axis")
@@ -620,6 +623,44 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                 energy=energy, iters=iters, BW=BW, padded=E[L - 1], SX=SX, SY=SY, T=T, keep=keep,
                 vectors=vectors, inst=inst)
 
+
+
+def least_two_aps(SP: np.ndarray, E_below: np.ndarray, c: int, p: int, d1: int, d2: int, cf1: float, cf2: float,
+                  unknown_below: int) -> float:
+    """For one mapping (``(L, D)`` spatial factors and tile extents below each level, the
+    free factors placed low), the least number of distinct child offsets along the axis
+    ``cf1 d1 + cf2 d2`` over a parent's children between levels ``c`` and ``p`` that any
+    divisor completion may have: dimension ``k`` unrolled at one fanout level ``q_k`` has
+    the stride ``cf_k b_k t_k`` (``b_k`` the spatial factors below ``q_k``, ``t_k`` the
+    temporal ones), where ``t_k`` is any divisor of the placement's temporal product
+    below ``q_k`` when ``q_k < unknown_below`` (those levels are undecided: a completion
+    puts part of it above ``q_k``) and that product otherwise; a dimension unrolled at
+    several levels gives the sumset bound ``m1 + m2 - 1``, true of any strides. The
+    compiled kernel's :func:`~evaluators.loopnest.kernel_common.least_distinct_sums`
+    is the same loop."""
+    lv = range(c + 1, p + 1)
+    m1 = float(np.prod([SP[q, d1] for q in lv]))
+    m2 = float(np.prod([SP[q, d2] for q in lv]))
+    q1s = [q for q in lv if SP[q, d1] > 1]
+    q2s = [q for q in lv if SP[q, d2] > 1]
+    if len(q1s) > 1 or len(q2s) > 1:
+        return m1 + m2 - 1.0
+    best = m1 * m2
+    opts = []
+    for qs, d in ((q1s, d1), (q2s, d2)):
+        q = qs[0]
+        b = float(np.prod(SP[:q, d]))
+        tb = round(E_below[q, d] / b)
+        ts = [t for t in range(1, tb + 1) if tb % t == 0] if 0 < q < unknown_below else [tb]
+        opts.append((b, ts))
+    (b1, ts1), (b2, ts2) = opts
+    for t1 in ts1:
+        for t2 in ts2:
+            a1 = int(max(cf1 * b1 * t1, 1.0))
+            a2 = int(max(cf2 * b2 * t2, 1.0))
+            best = min(best, float(distinct_two_aps(np, np.int64(a1), np.int64(m1), np.int64(a2), np.int64(m2),
+                                                    True)))
+    return best
 
 
 def fix_multi(nd: Any, multi: np.ndarray, two: Any, coef: np.ndarray, ds: tuple[int, int],

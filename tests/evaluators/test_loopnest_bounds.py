@@ -114,6 +114,14 @@ def test_a_sliding_axis_unrolled_above_an_undecided_tile_is_bounded_by_the_sumse
         lb = LOOPNEST.lower_bound(layer, arch, _placed_low(batch, known), known, kernel=kernel)
         assert float(lb.energy_pj[0]) <= float(exact.energy_pj[0]) * (1 + 1e-12), known
         assert float(lb.edp[0]) <= float(exact.edp[0]) * (1 + 1e-12), known
+    # the least over the completions' strides is attained: this mapping's own 1-word RF
+    # tiles give 9 offsets, and the root bound's GLB input reads equal the mapping's
+    lb = LOOPNEST.lower_bound(layer, arch, _placed_low(batch, arch.n_levels), arch.n_levels, kernel=kernel)
+    assert float(lb.reads[0][1][1]) == float(exact.reads[0][1][1])
+    if kernel:     # the compiled bound equals the numpy one
+        ref = LOOPNEST.lower_bound(layer, arch, _placed_low(batch, arch.n_levels), arch.n_levels, kernel=False)
+        for f in ("reads", "writes", "noc_words", "energy_pj", "bandwidth_cycles"):
+            np.testing.assert_array_equal(np.asarray(getattr(lb, f)), np.asarray(getattr(ref, f)), err_msg=f)
 
 
 def _stationary(layer, batch: MappingBatch, level: int) -> np.ndarray:

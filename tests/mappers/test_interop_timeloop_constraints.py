@@ -139,7 +139,7 @@ def _problem(**sizes):
 
 def test_the_exact_mapper_searches_within_them_and_a_limit_before_any_mapping_is_no_proof():
     _, tl, _ = _load("eyeriss_like")
-    layer = _problem(M=4, P=4, Q=4)
+    layer = _problem(M=2, P=2, Q=2, C=1)
     tc = constraints_from_timeloop(tl, layer)
     res = ExactMapper(time_limit_s=20, constraints=tc.constraints).map(layer, tl.arch, LoopNestCost(), "edp")
     assert satisfies(tc.constraints, res.mapping, layer, tl.arch)[0]
