@@ -159,11 +159,27 @@ def _infrastructure_errors():
 
 
 def _stop(e: Exception) -> None:
-    """The database or the Dask scheduler went away: exit 3 with what to do."""
+    """The database or the Dask scheduler went away, or the disk is full: exit 3 with
+    what to do."""
     typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
-    typer.echo("stopped: nothing finished is lost and the study is resumable; run the same "
-               "command again once it is back", err=True)
+    if _disk_full(e):
+        typer.echo("stopped: nothing finished is lost and the study is resumable; free disk "
+                   "space, then run the same command again", err=True)
+    else:
+        typer.echo("stopped: nothing finished is lost and the study is resumable; run the same "
+                   "command again once it is back", err=True)
     raise typer.Exit(3)
+
+
+def _disk_full(e: BaseException) -> bool:
+    """A full disk or quota: the database's (StorageFullError) or a file's (ENOSPC, EDQUOT).
+    Not the user's mistake, so exit 3 (resumable), not 2."""
+    import errno
+
+    from experiments.storage import StorageFullError
+
+    return isinstance(e, StorageFullError) or (
+        isinstance(e, OSError) and e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)))
 
 
 def _open_existing(storage: str):
@@ -174,12 +190,12 @@ def _open_existing(storage: str):
 
     from experiments.storage import Storage, normalize_url
 
-    url = normalize_url(storage)
+    url = normalize_url(storage, create_dirs=False)   # looking never creates a folder
     if url.startswith("sqlite"):
         db = make_url(url).database
         if db and db != ":memory:" and not _P(db).exists():
             raise FileNotFoundError(f"no such study storage: {db}")
-    return Storage(url)
+    return Storage(url, create=False)
 
 
 def _fmt(v: object) -> str:
@@ -213,7 +229,7 @@ def run(
     storage: Annotated[str | None, typer.Option(help="storage URL or SQLite path (overrides the config)")] = None,
     n_trials: Annotated[int | None, typer.Option("--n-trials", min=0, help="total finished trials")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="parallel worker processes (>= 1)")] = None,
-    seed: Annotated[int | None, typer.Option(help="study seed (overrides the config)")] = None,
+    seed: Annotated[int | None, typer.Option(min=0, max=2**63 - 1, help="study seed, 0 .. 2**63-1 (overrides the config)")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="per-trial timeout in seconds")] = None,
     executor: Annotated[ExecutorKind | None, typer.Option(help="where trials run (default: the config's budget.executor)")] = None,
     cluster: Annotated[str | None, typer.Option("--cluster", help="run trials on an existing Dask scheduler, e.g. tcp://host:8786")] = None,
@@ -271,12 +287,23 @@ def run(
         )
     except _infrastructure_errors() as e:
         _stop(e)
+    except OSError as e:
+        if not _disk_full(e):
+            if isinstance(e, _user_errors()):
+                _fail(str(e))
+            raise
+        _stop(e)
     except _user_errors() as e:
         _fail(str(e))
     budget = cfg.budget
     n = n_trials if n_trials is not None else budget.n_trials
     log_file = out / "run.log"
-    handler = _log_to_file(log_file)
+    try:
+        handler = _log_to_file(log_file)
+    except OSError as e:
+        if not _disk_full(e):
+            raise
+        _stop(e)
 
     def _close_log() -> None:
         logging.getLogger().removeHandler(handler)
@@ -324,6 +351,10 @@ def run(
         typer.echo(f"log:            {log_file}")
         typer.echo(f"live view:      coexplore dashboard {st.url}")
     except _infrastructure_errors() as e:
+        _stop(e)
+    except OSError as e:     # the exports, plots and report of a finished run
+        if not _disk_full(e):
+            raise
         _stop(e)
     finally:
         _close_log()
