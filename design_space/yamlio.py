@@ -269,8 +269,15 @@ def load_yaml(text: str, source: str | None = None, *, max_nodes: int = MAX_NODE
         mark = e.problem_mark or e.context_mark
         raise ConfigError(f"malformed YAML: {e.problem or e}", line=_line(mark),
                           source=source) from None
+    except yaml.reader.ReaderError as e:   # a control character, not marked with a line
+        line = text[: e.position].count("\n") + 1 if isinstance(e.position, int) else None
+        char = f"#x{e.character:04x}" if isinstance(e.character, int) else repr(e.character)
+        raise ConfigError(f"malformed YAML: unacceptable character {char}: {e.reason}",
+                          line=line, source=source) from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"malformed YAML: {e}", source=source) from None
+        first = str(e).strip().splitlines()
+        raise ConfigError(f"malformed YAML: {first[0] if first else type(e).__name__}",
+                          source=source) from None
     except UnicodeError as e:  # a str with lone surrogates cannot be handed to libyaml
         raise ConfigError(f"not valid text: {e}", source=source) from None
     except RecursionError:   # merge keys (<<) chained through thousands of anchors
