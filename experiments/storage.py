@@ -366,6 +366,11 @@ def normalize_url(url_or_path: str | os.PathLike, *, create_dirs: bool = True) -
     except (sa.exc.ArgumentError, ValueError) as e:   # ValueError: a port that is no number
         raise StorageError(f"malformed storage URL {text!r}: {e}") from None
     if backend == "sqlite":
+        u = make_url(text)
+        if u.host or u.username or u.password or u.port:   # sqlite://host/x.db: three slashes lost
+            raise StorageError(
+                f"malformed storage URL {text!r}: a SQLite URL names no host; write "
+                "sqlite:///relative/path.db or sqlite:////absolute/path.db")
         db = _sqlite_file(text)
         if db is not None:
             with _path_errors(text):
@@ -374,6 +379,12 @@ def normalize_url(url_or_path: str | os.PathLike, *, create_dirs: bool = True) -
                 if create_dirs:
                     Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
     return text
+
+
+def _show(text: str) -> str:
+    """``text`` for a one-line message: as is, or its repr when it holds a newline or
+    another unprintable character."""
+    return text if text.isprintable() else repr(text)
 
 
 @contextlib.contextmanager
@@ -629,6 +640,10 @@ def _make_engine(url: str) -> Engine:
             f"cannot open {make_url(url).render_as_string(hide_password=True)}: unknown database "
             f"driver {make_url(url).drivername!r}; supported: {_SUPPORTED}"
         ) from None
+    except sa.exc.ArgumentError as e:    # an option the dialect refuses
+        raise StorageError(
+            f"cannot open {make_url(url).render_as_string(hide_password=True)}: "
+            f"{_first_line(e)}") from None
     except ImportError as e:
         raise StorageError(
             f"cannot open {make_url(url).render_as_string(hide_password=True)}: database "
@@ -720,12 +735,12 @@ class Storage:
             )
         self.retry_timeout_s = float(retry_timeout_s)
         self._url = normalize_url(url, create_dirs=create)
-        self._display_url = make_url(self._url).render_as_string(hide_password=True)
+        self._display_url = _show(make_url(self._url).render_as_string(hide_password=True))
         db = _sqlite_file(self._url) if self._url.startswith("sqlite") else None
         if not create and db is not None:
             with _path_errors(db):
                 if not Path(db).expanduser().exists():
-                    raise StorageError(f"no such study storage: {db}")
+                    raise StorageError(f"no such study storage: {_show(db)}")
         engine = _make_engine(self._url)
         self._engine: Engine | None = engine
         self._is_pg = engine.dialect.name == "postgresql"
@@ -757,6 +772,11 @@ class Storage:
     @property
     def url(self) -> str:
         return self._url
+
+    @property
+    def display_url(self) -> str:
+        """The URL with its password masked (``***``): what messages and consoles show."""
+        return self._display_url
 
     def close(self) -> None:
         """Release every connection (and with it the SQLite file). Idempotent."""

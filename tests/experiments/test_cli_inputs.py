@@ -67,6 +67,13 @@ def test_read_only_commands_on_a_missing_storage_create_no_directory(tmp_path, c
     assert not (tmp_path / "no").exists()
 
 
+def test_a_missing_path_with_a_newline_is_one_line(tmp_path):
+    with pytest.raises(StorageError, match=r"^no such study storage: '.*\\n0'$"):
+        Storage(f"sqlite:///{tmp_path}/x\n0", create=False)
+    r = runner.invoke(app, ["status", f"sqlite:///{tmp_path}/x\n0"])
+    assert r.exit_code == 2 and "\\n0'" in _one_error_line(r.output)
+
+
 def test_storage_create_false_and_normalize_url_create_dirs_false(tmp_path):
     missing = tmp_path / "a" / "b.db"
     assert normalize_url(str(missing), create_dirs=False) == f"sqlite:///{missing}"
@@ -291,6 +298,8 @@ def test_good_config_still_runs(tmp_path):
     ("sqlite:///x\x00.db", "embedded null byte"),
     ("x" * 5000 + ".db", "File name too long"),                        # was OSError
     ("~nobody-such-user/x.db", "not usable"),                          # was RuntimeError
+    ("sqlite://0", "a SQLite URL names no host"),                      # was a 5-line ArgumentError
+    ("sqlite://host/x.db", "a SQLite URL names no host"),
 ])
 def test_storage_paths_the_os_refuses_are_storage_errors(tmp_path, monkeypatch, text, fragment):
     monkeypatch.chdir(tmp_path)
@@ -307,3 +316,19 @@ def test_scheme_case_and_unknown_drivers(tmp_path):
     assert normalize_url("Postgres://h/db") == "postgresql://h/db"
     with pytest.raises(StorageError, match=r"unknown database driver 'postgresql\+nodriver'"):
         storage_mod._make_engine("postgresql+nodriver://h/db")
+
+
+def test_the_cli_never_prints_a_storage_password(tmp_path, pg_url):
+    import sqlalchemy as sa
+
+    password = sa.engine.make_url(pg_url).password
+    if not password:
+        pytest.skip("the test server's URL has no password")
+    cfg = write(tmp_path)
+    r = runner.invoke(app, ["run", str(cfg), "--no-progress", "--n-trials", "2", "--storage", pg_url])
+    assert r.exit_code == 0, r.output
+    assert "study storage:  postgresql" in r.output
+    r2 = runner.invoke(app, ["studies", pg_url])
+    r3 = runner.invoke(app, ["delete-study", pg_url, "--study", "cli", "--yes"])
+    for out in (r.output, r2.output, r3.output):
+        assert password not in out
