@@ -343,11 +343,16 @@ def normalize_url(url_or_path: str | os.PathLike, *, create_dirs: bool = True) -
             f"supported: {_SUPPORTED}"
         )
     text = url_or_path.strip()
+    try:
+        text.encode("utf-8")     # URLs are rendered and SQLite names passed as UTF-8
+    except UnicodeEncodeError as e:
+        raise StorageError(f"storage {text!r} is not valid text: {e.reason} at {e.start}") from None
     m = _SCHEME_RE.match(text)
     if m is None:
         with _path_errors(text):
             check_storage_path(text)
             path = Path(text).expanduser().resolve()
+            str(path).encode("utf-8")     # SQLite takes UTF-8 names: no lone surrogates
             if create_dirs:
                 path.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{path}"
@@ -376,8 +381,9 @@ def normalize_url(url_or_path: str | os.PathLike, *, create_dirs: bool = True) -
             with _path_errors(text):
                 if "\x00" in db:
                     raise ValueError("embedded null byte")
-                if create_dirs:
-                    Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                db.encode("utf-8")
+                if create_dirs:   # the file SQLite opens: a URL's path is taken literally (no ~)
+                    Path(db).parent.mkdir(parents=True, exist_ok=True)
     return text
 
 
@@ -739,7 +745,7 @@ class Storage:
         db = _sqlite_file(self._url) if self._url.startswith("sqlite") else None
         if not create and db is not None:
             with _path_errors(db):
-                if not Path(db).expanduser().exists():
+                if not Path(db).exists():   # what SQLite opens (no ~ expansion)
                     raise StorageError(f"no such study storage: {_show(db)}")
         engine = _make_engine(self._url)
         self._engine: Engine | None = engine
@@ -754,7 +760,7 @@ class Storage:
             engine.dispose()
             self._engine = None
             if isinstance(e, StorageError) and db is not None:
-                hint = _read_only_file_problem(Path(db).expanduser())
+                hint = _read_only_file_problem(Path(db))
                 if hint is not None:
                     raise StorageError(f"cannot open {self._display_url}: {hint}") from e
             raise

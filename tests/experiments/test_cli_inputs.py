@@ -298,6 +298,9 @@ def test_good_config_still_runs(tmp_path):
     ("sqlite:///x\x00.db", "embedded null byte"),
     ("x" * 5000 + ".db", "File name too long"),                        # was OSError
     ("~nobody-such-user/x.db", "not usable"),                          # was RuntimeError
+    ("sqlite:///\udc80.db", "is not valid text: surrogates not allowed"),   # was UnicodeEncodeError
+    ("\udc80.db", "is not valid text"),
+    ("postgresql+nodriver:///\udc80", "is not valid text"),
     ("sqlite://0", "a SQLite URL names no host"),                      # was a 5-line ArgumentError
     ("sqlite://host/x.db", "a SQLite URL names no host"),
 ])
@@ -307,6 +310,17 @@ def test_storage_paths_the_os_refuses_are_storage_errors(tmp_path, monkeypatch, 
         with pytest.raises(StorageError, match=fragment):
             normalize_url(text, create_dirs=create_dirs)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sqlite_url_path_is_taken_literally_as_sqlite_does(tmp_path, monkeypatch):
+    # sqlite:///~ is the file "~" in the working directory for SQLite; a read-only open
+    # looked for the home folder instead, found it, and SQLite then created ./~
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StorageError, match="no such study storage: ~"):
+        Storage("sqlite:///~", create=False)
+    assert list(tmp_path.iterdir()) == []
+    Storage("sqlite:///~/sub/x.db").close()       # created where SQLite opens it
+    assert (tmp_path / "~" / "sub" / "x.db").is_file()
 
 
 def test_scheme_case_and_unknown_drivers(tmp_path):
