@@ -160,7 +160,7 @@ def test_decoding_errors_name_the_file_and_line(tmp_path):
 
 
 def test_text_with_lone_surrogates_is_a_config_error():
-    with pytest.raises(ConfigError, match="not valid text|unacceptable character #xd800"):
+    with pytest.raises(ConfigError, match=r"not valid text|unacceptable character #xd800"):
         load_yaml("a: \ud800\n")
 
 
