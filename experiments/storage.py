@@ -100,6 +100,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 import sqlalchemy as sa
@@ -288,6 +289,22 @@ def _sqlite_file(url: str) -> str | None:
     if not db or db == ":memory:" or str(u.query.get("uri", "")).lower() == "true":
         return None
     return db
+
+
+def _sqlite_uri_file(url: str) -> str | None:
+    """The file a URI-mode sqlite URL (``sqlite:///file:x.db?mode=ro&uri=true``) opens, or
+    None when it opens none (not URI mode, ``:memory:``, ``mode=memory``)."""
+    u = make_url(url)
+    db = u.database or ""
+    if str(u.query.get("uri", "")).lower() != "true" or str(u.query.get("mode", "")) == "memory":
+        return None
+    if db.startswith("file:"):
+        db = db[len("file:"):]
+        if db.startswith("//"):               # file://host/path: the path after the authority
+            slash = db.find("/", 2)
+            db = db[slash:] if slash >= 0 else ""
+    db = unquote(db.split("?", 1)[0].split("#", 1)[0])
+    return db if db and db != ":memory:" else None
 
 
 _DB_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
@@ -743,10 +760,12 @@ class Storage:
         self._url = normalize_url(url, create_dirs=create)
         self._display_url = _show(make_url(self._url).render_as_string(hide_password=True))
         db = _sqlite_file(self._url) if self._url.startswith("sqlite") else None
-        if not create and db is not None:
-            with _path_errors(db):
-                if not Path(db).exists():   # what SQLite opens (no ~ expansion)
-                    raise StorageError(f"no such study storage: {_show(db)}")
+        opened = db if db is not None else (_sqlite_uri_file(self._url)
+                                            if self._url.startswith("sqlite") else None)
+        if not create and opened is not None:
+            with _path_errors(opened):
+                if not Path(opened).exists():   # what SQLite opens (no ~ expansion)
+                    raise StorageError(f"no such study storage: {_show(opened)}")
         engine = _make_engine(self._url)
         self._engine: Engine | None = engine
         self._is_pg = engine.dialect.name == "postgresql"

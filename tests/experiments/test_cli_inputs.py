@@ -323,6 +323,20 @@ def test_a_sqlite_url_path_is_taken_literally_as_sqlite_does(tmp_path, monkeypat
     assert (tmp_path / "~" / "sub" / "x.db").is_file()
 
 
+def test_a_read_only_open_of_a_uri_mode_url_creates_nothing(tmp_path, monkeypatch):
+    # sqlite:///db?uri=true: SQLite opens the file "db" (creating it) in URI mode
+    monkeypatch.chdir(tmp_path)
+    for url in ("sqlite:///db?uri=true", "sqlite:///file:db?uri=true",
+                f"sqlite:///file://{tmp_path}/db?uri=true"):
+        with pytest.raises(StorageError, match="no such study storage"):
+            Storage(url, create=False)
+    assert list(tmp_path.iterdir()) == []
+    Storage("sqlite:///file:db?mode=memory&uri=true", create=False).close()   # no file at all
+    assert list(tmp_path.iterdir()) == []
+    Storage("sqlite:///db.db").close()
+    Storage("sqlite:///file:db.db?mode=ro&uri=true", create=False).close()
+
+
 def test_scheme_case_and_unknown_drivers(tmp_path):
     url = normalize_url(f"SQLITE:///{tmp_path / 'u.db'}")
     assert url == f"sqlite:///{tmp_path / 'u.db'}"
