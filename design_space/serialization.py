@@ -125,6 +125,8 @@ def _constraint_from_dict(item: Any, path: tuple, lm: LineMap,
             raise lm.error((*path, k), f"unknown key {k!r} in a constraint (allowed: name, expr, function)")
     if "name" not in item:
         raise lm.error(path, "constraint: missing required key 'name'")
+    if not isinstance(item["name"], str) or not item["name"].strip():
+        raise lm.error((*path, "name"), f"constraint name must be a non-empty string, got {item['name']!r}")
     has_expr, has_fn = "expr" in item, "function" in item
     if has_expr == has_fn:
         raise lm.error(path, f"constraint {item['name']!r}: give exactly one of 'expr' or 'function'")
@@ -175,6 +177,8 @@ def space_from_dict(data: Any, lm: LineMap | None = None, *,
     params = []
     if isinstance(raw, Mapping):
         for name, item in raw.items():
+            if not isinstance(name, str):   # `null:` or `1:` as a key: no "None" parameter
+                raise lm.error(("parameters",), f"parameter name must be a string, got {name!r}")
             params.append(_param_from_dict(item, ("parameters", name), lm, name_hint=str(name)))
     elif isinstance(raw, list):
         for i, item in enumerate(raw):

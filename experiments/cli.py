@@ -20,9 +20,12 @@
 ``STORAGE`` is a URL (``sqlite:///runs/demo.db``) or a path to an SQLite file. The
 commands that read a study (``status``, ``export``, ``plot``, ``report``, ``dashboard``)
 never import code the database names (:meth:`experiments.study.Study.load`); ``run`` takes
-every reference from its config. User errors
-(bad config, unknown study, unknown optimizer ...) print one line naming the problem
-and exit with status 2; no traceback.
+every reference from its config. The commands that only look at a study (those, and
+``studies``, ``delete-study``) never create a file or folder for it. User errors (bad
+config, unknown study, unknown optimizer ...) print one line naming the problem and exit
+with status 2; no traceback. What is not the user's doing -- the database unreachable
+past ``--storage-retry-s``, the Dask scheduler lost, the disk or quota full -- exits with
+status 3: the study is resumable with the same command.
 
 ``-o`` means the same everywhere: where a command writes, defaulting to the study's
 output folder -- the config's ``output`` as ``run`` recorded it, else ``runs/STUDY`` --
@@ -159,11 +162,27 @@ def _infrastructure_errors():
 
 
 def _stop(e: Exception) -> None:
-    """The database or the Dask scheduler went away: exit 3 with what to do."""
+    """The database or the Dask scheduler went away, or the disk is full: exit 3 with
+    what to do."""
     typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
-    typer.echo("stopped: nothing finished is lost and the study is resumable; run the same "
-               "command again once it is back", err=True)
+    if _disk_full(e):
+        typer.echo("stopped: nothing finished is lost and the study is resumable; free disk "
+                   "space, then run the same command again", err=True)
+    else:
+        typer.echo("stopped: nothing finished is lost and the study is resumable; run the same "
+                   "command again once it is back", err=True)
     raise typer.Exit(3)
+
+
+def _disk_full(e: BaseException) -> bool:
+    """A full disk or quota: the database's (StorageFullError) or a file's (ENOSPC, EDQUOT).
+    Not the user's mistake, so exit 3 (resumable), not 2."""
+    import errno
+
+    from experiments.storage import StorageFullError
+
+    return isinstance(e, StorageFullError) or (
+        isinstance(e, OSError) and e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)))
 
 
 def _open_existing(storage: str):
@@ -174,12 +193,12 @@ def _open_existing(storage: str):
 
     from experiments.storage import Storage, normalize_url
 
-    url = normalize_url(storage)
+    url = normalize_url(storage, create_dirs=False)   # looking never creates a folder
     if url.startswith("sqlite"):
         db = make_url(url).database
         if db and db != ":memory:" and not _P(db).exists():
-            raise FileNotFoundError(f"no such study storage: {db}")
-    return Storage(url)
+            raise FileNotFoundError(f"no such study storage: {db if db.isprintable() else repr(db)}")
+    return Storage(url, create=False)
 
 
 def _fmt(v: object) -> str:
@@ -213,7 +232,7 @@ def run(
     storage: Annotated[str | None, typer.Option(help="storage URL or SQLite path (overrides the config)")] = None,
     n_trials: Annotated[int | None, typer.Option("--n-trials", min=0, help="total finished trials")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="parallel worker processes (>= 1)")] = None,
-    seed: Annotated[int | None, typer.Option(help="study seed (overrides the config)")] = None,
+    seed: Annotated[int | None, typer.Option(min=0, max=2**63 - 1, help="study seed, 0 .. 2**63-1 (overrides the config)")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="per-trial timeout in seconds")] = None,
     executor: Annotated[ExecutorKind | None, typer.Option(help="where trials run (default: the config's budget.executor)")] = None,
     cluster: Annotated[str | None, typer.Option("--cluster", help="run trials on an existing Dask scheduler, e.g. tcp://host:8786")] = None,
@@ -255,7 +274,7 @@ def run(
             logging.getLogger(__name__).info("preflight: %s", line)
         st = Storage(url, retry_timeout_s=storage_retry_s)
         if resume and st.find_study(name) is None:
-            _fail(f"--resume: no study {name!r} in {st.url} "
+            _fail(f"--resume: no study {name!r} in {st.display_url} "
                   f"(studies: {[s.name for s in st.list_studies()]})")
         opt_name = optimizer or cfg.optimizer.name
         opt_options = cfg.optimizer.options if optimizer is None or optimizer == cfg.optimizer.name else {}
@@ -271,12 +290,23 @@ def run(
         )
     except _infrastructure_errors() as e:
         _stop(e)
+    except OSError as e:
+        if not _disk_full(e):
+            if isinstance(e, _user_errors()):
+                _fail(str(e))
+            raise
+        _stop(e)
     except _user_errors() as e:
         _fail(str(e))
     budget = cfg.budget
     n = n_trials if n_trials is not None else budget.n_trials
     log_file = out / "run.log"
-    handler = _log_to_file(log_file)
+    try:
+        handler = _log_to_file(log_file)
+    except OSError as e:
+        if not _disk_full(e):
+            raise
+        _stop(e)
 
     def _close_log() -> None:
         logging.getLogger().removeHandler(handler)
@@ -284,7 +314,7 @@ def run(
 
     try:
         before = s.n_finished()
-        typer.echo(f"study {s.name!r} in {st.url}: {before} finished trial(s), target {n}")
+        typer.echo(f"study {s.name!r} in {st.display_url}: {before} finished trial(s), target {n}")
         initial = opt_options.get("n_init", INITIAL_DESIGN)
         try:
             s.optimize(
@@ -315,15 +345,19 @@ def run(
         trials_csv = s.export(out / "trials.csv")
         pngs = s.plot(out)
         report_html = s.report(out / "report.html")
-        typer.echo(f"study storage:  {st.url}")
+        typer.echo(f"study storage:  {st.display_url}")
         typer.echo(f"pareto front:   {front_csv}")
         typer.echo(f"all trials:     {trials_csv}")
         for p in pngs:
             typer.echo(f"plot:           {p}")
         typer.echo(f"report:         {report_html}   (open it in a browser; no network needed)")
         typer.echo(f"log:            {log_file}")
-        typer.echo(f"live view:      coexplore dashboard {st.url}")
+        typer.echo(f"live view:      coexplore dashboard {st.display_url}")
     except _infrastructure_errors() as e:
+        _stop(e)
+    except OSError as e:     # the exports, plots and report of a finished run
+        if not _disk_full(e):
+            raise
         _stop(e)
     finally:
         _close_log()
@@ -350,7 +384,7 @@ def status(
         st = _open_existing(storage)
         names = [study] if study else [s.name for s in st.list_studies()]
         if not names:
-            typer.echo(f"{st.url}: no studies")
+            typer.echo(f"{st.display_url}: no studies")
             return
         for name in names:
             s = Study.load(name, st)
@@ -374,7 +408,7 @@ def studies(storage: Annotated[str, typer.Argument(help="storage URL or SQLite p
         st = _open_existing(storage)
         records = st.list_studies()
         if not records:
-            typer.echo(f"{st.url}: no studies")
+            typer.echo(f"{st.display_url}: no studies")
             return
         rows = []
         for r in records:
@@ -403,13 +437,13 @@ def delete_study(
         st = _open_existing(storage)
         record = st.get_study(study)
         n = sum(st.status_counts(record.id).values())
-        if not yes and not typer.confirm(f"delete study {study!r} and its {n} trial(s) from {st.url}?"):
+        if not yes and not typer.confirm(f"delete study {study!r} and its {n} trial(s) from {st.display_url}?"):
             typer.echo("nothing deleted")
             raise typer.Exit(1)
         st.delete_study(study)
     except _user_errors() as e:
         _fail(str(e))
-    typer.echo(f"deleted study {study!r} ({n} trial(s)) from {st.url}")
+    typer.echo(f"deleted study {study!r} ({n} trial(s)) from {st.display_url}")
 
 
 def _output_dir(s) -> Path:
@@ -510,7 +544,7 @@ def show(
         if study is None:
             names = [s.name for s in st.list_studies()]
             if len(names) != 1:
-                raise ValueError(f"{st.url} holds {len(names)} studies ({names}); name one with --study")
+                raise ValueError(f"{st.display_url} holds {len(names)} studies ({names}); name one with --study")
             study = names[0]
         if not 0 <= trial < 2**63:
             raise ValueError(f"TRIAL must be a trial number >= 0, got {trial}")

@@ -100,7 +100,9 @@ class StudyConfig(_Model):
         None, description="metrics of the exported Pareto front/plots (default: the objectives)")
     optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=2**63 - 1, strict=True,
+                      description="study seed: an integer in 0 .. 2**63-1 (numpy's SeedSequence "
+                                  "takes no negative entropy; the database stores a 64-bit integer)")
     storage: str = "sqlite:///runs/coexplore.db"
     output: str | None = None
     plugins: list[str] = Field(default_factory=list, description="modules imported before validation")

@@ -83,6 +83,8 @@ Details:
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import math
@@ -98,6 +100,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 import sqlalchemy as sa
@@ -111,6 +114,7 @@ from optimizer.base import Trial, TrialStatus
 __all__ = [
     "Storage",
     "StorageError",
+    "StorageFullError",
     "StorageUnavailableError",
     "StudyExistsError",
     "StudyNotFoundError",
@@ -165,6 +169,12 @@ class StorageUnavailableError(StorageError):
     Nothing that was committed is lost: run the same command again to resume once the
     database is back.
     """
+
+
+class StorageFullError(StorageUnavailableError):
+    """The database cannot grow: its disk or quota is full (SQLite ``SQLITE_FULL``,
+    PostgreSQL SQLSTATE 53100 ``disk_full``). The failed write was rolled back and
+    everything committed before it is kept: free space and run the same command again."""
 
 
 # -- records -----------------------------------------------------------------------------
@@ -281,6 +291,22 @@ def _sqlite_file(url: str) -> str | None:
     return db
 
 
+def _sqlite_uri_file(url: str) -> str | None:
+    """The file a URI-mode sqlite URL (``sqlite:///file:x.db?mode=ro&uri=true``) opens, or
+    None when it opens none (not URI mode, ``:memory:``, ``mode=memory``)."""
+    u = make_url(url)
+    db = u.database or ""
+    if str(u.query.get("uri", "")).lower() != "true" or str(u.query.get("mode", "")) == "memory":
+        return None
+    if db.startswith("file:"):
+        db = db[len("file:"):]
+        if db.startswith("//"):               # file://host/path: the path after the authority
+            slash = db.find("/", 2)
+            db = db[slash:] if slash >= 0 else ""
+    db = unquote(db.split("?", 1)[0].split("#", 1)[0])
+    return db if db and db != ":memory:" else None
+
+
 _DB_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
 _BROKEN_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):(?!//)")
 _KNOWN_SCHEMES = ("sqlite", "postgresql", "postgres", "mysql", "mariadb", "oracle", "mssql")
@@ -310,15 +336,19 @@ def check_storage_path(text: str) -> None:
             f"or one named *{', *'.join(_DB_SUFFIXES)}); supported: {_SUPPORTED}")
 
 
-def normalize_url(url_or_path: str | os.PathLike) -> str:
+def normalize_url(url_or_path: str | os.PathLike, *, create_dirs: bool = True) -> str:
     """A SQLAlchemy URL for ``url_or_path``.
 
     ``sqlite:///x.db`` and ``postgresql[+driver]://...`` are returned unchanged
     (``postgres://`` is spelled ``postgresql://``); a plain path such as ``runs/x.db``
     becomes ``sqlite:///<absolute path>``. For SQLite files the parent directory is
-    created if missing. Any other scheme is a :class:`StorageError`, and so is a string
-    that is neither a URL nor a path to a database file (:func:`check_storage_path`:
-    ``sqlite//x.db``, ``mysql:/bad``), before any directory is created.
+    created if missing, unless ``create_dirs`` is false (what read-only commands pass:
+    looking at a study never creates a folder). Any other scheme is a
+    :class:`StorageError`, and so is a string that is neither a URL nor a path to a
+    database file (:func:`check_storage_path`: ``sqlite//x.db``, ``mysql:/bad``), before
+    any directory is created, a URL SQLAlchemy cannot parse (``postgresql://h:port/db``)
+    and a path the operating system refuses (a NUL byte, a name too long, ``~nobody``,
+    a folder that cannot be created); a full disk stays an ``OSError`` (ENOSPC).
     """
     if isinstance(url_or_path, os.PathLike):
         url_or_path = os.fspath(url_or_path)
@@ -330,13 +360,21 @@ def normalize_url(url_or_path: str | os.PathLike) -> str:
             f"supported: {_SUPPORTED}"
         )
     text = url_or_path.strip()
+    try:
+        text.encode("utf-8")     # URLs are rendered and SQLite names passed as UTF-8
+    except UnicodeEncodeError as e:
+        raise StorageError(f"storage {text!r} is not valid text: {e.reason} at {e.start}") from None
     m = _SCHEME_RE.match(text)
     if m is None:
-        check_storage_path(text)
-        path = Path(text).expanduser().resolve()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        with _path_errors(text):
+            check_storage_path(text)
+            path = Path(text).expanduser().resolve()
+            str(path).encode("utf-8")     # SQLite takes UTF-8 names: no lone surrogates
+            if create_dirs:
+                path.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{path}"
     scheme = m.group(1).lower()
+    text = scheme + text[len(scheme):]   # SQLAlchemy knows dialects by lower-case name only
     backend = scheme.split("+", 1)[0]
     if backend == "postgres":  # common alias that SQLAlchemy does not accept
         text = "postgresql" + text[len("postgres") :]
@@ -347,13 +385,43 @@ def normalize_url(url_or_path: str | os.PathLike) -> str:
         )
     try:
         make_url(text)
-    except sa.exc.ArgumentError as e:
-        raise StorageError(f"malformed storage URL {text!r}: {e}") from e
+    except (sa.exc.ArgumentError, ValueError) as e:   # ValueError: a port that is no number
+        raise StorageError(f"malformed storage URL {text!r}: {e}") from None
     if backend == "sqlite":
+        u = make_url(text)
+        if u.host or u.username or u.password or u.port:   # sqlite://host/x.db: three slashes lost
+            raise StorageError(
+                f"malformed storage URL {text!r}: a SQLite URL names no host; write "
+                "sqlite:///relative/path.db or sqlite:////absolute/path.db")
         db = _sqlite_file(text)
         if db is not None:
-            Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            with _path_errors(text):
+                if "\x00" in db:
+                    raise ValueError("embedded null byte")
+                db.encode("utf-8")
+                if create_dirs:   # the file SQLite opens: a URL's path is taken literally (no ~)
+                    Path(db).parent.mkdir(parents=True, exist_ok=True)
     return text
+
+
+def _show(text: str) -> str:
+    """``text`` for a one-line message: as is, or its repr when it holds a newline or
+    another unprintable character."""
+    return text if text.isprintable() else repr(text)
+
+
+@contextlib.contextmanager
+def _path_errors(text: str) -> Iterator[None]:
+    """What the OS says about a storage path, as a StorageError (a full disk stays an
+    OSError: it is not the user's mistake, see ``coexplore run``'s exit codes)."""
+    try:
+        yield
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            raise
+        raise StorageError(f"storage path {text!r}: {e.strerror or e}") from None
+    except (ValueError, RuntimeError) as e:   # NUL byte; ~user without a home directory
+        raise StorageError(f"storage path {text!r} is not usable: {e}") from None
 
 
 # -- JSON sanitizing ---------------------------------------------------------------------
@@ -590,6 +658,15 @@ def _make_engine(url: str) -> Engine:
         query = make_url(url).query
         connect_args = {k: v for k, v in _PG_CONNECT_ARGS.items() if k not in query}
         return sa.create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+    except sa.exc.NoSuchModuleError:   # postgresql+nosuchdriver://
+        raise StorageError(
+            f"cannot open {make_url(url).render_as_string(hide_password=True)}: unknown database "
+            f"driver {make_url(url).drivername!r}; supported: {_SUPPORTED}"
+        ) from None
+    except sa.exc.ArgumentError as e:    # an option the dialect refuses
+        raise StorageError(
+            f"cannot open {make_url(url).render_as_string(hide_password=True)}: "
+            f"{_first_line(e)}") from None
     except ImportError as e:
         raise StorageError(
             f"cannot open {make_url(url).render_as_string(hide_password=True)}: database "
@@ -624,6 +701,34 @@ def _first_line(exc: BaseException | None) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _read_only_file_problem(db: Path) -> str | None:
+    """Why SQLite cannot open an existing file on a read-only medium (or in a folder this
+    user may not write), or None when that is not the case. Opening writes: coexplore
+    sets WAL mode and checks the schema in a write transaction, and a WAL database
+    cannot even be read unless SQLite can create ``NAME-shm`` next to it
+    (https://www.sqlite.org/wal.html, "Read-Only Databases")."""
+    try:
+        with db.open("rb") as f:
+            header = f.read(100)
+        read_only_fs = bool(os.statvfs(db.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return None
+    folder_writable = not read_only_fs and os.access(db.parent, os.W_OK)
+    file_writable = not read_only_fs and os.access(db, os.W_OK)
+    if folder_writable and file_writable:
+        return None
+    where = ("is on a read-only file system" if read_only_fs else
+             "is in a folder this user cannot write" if not folder_writable else
+             "is a file this user cannot write")
+    wal = len(header) == 100 and header[:16] == b"SQLite format 3\x00" and header[18:20] == b"\x02\x02"
+    if wal:
+        why = (f"it is a WAL-mode SQLite database and {where}; SQLite must create "
+               f"{db.name}-shm and {db.name}-wal next to it even to read it")
+    else:
+        why = f"it {where}, and opening a study storage writes to it (journal mode, schema check)"
+    return f"{why}. Copy the file to a writable folder and open the copy"
+
+
 _Body = Callable[[Connection, int], Any]
 
 
@@ -637,9 +742,13 @@ class Storage:
             down) before it raises :class:`StorageUnavailableError`; 0 disables retrying.
             Opening the storage is never retried: an unreachable server at start is an
             error at once.
+        create: whether a missing SQLite file (and its folder) may be created; with
+            ``False`` (the read-only commands) a missing file is a :class:`StorageError`
+            and nothing is created on disk.
     """
 
-    def __init__(self, url: str | os.PathLike, *, retry_timeout_s: float | None = None) -> None:
+    def __init__(self, url: str | os.PathLike, *, retry_timeout_s: float | None = None,
+                 create: bool = True) -> None:
         if retry_timeout_s is None:
             retry_timeout_s = STORAGE_RETRY_TIMEOUT_S
         if (isinstance(retry_timeout_s, bool) or not isinstance(retry_timeout_s, (int, float))
@@ -648,8 +757,15 @@ class Storage:
                 f"retry_timeout_s must be a number of seconds >= 0, got {retry_timeout_s!r}"
             )
         self.retry_timeout_s = float(retry_timeout_s)
-        self._url = normalize_url(url)
-        self._display_url = make_url(self._url).render_as_string(hide_password=True)
+        self._url = normalize_url(url, create_dirs=create)
+        self._display_url = _show(make_url(self._url).render_as_string(hide_password=True))
+        db = _sqlite_file(self._url) if self._url.startswith("sqlite") else None
+        opened = db if db is not None else (_sqlite_uri_file(self._url)
+                                            if self._url.startswith("sqlite") else None)
+        if not create and opened is not None:
+            with _path_errors(opened):
+                if not Path(opened).exists():   # what SQLite opens (no ~ expansion)
+                    raise StorageError(f"no such study storage: {_show(opened)}")
         engine = _make_engine(self._url)
         self._engine: Engine | None = engine
         self._is_pg = engine.dialect.name == "postgresql"
@@ -659,9 +775,13 @@ class Storage:
         try:
             # an unreachable server at start is an error at once; a busy SQLite file is not
             self._run(self._create_schema, write=True, retry=not self._is_pg)
-        except BaseException:
+        except BaseException as e:
             engine.dispose()
             self._engine = None
+            if isinstance(e, StorageError) and db is not None:
+                hint = _read_only_file_problem(Path(db))
+                if hint is not None:
+                    raise StorageError(f"cannot open {self._display_url}: {hint}") from e
             raise
 
     def _create_schema(self, conn: Connection, attempt: int) -> None:
@@ -677,6 +797,11 @@ class Storage:
     @property
     def url(self) -> str:
         return self._url
+
+    @property
+    def display_url(self) -> str:
+        """The URL with its password masked (``***``): what messages and consoles show."""
+        return self._display_url
 
     def close(self) -> None:
         """Release every connection (and with it the SQLite file). Idempotent."""
@@ -715,6 +840,16 @@ class Storage:
         return code is None or code.startswith("08") or code in _TRANSIENT_SQLSTATES
 
     def _database_error(self, exc: sa.exc.DBAPIError) -> StorageError:
+        if self._is_pg:
+            full = (getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)) == "53100"
+        else:
+            code = getattr(exc.orig, "sqlite_errorcode", None)
+            full = code is not None and code & 0xFF == 13      # SQLITE_FULL
+        if full:
+            return StorageFullError(
+                f"{self._display_url}: the disk (or quota) is full ({_first_line(exc.orig)}); the "
+                "failed write was rolled back and everything committed before it is kept: free "
+                "space, then run the same command again to resume")
         kind = "integrity error" if isinstance(exc, sa.exc.IntegrityError) else "database error"
         return StorageError(f"{kind} on {self._display_url}: {exc.orig}")
 
