@@ -68,6 +68,7 @@ RTL_REPO = "github.com/sharc-lab/MeLoPPR"
 RTL_SUBDIR = "FPGA/diffusion"
 OUT_JSON = Path("docs/validation/meloppr_rtl.json")
 OUT_MD = Path("docs/validation/meloppr_rtl.md")
+OUT_SYNTH = Path("docs/validation/meloppr_rtl_synth.json")
 
 #: Integer units the seed node starts with (the authors' toy uses 1000 and 999).
 SEED_SCORE = 1_000_000
@@ -98,21 +99,57 @@ class Top:
 
 TOPS: dict[str, Top] = {
     "dual": Top("dual", 2, "top_dual_tb", "top_dual_ins", "bram_", False, "top_dual_tb.v"),
-    "quad": Top("quad", 4, "top_quad_generate_tb", "top_quad_ins", "bram_quad_cora_", False,
-                "top_quad_generate_tb.v"),
-    "octa": Top("octa", 8, "top_octa_generate_tb", "top_octa_ins", "bram_octa_cora_", True,
-                "top_octa_generate_tb.v"),
-    "hex": Top("hex", 16, "top_hex_generate_tb", "top_hex_ins", "bram_hex_cora_", True,
-               "top_hex_generate_tb.v"),
+    "quad": Top(
+        "quad",
+        4,
+        "top_quad_generate_tb",
+        "top_quad_ins",
+        "bram_quad_cora_",
+        False,
+        "top_quad_generate_tb.v",
+    ),
+    "octa": Top(
+        "octa",
+        8,
+        "top_octa_generate_tb",
+        "top_octa_ins",
+        "bram_octa_cora_",
+        True,
+        "top_octa_generate_tb.v",
+    ),
+    "hex": Top(
+        "hex",
+        16,
+        "top_hex_generate_tb",
+        "top_hex_ins",
+        "bram_hex_cora_",
+        True,
+        "top_hex_generate_tb.v",
+    ),
 }
 
 #: RTL sources compiled with every top (the testbench and its top are added per top).
 COMMON_SOURCES = ("diffusion_rw.v", "divide.v", "bram.v", "conflict_block.v")
 TOP_SOURCES = {
     "dual": ("top_dual.v", "scheduler_dual.v", "sync_control_dual.v"),
-    "quad": ("top_quad_generate.v", "scheduler_quad_generate.v", "l_step_count_quad.v", "add_up_score.v"),
-    "octa": ("top_octa_generate.v", "scheduler_octa_generate.v", "l_step_count_octa.v", "add_up_score.v"),
-    "hex": ("top_hex_generate.v", "scheduler_hex_generate.v", "l_step_count_hex.v", "add_up_score.v"),
+    "quad": (
+        "top_quad_generate.v",
+        "scheduler_quad_generate.v",
+        "l_step_count_quad.v",
+        "add_up_score.v",
+    ),
+    "octa": (
+        "top_octa_generate.v",
+        "scheduler_octa_generate.v",
+        "l_step_count_octa.v",
+        "add_up_score.v",
+    ),
+    "hex": (
+        "top_hex_generate.v",
+        "scheduler_hex_generate.v",
+        "l_step_count_hex.v",
+        "add_up_score.v",
+    ),
 }
 
 
@@ -173,7 +210,7 @@ def bfs_order(adj, source: int, n: int) -> np.ndarray:
     order = [source]
     frontier = [source]
     while frontier and len(order) < n:
-        nxt = sorted({int(u) for v in frontier for u in indices[indptr[v]:indptr[v + 1]]} - seen)
+        nxt = sorted({int(u) for v in frontier for u in indices[indptr[v] : indptr[v + 1]]} - seen)
         seen.update(nxt)
         order.extend(nxt)
         frontier = nxt
@@ -211,7 +248,9 @@ def partition(n: int, pes: int, has_last: bool) -> tuple[int, int]:
             raise ValueError(f"{n} nodes do not split over {pes} PEs with a shorter last PE")
         return node_num, last
     if n % pes:
-        raise ValueError(f"{n} nodes do not split evenly over {pes} PEs (this top has no last_node_num)")
+        raise ValueError(
+            f"{n} nodes do not split evenly over {pes} PEs (this top has no last_node_num)"
+        )
     return n // pes, n // pes
 
 
@@ -229,7 +268,7 @@ def build_tables(adj, pes: int, node_num: int, seed: int, seed_score: int = SEED
         graph = [0] * (2 * k)
         addr = 2 * k
         for j, v in enumerate(range(lo, hi)):
-            nb = indices[indptr[v]:indptr[v + 1]]
+            nb = indices[indptr[v] : indptr[v + 1]]
             if nb.size == 0:
                 raise ValueError(f"node {v} has no neighbour; diffusion_rw.v needs degree >= 1")
             graph[2 * j] = addr
@@ -282,21 +321,26 @@ def rtl_dir_from(arg: str | None) -> Path | None:
         return None
     p = Path(d)
     if not (p / RTL_SUBDIR / "diffusion_rw.v").is_file():
-        raise FileNotFoundError(f"rtl_dir={str(p)!r}: no {RTL_SUBDIR}/diffusion_rw.v there "
-                                f"(a checkout of {RTL_REPO} is expected)")
+        raise FileNotFoundError(
+            f"rtl_dir={str(p)!r}: no {RTL_SUBDIR}/diffusion_rw.v there "
+            f"(a checkout of {RTL_REPO} is expected)"
+        )
     return p
 
 
 def no_rtl_message() -> str:
-    return (f"MeLoPPR RTL not available: pass --rtl-dir or set ${RTL_ENV} to a checkout of "
-            f"{RTL_REPO} (it is not part of coexplore and is never downloaded)")
+    return (
+        f"MeLoPPR RTL not available: pass --rtl-dir or set ${RTL_ENV} to a checkout of "
+        f"{RTL_REPO} (it is not part of coexplore and is never downloaded)"
+    )
 
 
 def rtl_commit(rtl: Path) -> str | None:
     """The checkout's git commit, if it is a git work tree; else None."""
     try:
-        r = subprocess.run(["git", "-C", str(rtl), "rev-parse", "HEAD"], capture_output=True, text=True,
-                           check=True)
+        r = subprocess.run(
+            ["git", "-C", str(rtl), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        )
         return r.stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -353,6 +397,8 @@ module meloppr_monitor;
   always @({lstep}) begin
     $display("STEP %0d %0t", {lstep}, $time);
     if ({lstep} == {steps}) begin
+      // one period later: the last accumulation write lands on the same edge as l_step
+      #({PERIOD});
 {dump_text}
       $display("DONE %0t", $time);
       $finish;
@@ -362,7 +408,9 @@ endmodule
 """
 
 
-def run_case(case: Case, rtl: Path, keep: Path | None = None, timeout_s: float = 3600) -> dict[str, Any]:
+def run_case(
+    case: Case, rtl: Path, keep: Path | None = None, timeout_s: float = 3600
+) -> dict[str, Any]:
     """Simulate one case; returns its record (cycles, scores, references, CPU seconds)."""
     top = TOPS[case.top]
     adj, seed = case_adjacency(case)
@@ -384,26 +432,46 @@ def run_case(case: Case, rtl: Path, keep: Path | None = None, timeout_s: float =
         if top.has_last:
             params["last_node_num"] = last
         if top.name == "dual":
-            params.update(lower_addr1=0, upper_addr1=2 * node_num - 1, lower_addr2=2 * node_num,
-                          upper_addr2=4 * node_num - 1)
+            params.update(
+                lower_addr1=0,
+                upper_addr1=2 * node_num - 1,
+                lower_addr2=2 * node_num,
+                upper_addr2=4 * node_num - 1,
+            )
         srcs = [*COMMON_SOURCES, *TOP_SOURCES[top.name], top.tb_file, "meloppr_monitor.v"]
-        cmd = ["iverilog", "-g2012", "-o", "sim.vvp", "-s", top.tb, "-s", "meloppr_monitor",
-               *[f"-P{top.tb}.{k}={v}" for k, v in params.items()], *srcs]
+        cmd = [
+            "iverilog",
+            "-g2012",
+            "-o",
+            "sim.vvp",
+            "-s",
+            top.tb,
+            "-s",
+            "meloppr_monitor",
+            *[f"-P{top.tb}.{k}={v}" for k, v in params.items()],
+            *srcs,
+        ]
         t0 = _child_cpu()
         r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError(f"iverilog failed for {case.name}:\n{r.stderr[-4000:]}")
-        r = subprocess.run(["vvp", "-n", "sim.vvp"], cwd=work, capture_output=True, text=True,
-                           timeout=timeout_s)
+        r = subprocess.run(
+            ["vvp", "-n", "sim.vvp"], cwd=work, capture_output=True, text=True, timeout=timeout_s
+        )
         cpu_s = _child_cpu() - t0
         log = r.stdout
         if "DONE" not in log:
-            raise RuntimeError(f"vvp did not finish {case.name}:\n{log[-2000:]}\n{r.stderr[-2000:]}")
+            raise RuntimeError(
+                f"vvp did not finish {case.name}:\n{log[-2000:]}\n{r.stderr[-2000:]}"
+            )
         start = int(re.search(r"START (\d+)", log).group(1))
         step_t = [int(t) for v, t in re.findall(r"STEP (\d+) (\d+)", log) if int(v) >= 1]
         scores = [_read_hex(work / f"dump_score_{a}.hex") for a in range(top.pes)]
-        sums = ([_read_hex(work / f"dump_sum_{a}.hex") for a in range(top.pes)]
-                if top.name != "dual" else None)
+        sums = (
+            [_read_hex(work / f"dump_sum_{a}.hex") for a in range(top.pes)]
+            if top.name != "dual"
+            else None
+        )
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(work / "sim.vvp", keep / f"{case.name}.vvp")
@@ -419,11 +487,18 @@ def run_case(case: Case, rtl: Path, keep: Path | None = None, timeout_s: float =
     deg = np.diff(adj.indptr).astype(int)
     rec: dict[str, Any] = {
         **asdict(case),
-        "pes": top.pes, "n": int(n), "nnz": int(adj.nnz), "node_num": node_num, "last_node_num": last,
+        "pes": top.pes,
+        "n": int(n),
+        "nnz": int(adj.nnz),
+        "node_num": node_num,
+        "last_node_num": last,
         "degrees": deg.tolist(),
-        "cycles": int(ends[-1]), "step_cycles": [int(c) for c in step_cycles],
-        "rtl_mass": int(rtl_r.sum()), "ref_mass": int(ref_r.sum()),
+        "cycles": int(ends[-1]),
+        "step_cycles": [int(c) for c in step_cycles],
+        "rtl_mass": int(rtl_r.sum()),
+        "ref_mass": int(ref_r.sum()),
         "initial_mass": int(initial_scores(case, n).sum()),
+        "rtl_scores": rtl_r.tolist(),
         "bit_exact": bool(np.array_equal(rtl_r, ref_r)),
         "n_nodes_differ": int(np.count_nonzero(rtl_r != ref_r)),
         "max_abs_diff": int(np.abs(rtl_r - ref_r).max()),
@@ -436,9 +511,11 @@ def run_case(case: Case, rtl: Path, keep: Path | None = None, timeout_s: float =
 
 
 def _addup_check(adj, seed, steps, node_num, sums, pes) -> dict[str, Any]:
-    """Score sums vs the reference accumulation; the testbenches initialise every sum of
-    PE ``a`` with word ``2a`` of PE 1's score table (``memory_sum_a[x*2]``), so that offset
-    is subtracted; ``add_up_score.v`` visits ``mem_size - 1`` nodes per PE."""
+    """Score sums vs the reference accumulation. The quad testbench initialises every sum
+    of PE ``a`` with word ``2a`` of PE 1's score table (``memory_sum_a[x*2]``), so that
+    offset is subtracted; the octa and hex testbenches read the same never-loaded
+    ``memory_sum_a``, so their sums start (and stay) ``x`` (recorded as -1).
+    ``add_up_score.v`` visits ``mem_size - 1`` nodes per PE."""
     n = adj.shape[0]
     deg = np.diff(adj.indptr).astype(np.int64)
     a_int = adj.astype(np.int64)
@@ -458,13 +535,18 @@ def _addup_check(adj, seed, steps, node_num, sums, pes) -> dict[str, Any]:
         lo, hi = a * node_num, min(n, (a + 1) * node_num)
         off = pe1_words[2 * a] if 2 * a < len(pe1_words) else 0
         for j in range(hi - lo):
-            got[lo + j] = sums[a][j] - off
+            w = sums[a][j]
+            got[lo + j] = -1 if w < 0 else w - off  # -1: x (never initialised)
             visited[lo + j] = j < node_num - 1
         init0[lo:hi] = off
     return {
-        "sum_offset_pe": [int(pe1_words[2 * a]) if 2 * a < len(pe1_words) else 0 for a in range(pes)],
+        "sum_offset_pe": [
+            int(pe1_words[2 * a]) if 2 * a < len(pe1_words) else 0 for a in range(pes)
+        ],
         "sum_visited_nodes": int(visited.sum()),
-        "sum_mass_rtl": int(got.sum()),
+        "rtl_sums": got.tolist(),
+        "sum_x_words": int(np.count_nonzero(got < 0)),
+        "sum_mass_rtl": int(got[got >= 0].sum()),
         "sum_mass_ref_all_nodes": int(acc_all.sum()),
         "sum_mass_ref_visited": int(acc_all[visited].sum()),
         "sum_unvisited_ref_mass": int(acc_all[~visited].sum()),
@@ -491,15 +573,212 @@ def _child_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+#: Synthesis-only change (a temp copy, as :data:`FIXES`): ``divide.v`` lists ``posedge
+#: reset`` in its sensitivity but tests ``ok`` before ``reset``, which yosys cannot map to
+#: an asynchronous reset; ``reset`` is tied to ``1'b0`` where ``diffusion_rw.v``
+#: instantiates it, so a synchronous process is the same hardware.
+SYNTH_FIXES = (
+    (
+        "always @(posedge clk,posedge reset)",
+        "always @(posedge clk)",
+        "divide.v: reset is constant 0; yosys rejects the mixed-edge process",
+    ),
+)
+#: Module tops synthesised (the engine without its block RAMs, which live in the
+#: testbenches).
+SYNTH_TOPS = {
+    "dual": "top_dual",
+    "quad": "top_quad_generate",
+    "octa": "top_octa_generate",
+    "hex": "top_hex_generate",
+}
+
+
+def synth_top(top: str, rtl: Path) -> dict[str, Any]:
+    """``yosys synth_xilinx -family xc7 -flatten`` of one top (default parameters except
+    ``node_num``, which only sizes constants); returns the cell counts, ``lut`` (LUT1-6),
+    ``ff`` and the CPU seconds. yosys 0.23 figures, not vendor (Vivado) figures."""
+    with tempfile.TemporaryDirectory(prefix="meloppr_synth_") as tmp:
+        work = Path(tmp)
+        patched_copy(rtl, work)
+        for f in work.glob("*.v"):
+            text = f.read_text()
+            for old, new, _ in SYNTH_FIXES:
+                text = text.replace(old, new)
+            f.write_text(text)
+        srcs = [s for s in (*COMMON_SOURCES, *TOP_SOURCES[top]) if s != "bram.v"]
+        script = (
+            f"read_verilog {' '.join(srcs)}\n"
+            f"synth_xilinx -family xc7 -top {SYNTH_TOPS[top]} -flatten\nstat\n"
+        )
+        (work / "s.ys").write_text(script)
+        t0 = _child_cpu()
+        r = subprocess.run(
+            ["yosys", "-q", "-l", "s.log", "s.ys"], cwd=work, capture_output=True, text=True
+        )
+        cpu = _child_cpu() - t0
+        log = (work / "s.log").read_text(errors="replace")
+        if r.returncode:
+            raise RuntimeError(f"yosys failed on {top}:\n{log[-3000:]}")
+    stat = log[log.rindex("Number of cells") :]
+    cells = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"^\s+([A-Z][A-Z0-9_]+)\s+(\d+)$", stat, re.M)
+    }
+    lut = sum(v for k, v in cells.items() if re.fullmatch(r"LUT[1-6]", k))
+    ff = sum(v for k, v in cells.items() if re.fullmatch(r"FD[A-Z_0-9]*", k))
+    return {
+        "top": top,
+        "module": SYNTH_TOPS[top],
+        "pes": TOPS[top].pes,
+        "lut": lut,
+        "ff": ff,
+        "cells": cells,
+        "yosys_cpu_s": round(cpu, 1),
+    }
+
+
 def tool_versions() -> dict[str, str]:
     out = {}
-    for tool, flag in (("iverilog", "-V"),):
+    for tool, flag in (("iverilog", "-V"), ("yosys", "-V")):
         try:
             r = subprocess.run([tool, flag], capture_output=True, text=True)
             out[tool] = (r.stdout or r.stderr).splitlines()[0].strip()
         except OSError:
             out[tool] = "not found"
     return out
+
+
+FIT_CASES = ("toy-dual", "cora32-dual", "cora32-quad", "cora32-octa", "cora32-hex")
+"""The cases the model's one fitted constant (the dual top's hand-over cycle) was fitted
+on; every other case is held out (``tests/accelerators/test_ppr_fpga_rtl.py``)."""
+
+
+def model_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per committed case: the RTL's cycles per step and both engine models'."""
+    from accelerators import ppr_fpga_rtl as rtl
+    from accelerators.ppr_fpga import MERGE_CYCLES_PER_NODE, PPRFpgaEngine, Subgraph
+
+    rows = []
+    cases = {c.name: c for c in default_cases()}
+    for rec in data["cases"]:
+        case = cases[rec["name"]]
+        adj, _ = case_adjacency(case)
+        P, n = rec["pes"], rec["n"]
+        st = rtl.step_cycles(adj.indptr, adj.indices, P, rec["node_num"])
+        sg = Subgraph(n, int(adj.nnz), 1, 1, np.diff(adj.indptr), adj.indices)
+        v1 = PPRFpgaEngine(n_pes=P, cycle_model="v1").split_cycles(sg)
+        v1_step = v1[0] - MERGE_CYCLES_PER_NODE * n
+        rtl_step = rec["step_cycles"][-1]
+        lost = 1 - rec["rtl_mass"] / rec["ref_mass"]
+        rows.append(
+            {
+                "name": rec["name"],
+                "top": rec["top"],
+                "n": n,
+                "nnz": rec["nnz"],
+                "steps": rec["steps"],
+                "rtl_step": rtl_step,
+                "model_step": st["cycles"],
+                "v1_step": v1_step,
+                "v1_over_rtl": v1_step / rtl_step,
+                "model_over_rtl": st["cycles"] / rtl_step,
+                "free": st["free_cycles"],
+                "stall": st["stall_cycles"],
+                "accum": st["accum_cycles"],
+                "stall_share": st["stall_cycles"] / st["free_cycles"],
+                "v1_stall_share": v1[1] / max(1, v1_step - v1[1]),
+                "bit_exact": rec["bit_exact"],
+                "lost_mass_pct": 100 * lost,
+                "role": "fit" if rec["name"] in FIT_CASES else "held out",
+            }
+        )
+    return rows
+
+
+def write_md(data: dict[str, Any], synth: dict[str, Any] | None, path: Path) -> None:
+    """The committed markdown table, from the committed JSON and the package's models."""
+    from accelerators.ppr_fpga import KC705, PAPER_TABLE_I, PPRFpgaEngine
+
+    prov = data["provenance"]
+    rows = model_rows(data)
+    lines = [
+        "# MeLoPPR's FPGA engine model against the authors' RTL (Icarus Verilog)",
+        "",
+        f"RTL: {prov['repository']} at commit `{prov['commit']}` (`{RTL_SUBDIR}/*.v`, sha256 of the "
+        f"sources `{prov['sources_sha256'][:16]}...`), simulated with {prov['tools'].get('iverilog')}. "
+        "Fixes applied to a temporary copy at run time, never committed: "
+        + "; ".join(f"`{f['from']}` -> `{f['to']}` ({f['why']})" for f in prov["fixes"])
+        + ".",
+        f"Command: `{prov['command']}`; data: `docs/validation/meloppr_rtl.json`; this page: "
+        "`python -m experiments.validation.meloppr_rtl --md-only`.",
+        "",
+        "Cycles per diffusion step (every step of a run takes the same cycles in the RTL: "
+        "`step_cycles` in the JSON). *model* = `accelerators.ppr_fpga_rtl` (the engine's "
+        '`cycle_model="rtl"`), *v1* = the first model (`cycle_model="v1"`). Stall share = '
+        "stall cycles of the slowest PE over its stall-free cycles (`36 + 3d` per node). Lost mass = "
+        "score mass the RTL loses against the exact integer diffusion `R <- A floor(R / deg)` "
+        f"(seed {SEED_SCORE:,} units; the toy: the authors' 1000 + 999). *fit*: the cases the one fitted "
+        "constant (the dual top's hand-over cycle) came from; the rest are held out.",
+        "",
+        "| case | top | nodes | entries | steps | RTL cycles/step | model | model/RTL | v1 | v1/RTL | "
+        "stall share (RTL model) | v1 stall share | accumulation | RTL = integer diffusion | lost mass | role |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | {r['top']} | {r['n']} | {r['nnz']} | {r['steps']} | {r['rtl_step']:,} | "
+            f"{r['model_step']:,} | {r['model_over_rtl']:.4f} | {r['v1_step']:,} | {r['v1_over_rtl']:.2f} | "
+            f"{100 * r['stall_share']:.0f} % | {100 * r['v1_stall_share']:.0f} % | {r['accum']} | "
+            f"{'yes' if r['bit_exact'] else 'no'} | {r['lost_mass_pct']:.2f} % | {r['role']} |"
+        )
+    v1r = [r["v1_over_rtl"] for r in rows]
+    held = [r for r in rows if r["role"] == "held out"]
+    lost = [r["lost_mass_pct"] for r in rows if r["lost_mass_pct"] > 0]
+    lines += [
+        "",
+        f"- model/RTL: {min(r['model_over_rtl'] for r in rows):.4f}-{max(r['model_over_rtl'] for r in rows):.4f} "
+        f"over all {len(rows)} cases ({len(held)} held out); v1/RTL: {min(v1r):.2f}-{max(v1r):.2f}, "
+        f"median {float(np.median(v1r)):.2f}.",
+        "- The final scores of the model's data path (`ppr_fpga_rtl.simulate_run`, lost updates included) "
+        "equal the RTL's bit for bit in every case (`tests/accelerators/test_ppr_fpga_rtl.py`).",
+        f"- The RTL equals the exact integer diffusion in {sum(r['bit_exact'] for r in rows)} of {len(rows)} "
+        f"cases; {len(lost)} lose score mass, {min(lost):.2f}-{max(lost):.2f} % of it "
+        "(lost updates: a PE stalled between its read and its write of a neighbour's score writes back a "
+        "stale sum).",
+        "- `add_up_score.v` visits `node_num - 1` nodes per PE: the last node of each PE is never "
+        "accumulated. The quad testbench initialises PE `a`'s score sums with word `2a` of PE 1's score "
+        "table; the octa/hex testbenches with a never-loaded array (`x`). `l_step_count_hex` ignores "
+        "PE 13 (`finished_final[12]`; it is wired `[13]` to `finished13`) and its `finished16` port.",
+    ]
+    if synth:
+        sp = synth["provenance"]
+        lines += [
+            "",
+            "## LUTs: yosys synthesis of the RTL (not vendor figures) and the paper's Table I",
+            "",
+            f"{sp['note']}. Tools: {sp['tools'].get('yosys')}. Command: `{sp['command']}`. Fixes in a "
+            "temporary copy: "
+            + "; ".join(f"`{f['from']}` -> `{f['to']}` ({f['why']})" for f in sp["fixes"])
+            + ".",
+            "",
+            "| P | yosys LUT | yosys FF | paper Table I LUT | v1 model LUT (fitted to Table I) | BRAM36 (RTL tables) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for t in synth["tops"]:
+            P = t["pes"]
+            paper = PAPER_TABLE_I[P][0] / 100 * KC705.lut
+            e = PPRFpgaEngine(n_pes=P)
+            lines.append(
+                f"| {P} | {t['lut']:,} | {t['ff']:,} | {paper:,.0f} ({PAPER_TABLE_I[P][0]} %) | "
+                f"{e.resources()['lut']:,.0f} | {20 * P} |"
+            )
+        lines += [
+            "",
+            "BRAM36: 20 per PE from the testbenches' three 8192 x 32 / 8192 x 32 / 4096 x 32 tables "
+            "(`bram.v`); the global top-`c*k` table of the engine model is not in the RTL.",
+        ]
+    path.write_text("\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -509,16 +788,58 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default=None, help="directory for per-case results (resume)")
     ap.add_argument("--json", default=str(OUT_JSON))
     ap.add_argument("--md", default=str(OUT_MD))
+    ap.add_argument(
+        "--synth",
+        nargs="*",
+        default=None,
+        metavar="TOP",
+        help="synthesise these tops with yosys instead (default all) into --synth-json",
+    )
+    ap.add_argument("--synth-json", default=str(OUT_SYNTH))
+    ap.add_argument(
+        "--md-only",
+        action="store_true",
+        help="rewrite --md from the committed --json and --synth-json (no RTL needed)",
+    )
     args = ap.parse_args(argv)
+    if args.md_only:
+        data = json.loads(Path(args.json).read_text())
+        sj = Path(args.synth_json)
+        write_md(data, json.loads(sj.read_text()) if sj.exists() else None, Path(args.md))
+        return 0
     rtl = rtl_dir_from(args.rtl_dir)
     if rtl is None:
         print(no_rtl_message())
+        return 0
+    if args.synth is not None:
+        tops = args.synth or list(SYNTH_TOPS)
+        rows = []
+        for t in tops:
+            row = synth_top(t, rtl)
+            print(f"{t}: {row['lut']} LUT, {row['ff']} FF ({row['yosys_cpu_s']} CPU s)", flush=True)
+            rows.append(row)
+        prov = {
+            "repository": RTL_REPO,
+            "commit": rtl_commit(rtl),
+            "sources_sha256": sources_digest(rtl),
+            "fixes": [{"from": o, "to": n, "why": w} for o, n, w in (*FIXES[:1], *SYNTH_FIXES)],
+            "command": "python -m experiments.validation.meloppr_rtl --rtl-dir DIR --synth "
+            + " ".join(tops),
+            "tools": tool_versions(),
+            "note": "yosys 0.23 synth_xilinx -family xc7 -flatten: not vendor (Vivado) figures; "
+            "the tops without their block RAMs (those are in the testbenches)",
+        }
+        Path(args.synth_json).write_text(
+            json.dumps({"provenance": prov, "tops": rows}, indent=1) + "\n"
+        )
         return 0
     cases = default_cases()
     if args.cases:
         unknown = set(args.cases) - {c.name for c in cases}
         if unknown:
-            raise SystemExit(f"--cases: unknown {sorted(unknown)}; known: {[c.name for c in cases]}")
+            raise SystemExit(
+                f"--cases: unknown {sorted(unknown)}; known: {[c.name for c in cases]}"
+            )
         cases = [c for c in cases if c.name in args.cases]
     work = Path(args.work) if args.work else None
     records = []
@@ -529,24 +850,34 @@ def main(argv: list[str] | None = None) -> int:
             continue
         t0 = time.time()
         rec = run_case(c, rtl)
-        print(f"{c.name}: {rec['cycles']} cycles, steps {rec['step_cycles']}, bit_exact={rec['bit_exact']}, "
-              f"mass {rec['rtl_mass']}/{rec['ref_mass']}, sim {rec['sim_cpu_s']} CPU s "
-              f"({time.time() - t0:.0f} s wall)", flush=True)
+        print(
+            f"{c.name}: {rec['cycles']} cycles, steps {rec['step_cycles']}, bit_exact={rec['bit_exact']}, "
+            f"mass {rec['rtl_mass']}/{rec['ref_mass']}, sim {rec['sim_cpu_s']} CPU s "
+            f"({time.time() - t0:.0f} s wall)",
+            flush=True,
+        )
         if cached is not None:
             work.mkdir(parents=True, exist_ok=True)
             cached.write_text(json.dumps(rec))
         records.append(rec)
     prov = {
-        "repository": RTL_REPO, "commit": rtl_commit(rtl), "sources_sha256": sources_digest(rtl),
+        "repository": RTL_REPO,
+        "commit": rtl_commit(rtl),
+        "sources_sha256": sources_digest(rtl),
         "fixes": [{"from": o, "to": n, "why": w} for o, n, w in FIXES],
-        "command": "python -m experiments.validation.meloppr_rtl --rtl-dir DIR" + (
-            " --cases " + " ".join(args.cases) if args.cases else ""),
+        "command": "python -m experiments.validation.meloppr_rtl --rtl-dir DIR"
+        + (" --cases " + " ".join(args.cases) if args.cases else ""),
         "tools": tool_versions(),
-        "seed_score": SEED_SCORE, "period": PERIOD,
+        "seed_score": SEED_SCORE,
+        "period": PERIOD,
         "cycles": "from mask rising to l_step == max_steps, in clock periods",
     }
+    data = {"provenance": prov, "cases": records}
     if args.json:
-        Path(args.json).write_text(json.dumps({"provenance": prov, "cases": records}, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
+    if args.md and not args.cases:
+        sj = Path(args.synth_json)
+        write_md(data, json.loads(sj.read_text()) if sj.exists() else None, Path(args.md))
     return 0
 
 
