@@ -586,7 +586,7 @@ def synthetic_operating_points(g: Graph, sources: Sequence[int], engines: dict[s
 
 def fig5(g: Graph, P_values: Sequence[int] = (1, 2, 4, 8, 16)) -> dict[str, Any]:
     """One 6-step diffusion of the whole graph (Fig. 5, citeseer) at each P."""
-    sg = Subgraph(g.n, g.nnz, 6, 6, np.diff(g.adj.indptr))
+    sg = Subgraph(g.n, g.nnz, 6, 6, np.diff(g.adj.indptr), g.adj.indices)
     ms, over = {}, {}
     for P in P_values:
         e = PPRFpgaEngine(n_pes=P)

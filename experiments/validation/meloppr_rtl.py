@@ -716,10 +716,12 @@ def write_md(data: dict[str, Any], synth: dict[str, Any] | None, path: Path) -> 
         "Cycles per diffusion step (every step of a run takes the same cycles in the RTL: "
         "`step_cycles` in the JSON). *model* = `accelerators.ppr_fpga_rtl` (the engine's "
         '`cycle_model="rtl"`), *v1* = the first model (`cycle_model="v1"`). Stall share = '
-        "stall cycles of the slowest PE over its stall-free cycles (`36 + 3d` per node). Lost mass = "
+        "the PEs' cycles beyond the stall-free slowest PE's (`36 + 3d` per node), over those. Lost mass = "
         "score mass the RTL loses against the exact integer diffusion `R <- A floor(R / deg)` "
         f"(seed {SEED_SCORE:,} units; the toy: the authors' 1000 + 999). *fit*: the cases the one fitted "
-        "constant (the dual top's hand-over cycle) came from; the rest are held out.",
+        "constant (the dual top's hand-over cycle) came from; the rest are held out. The fit "
+        "set was named after all runs had been seen; the constant is 1 cycle per step on the dual top and "
+        "0 on the others, everything else in the model is read from the RTL.",
         "",
         "| case | top | nodes | entries | steps | RTL cycles/step | model | model/RTL | v1 | v1/RTL | "
         "stall share (RTL model) | v1 stall share | accumulation | RTL = integer diffusion | lost mass | role |",
@@ -748,8 +750,12 @@ def write_md(data: dict[str, Any], synth: dict[str, Any] | None, path: Path) -> 
         "stale sum).",
         "- `add_up_score.v` visits `node_num - 1` nodes per PE: the last node of each PE is never "
         "accumulated. The quad testbench initialises PE `a`'s score sums with word `2a` of PE 1's score "
-        "table; the octa/hex testbenches with a never-loaded array (`x`). `l_step_count_hex` ignores "
-        "PE 13 (`finished_final[12]`; it is wired `[13]` to `finished13`) and its `finished16` port.",
+        "table; the octa/hex testbenches with a never-loaded array (`x`). The hex top wires "
+        "`finished_final[13]` (not `[12]`) to `l_step_count_hex`'s `finished13` and nothing to its "
+        "`finished16`, which the module ignores anyway: PE 13's accumulation is never waited for (all "
+        "PEs' accumulations take the same cycles, so this does not change the timing here).",
+        "- The RTL's score sum is `15/16 * sum_l R_l` (`add_up_score.v`), without the `alpha^l` weights "
+        "of the paper's Eq. 1; the dual top has no accumulation at all.",
     ]
     if synth:
         sp = synth["provenance"]
