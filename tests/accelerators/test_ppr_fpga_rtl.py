@@ -150,5 +150,9 @@ def test_bad_input_is_named():
         rtl.simulate_step([0, 1], [0], 0)
     with pytest.raises(ValueError, match="node_num"):
         rtl.simulate_step([0, 1, 2, 3], [0, 1, 2], 2, node_num=1)
+    with pytest.raises(ValueError, match="indices"):
+        rtl.simulate_step([0, 1, 2], [0, 2], 1)
+    with pytest.raises(ValueError, match="indptr"):
+        rtl.simulate_step([0, 2, 1], [0, 1], 1)
     with pytest.raises(ValueError, match="divider_cycles"):
         rtl.simulate_step([0, 1], [0], 1, divider_cycles=0)
