@@ -134,7 +134,9 @@ def simulate_step(
         raise ValueError(f"node_num={node_num} x n_pes={n_pes} < {n} nodes")
     deg = np.diff(indptr)
     if indptr.size < 1 or indptr[0] != 0 or (deg < 0).any() or indptr[-1] != indices.size:
-        raise ValueError(f"indptr must start at 0, not decrease and end at len(indices)={indices.size}")
+        raise ValueError(
+            f"indptr must start at 0, not decrease and end at len(indices)={indices.size}"
+        )
     if indices.size and (indices.min() < 0 or indices.max() >= n):
         raise ValueError(f"indices must lie in [0, {n}), got [{indices.min()}, {indices.max()}]")
     carry = scores is not None

@@ -219,3 +219,28 @@ def test_whole_citeseer_diffusion_near_paper_fig5():
     assert 11 / 1.5 < rtl[1] < 11 * 1.5
     assert 1 / 1.5 < rtl[16] < 1 * 1.5
     assert 5 < rtl[1] / rtl[16] < 10
+
+
+def test_yosys_luts_are_the_committed_synthesis_and_fit():
+    """YOSYS_LUT is docs/validation/meloppr_rtl_synth.json (yosys 0.23 on the authors'
+    tops; not vendor figures); the LUT model fitted to it is within 15 % of each top, and
+    Table I's figures (the co-design's constraint) are several times larger."""
+    import json
+    from pathlib import Path
+
+    from accelerators.ppr_fpga import YOSYS_LUT, fits_kc705
+
+    data = json.loads((Path(__file__).resolve().parents[2] / "docs" / "validation"
+                       / "meloppr_rtl_synth.json").read_text())
+    assert YOSYS_LUT == {t["pes"]: t["lut"] for t in data["tops"]}
+    ps = np.array(sorted(YOSYS_LUT))
+    cols = {"n_pes": ps, "bram_words_per_table": 8192}
+    ys = PPRFpgaEngine.resources_of(cols, "yosys")["lut"]
+    want = np.array([YOSYS_LUT[int(p)] for p in ps])
+    assert np.all(np.abs(ys / want - 1) < 0.15)
+    assert np.all(PPRFpgaEngine.resources_of(cols)["lut"] > 3 * ys)
+    # a design over Table I's LUT budget can fit by the synthesis' count
+    big = {"n_pes": 32, "bram_words_per_table": 1024}
+    assert not fits_kc705(big) and fits_kc705(big, lut_source="yosys")
+    with pytest.raises(ValueError, match="lut_source"):
+        PPRFpgaEngine.resources_of(cols, "vivado")
