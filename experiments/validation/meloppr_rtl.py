@@ -768,7 +768,7 @@ def write_md(data: dict[str, Any], synth: dict[str, Any] | None, path: Path) -> 
             + "; ".join(f"`{f['from']}` -> `{f['to']}` ({f['why']})" for f in sp["fixes"])
             + ".",
             "",
-            "| P | yosys LUT | yosys FF | paper Table I LUT | LUT model fitted to Table I (`lut_source="paper"`) | BRAM36 (RTL tables) |",
+            "| P | yosys LUT | yosys FF | paper Table I LUT | LUT model fitted to Table I (lut_source paper) | BRAM36 (RTL tables) |",
             "|---|---|---|---|---|---|",
         ]
         for t in synth["tops"]:
