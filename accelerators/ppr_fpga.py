@@ -35,32 +35,36 @@ DAC 2021, Sec. V) laid out in tables. A global top-``c*k`` score table (node id 
   (:data:`PAPER_TABLE_I`) at 32-bit data and 13-bit addresses; the fit is within 0.7
   percentage points of every row (``tests/accelerators/test_ppr_fpga.py``). Other
   widths scale the terms [inferred]: per-PE logic by ``int_bits / 32``, the multiplexers
-  by ``(int_bits + addr_bits) / 45``, the comparators by ``addr_bits / 13``.
+  by ``(int_bits + addr_bits) / 45``, the comparators by ``addr_bits / 13``. The RTL
+  does not back Table I: a yosys synthesis of the published tops (:data:`YOSYS_LUT`,
+  ``docs/validation/meloppr_rtl.md``; not vendor figures) has several times fewer LUTs.
+  ``lut_source="yosys"`` fits the same model to those; the co-design's constraint
+  (:func:`fits_kc705`) keeps Table I, the larger figure.
 * DSP48E1: 0 -- division is done in logic and the paper reports DSP use < 0.1 % of the
   840 (paper Secs. V-VI), i.e. fewer than one.
 * FF: the paper gives no flip-flop figures, so none are modelled.
 
-**Diffusion cycles** (one PE, one step; from the state machines in ``diffusion_rw.v``,
-``divide.v`` and ``add_up_score.v``): per node 4 cycles (read previous score, clear it,
-read the neighbour-address pair, start the divider) + the restoring divider
-(``int_bits`` iterations + 2 handshake cycles) + 3 cycles per adjacency entry (read
-neighbour id, read its score, write it back), then 3 cycles per node to accumulate
-(read score, read sum, write sum). Merging a finished sub-graph into the global table
-costs :data:`MERGE_CYCLES_PER_NODE` per node [inferred: a read-modify-write; the global
-table is not in the published RTL].
+**Diffusion cycles** (``cycle_model``, :data:`CYCLE_MODELS`). The default ``"rtl"`` is
+:mod:`accelerators.ppr_fpga_rtl`: the RTL's PE state machine (``36 + 3 d`` cycles per
+node at 32 bits), its accumulation (``3 (node_num - 1) + 1`` per step on the quad, octa
+and hex tops, none on the dual top or one PE) and its scheduler stalls, simulated cycle
+by cycle from the partition-conflict rule on the sub-graph's real neighbour lists
+(:attr:`Subgraph.neighbors`). It reproduces Icarus simulations of the authors' RTL to
+the cycle on 25 runs (``docs/validation/meloppr_rtl.md``), where the stalls are far
+above the paper's Fig. 5 bounds. Merging a finished sub-graph into the global table
+costs :data:`MERGE_CYCLES_PER_NODE` per node in both models [inferred: a
+read-modify-write; the global table is not in the published RTL].
 
-**Scheduler conflicts** (``split`` placement: a sub-graph's nodes are divided into ``P``
-contiguous slices, one per PE, as ``node_offset`` does in the RTL, and every diffuser
-writes to all score tables through fixed-priority schedulers): a PE stalls one cycle when
-a higher-priority PE addresses the same score-table partition. With ``q`` the fraction of
-a PE's cycles that access the score table (2 per node + 2 per adjacency entry, over its
-cycle count) and targets spread uniformly over the ``P`` partitions, the lowest-priority
-PE stalls with probability ``1 - (1 - q/P)^(P-1)``, and the step waits for it
-[inferred]. For the sub-graphs (>= 32 nodes) of 30 Planetoid queries with 13 next-stage
-nodes the median is 9-12 % at P = 2 and 16-20 % at P = 16 (95th percentile up to 17 % and
-29 %), inside the paper's Fig. 5 bounds (< 20 % at P = 2, < 40 % for P > 2). Sub-graphs placed
-whole on one PE (``round_robin`` / ``least_loaded``) touch only their own tables: no
-conflicts, but load imbalance.
+``"v1"`` is the first model, kept for the records made with it: per node 4 cycles +
+the divider (``int_bits`` + 2) + 3 per adjacency entry + 3 to accumulate, and for
+``split`` placement a stall factor from an access probability: with ``q`` the fraction
+of a PE's cycles that access the score table (2 per node + 2 per entry) and targets
+spread uniformly over the ``P`` partitions, the lowest-priority PE stalls with
+probability ``1 - (1 - q/P)^(P-1)`` and the step waits for it. Against the same RTL
+runs it is optimistic (``docs/validation/meloppr_rtl.md`` gives v1/RTL per run).
+
+Sub-graphs placed whole on one PE (``round_robin`` / ``least_loaded``) touch only their
+own tables: no conflicts, but load imbalance.
 
 **Host side** (:class:`HostModel`): BFS + formatting time per sub-graph, a DMA link of
 ``link_gb_per_s`` with ``link_latency_us`` per transfer (KC705: PCIe Gen2 x8 edge
@@ -81,15 +85,20 @@ from typing import Any
 
 import numpy as np
 
+from accelerators import ppr_fpga_rtl as rtl
+
 __all__ = [
     "ACCUM_CYCLES_PER_NODE",
     "ASSIGNMENTS",
+    "CYCLE_MODELS",
     "EDGE_CYCLES",
     "KC705",
+    "LUT_SOURCES",
     "MERGE_CYCLES_PER_NODE",
     "NODE_CYCLES",
     "NUMPY_HOST",
     "PAPER_TABLE_I",
+    "YOSYS_LUT",
     "FpgaDevice",
     "HostModel",
     "LatencyBreakdown",
@@ -98,6 +107,7 @@ __all__ = [
     "bram18_for",
     "fits_kc705",
     "lut_coefficients",
+    "lut_coefficients_yosys",
     "subgraph_fpga_bytes",
 ]
 
@@ -162,6 +172,13 @@ REF_ADDR_BITS = 13
 
 INT_BITS_CHOICES = (8, 12, 16, 20, 24, 32, 48, 64)
 
+CYCLE_MODELS = ("rtl", "v1")
+"""``rtl`` (default) -- :mod:`accelerators.ppr_fpga_rtl`: the RTL's state machines and
+partition-conflict stall rule simulated cycle by cycle, matching Icarus runs of the
+authors' RTL to the cycle (``docs/validation/meloppr_rtl.md``); ``v1`` -- the first model
+(4 + divider + 3 d + 3 cycles per node, stalls from an access-probability formula), kept
+for the records made with it; it is 20-30 % optimistic against the RTL."""
+
 ASSIGNMENTS = ("split", "round_robin", "least_loaded")
 """How stage-2 sub-graphs are placed on PEs: ``split`` -- every sub-graph's nodes divided
 over all PEs, one sub-graph at a time (the RTL's scheme; scheduler conflicts);
@@ -200,7 +217,37 @@ def _lut_features(n_pes: Any, int_bits: Any, addr_bits: Any) -> np.ndarray:
     ), axis=-1)
 
 
+#: yosys 0.23 ``synth_xilinx -family xc7 -flatten`` of the RTL's tops (LUT1-LUT6 cells),
+#: P -> LUTs: ``docs/validation/meloppr_rtl_synth.json`` (``python -m
+#: experiments.validation.meloppr_rtl --synth``); not vendor (Vivado) figures, and the
+#: block RAMs are not in the tops. ``tests/accelerators/test_ppr_fpga.py`` checks these
+#: against that record.
+YOSYS_LUT: dict[int, int] = {2: 1005, 4: 2587, 8: 4955, 16: 10126}
+
+LUT_SOURCES = ("paper", "yosys")
+"""Which LUT figures the resource model is fitted to: ``paper`` -- the paper's Table I
+(:data:`PAPER_TABLE_I`; the default, and what the co-design's KC705 constraint uses);
+``yosys`` -- :data:`YOSYS_LUT`, a synthesis of the published RTL (about 6x to 15x fewer
+LUTs than Table I: the RTL is the diffusion engine only, without the host interface and
+the global table, and yosys is not Vivado)."""
+
 _LUT_COEF: np.ndarray | None = None
+_LUT_COEF_YOSYS: np.ndarray | None = None
+_RTL_CACHE: dict[tuple, dict[str, int]] = {}
+
+
+def lut_coefficients_yosys() -> np.ndarray:
+    """The same three-term LUT model fitted (non-negative least squares, relative error)
+    to :data:`YOSYS_LUT`."""
+    global _LUT_COEF_YOSYS
+    if _LUT_COEF_YOSYS is None:
+        from scipy.optimize import nnls
+
+        ps = np.array(sorted(YOSYS_LUT), dtype=float)
+        target = np.array([YOSYS_LUT[int(p)] for p in ps], dtype=float)
+        feats = _lut_features(ps, REF_INT_BITS, REF_ADDR_BITS)
+        _LUT_COEF_YOSYS = nnls(feats / target[:, None], np.ones_like(target))[0]
+    return _LUT_COEF_YOSYS
 
 
 def lut_coefficients() -> np.ndarray:
@@ -297,13 +344,18 @@ class Subgraph:
     """One sub-graph a query diffuses: node count, adjacency entries (``nnz``, a
     self-loop once), diffusion ``steps``, BFS ``depth`` (host cost), and optionally the
     in-sub-graph degree of each node in BFS order (for the per-PE slices of ``split``;
-    without it slices are assumed equal)."""
+    without it slices are assumed equal) and ``neighbors``, the CSR neighbour indices
+    (sub-graph-local, row by row in the same order: ``degrees`` are the row lengths), which
+    the ``"rtl"`` cycle model needs to simulate the scheduler's stalls. Without them that
+    model draws each node's neighbours uniformly from the sub-graph (seeded, reproducible)
+    [assumed]."""
 
     n_nodes: int
     nnz: int
     steps: int
     depth: int
     degrees: np.ndarray | None = None
+    neighbors: np.ndarray | None = None
 
 
 @dataclass
@@ -347,6 +399,7 @@ class PPRFpgaEngine:
     score_table_entries: int = 2000
     device: FpgaDevice = KC705
     host: HostModel = field(default_factory=HostModel)
+    cycle_model: str = "rtl"
 
     def __post_init__(self) -> None:
         for name in ("n_pes", "bram_words_per_table", "int_bits", "score_table_entries"):
@@ -372,6 +425,9 @@ class PPRFpgaEngine:
             raise ValueError(f"PPRFpgaEngine.device must be an FpgaDevice, got {self.device!r}")
         if not isinstance(self.host, HostModel):
             raise ValueError(f"PPRFpgaEngine.host must be a HostModel, got {self.host!r}")
+        if self.cycle_model not in CYCLE_MODELS:
+            raise ValueError(f"PPRFpgaEngine.cycle_model must be one of {list(CYCLE_MODELS)}, "
+                             f"got {self.cycle_model!r}")
         need = self.node_id_bits
         if need > self.int_bits:
             raise ValueError(
@@ -420,13 +476,16 @@ class PPRFpgaEngine:
     # -- resources -------------------------------------------------------------------------
 
     @staticmethod
-    def resources_of(p: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def resources_of(p: Mapping[str, Any], lut_source: str = "paper") -> dict[str, np.ndarray]:
         """``lut``, ``bram18``, ``bram36``, ``dsp`` of a batch of designs (columns).
 
         ``p`` maps ``n_pes``, ``bram_words_per_table`` and optionally ``int_bits``
         (default 32) and ``score_table_entries`` (else ``c * k`` if both given, else
         2000) to arrays or scalars. See the module docstring for the model.
+        ``lut_source`` (:data:`LUT_SOURCES`): the LUT figures the LUT model is fitted to.
         """
+        if lut_source not in LUT_SOURCES:
+            raise ValueError(f"lut_source must be one of {list(LUT_SOURCES)}, got {lut_source!r}")
         try:
             pes = np.asarray(p["n_pes"], dtype=float)
             words = np.asarray(p["bram_words_per_table"], dtype=float)
@@ -444,15 +503,16 @@ class PPRFpgaEngine:
         per_pe18 = 2 * bram18_for(w, b) + bram18_for(w // 2, b)
         global18 = 2 * bram18_for(ck.astype(np.int64), b)
         bram18 = pes.astype(np.int64) * per_pe18 + global18
-        lut = _lut_features(pes, bits, _addr_bits(words)) @ lut_coefficients()
+        coef = lut_coefficients() if lut_source == "paper" else lut_coefficients_yosys()
+        lut = _lut_features(pes, bits, _addr_bits(words)) @ coef
         lut = np.ceil(lut)
         zeros = np.zeros(np.broadcast(pes, words, bits, ck).shape)
         return {"lut": lut + zeros, "bram18": bram18 + zeros, "bram36": bram18 / 2 + zeros,
                 "dsp": zeros}
 
-    def resources(self) -> dict[str, float]:
+    def resources(self, lut_source: str = "paper") -> dict[str, float]:
         """``lut``, ``bram18``, ``bram36``, ``dsp`` of this design."""
-        r = self.resources_of(self._columns())
+        r = self.resources_of(self._columns(), lut_source)
         return {k: float(v) for k, v in r.items()}
 
     def utilization(self) -> dict[str, float]:
@@ -474,9 +534,38 @@ class PPRFpgaEngine:
     # -- cycles ----------------------------------------------------------------------------
 
     def node_cycles(self, degrees: np.ndarray) -> np.ndarray:
-        """Cycles of one diffusion step + accumulation for each node of a slice."""
+        """Stall-free cycles of one diffusion step for each node of a slice: ``rtl``
+        ``4 + int_bits + 3 d`` (36 + 3 d at 32 bits, the RTL's count); ``v1`` adds the
+        divider's 2 handshake cycles and 3 accumulation cycles per node."""
         d = np.asarray(degrees, dtype=np.int64)
+        if self.cycle_model == "rtl":
+            return rtl.NODE_STATES_BEFORE_DIVIDE + self.int_bits + rtl.EDGE_CYCLES_RTL * d
         return NODE_CYCLES + self.divider_cycles + EDGE_CYCLES * d + ACCUM_CYCLES_PER_NODE
+
+    def _csr(self, sg: Subgraph) -> tuple[np.ndarray, np.ndarray]:
+        deg = self._degrees(sg)
+        indptr = np.concatenate(([0], np.cumsum(deg))).astype(np.int64)
+        if sg.neighbors is not None:
+            nb = np.asarray(sg.neighbors, dtype=np.int64)
+            if nb.size != indptr[-1]:
+                raise ValueError(f"Subgraph.neighbors has {nb.size} entries, degrees sum to {indptr[-1]}")
+            return indptr, nb
+        rng = np.random.default_rng(deg.size * 1_000_003 + int(indptr[-1]))
+        return indptr, rng.integers(0, max(1, deg.size), size=int(indptr[-1]), dtype=np.int64)
+
+    def _rtl_step(self, sg: Subgraph, P: int) -> dict[str, int]:
+        """One step of ``sg`` split over ``P`` PEs under the RTL model (cached)."""
+        indptr, nb = self._csr(sg)
+        V = indptr.size - 1
+        node_num = -(-V // P)
+        key = (P, node_num, self.int_bits, V, hash(indptr.tobytes()), hash(nb.tobytes()))
+        hit = _RTL_CACHE.get(key)
+        if hit is None:
+            if len(_RTL_CACHE) > 4096:
+                _RTL_CACHE.clear()
+            hit = rtl.step_cycles(indptr, nb, P, node_num, divider_cycles=self.int_bits)
+            _RTL_CACHE[key] = hit
+        return hit
 
     def _degrees(self, sg: Subgraph) -> np.ndarray:
         if sg.degrees is not None:
@@ -490,9 +579,11 @@ class PPRFpgaEngine:
 
     def split_cycles(self, sg: Subgraph, n_pes: int | None = None) -> tuple[int, int, bool]:
         """``(cycles, conflict_cycles, fits)`` of ``sg`` split over ``n_pes`` (default all)
-        PEs in contiguous node slices of ``ceil(V / P)``: each step lasts as long as the
-        slowest slice, stretched by the scheduler-conflict stall factor; then the merge
-        into the global table."""
+        PEs in contiguous node slices of ``ceil(V / P)``, then the merge into the global
+        table. ``rtl``: each step is simulated (:func:`accelerators.ppr_fpga_rtl.step_cycles`);
+        ``conflict_cycles`` is the slowest PE's stall excess over its stall-free cycles,
+        times the steps. ``v1``: each step lasts as long as the slowest slice, stretched
+        by the stall factor of the access-probability formula."""
         P = self.n_pes if n_pes is None else n_pes
         deg = self._degrees(sg)
         V = deg.size
@@ -504,6 +595,10 @@ class PPRFpgaEngine:
         slice_nnz = np.add.reduceat(deg, starts)
         fits = bool(np.all(slice_nodes <= self.node_capacity_per_pe)
                     and np.all(2 * slice_nodes + slice_nnz <= self.bram_words_per_table))
+        if self.cycle_model == "rtl":
+            st = self._rtl_step(sg, P)
+            conflict = st["stall_cycles"] * sg.steps
+            return st["cycles"] * sg.steps + MERGE_CYCLES_PER_NODE * V, conflict, fits
         per_slice = np.add.reduceat(self.node_cycles(deg), starts)
         step = int(per_slice.max())
         stall = 0.0
@@ -518,9 +613,14 @@ class PPRFpgaEngine:
         return cycles, conflict, fits
 
     def whole_cycles(self, sg: Subgraph) -> int:
-        """Cycles of ``sg`` on one PE (no conflicts), including the merge."""
+        """Cycles of ``sg`` on one PE (no conflicts), including the merge; under ``rtl``
+        plus that PE's accumulation per step (:func:`accelerators.ppr_fpga_rtl.accumulation_cycles`
+        of this design's top, with ``node_num = V``)."""
         deg = self._degrees(sg)
-        return int(self.node_cycles(deg).sum()) * sg.steps + MERGE_CYCLES_PER_NODE * deg.size
+        per_step = int(self.node_cycles(deg).sum())
+        if self.cycle_model == "rtl" and deg.size:
+            per_step += rtl.accumulation_cycles(self.n_pes, int(deg.size))
+        return per_step * sg.steps + MERGE_CYCLES_PER_NODE * deg.size
 
     def scheduling_overhead(self, sg: Subgraph, n_pes: int | None = None) -> float:
         """Conflict stall cycles / conflict-free cycles of ``sg`` split over ``n_pes``."""
@@ -609,11 +709,13 @@ class PPRFpgaEngine:
         return out
 
 
-def fits_kc705(p: Mapping[str, Any]) -> Any:
+def fits_kc705(p: Mapping[str, Any], lut_source: str = "paper") -> Any:
     """Vectorized known constraint: LUT, BRAM36 and DSP of the design fit the XC7K325T,
     and ``int_bits`` can address every node (see :attr:`PPRFpgaEngine.node_id_bits`).
-    Columns as :meth:`PPRFpgaEngine.resources_of`."""
-    r = PPRFpgaEngine.resources_of(p)
+    Columns as :meth:`PPRFpgaEngine.resources_of`. The LUTs are the model fitted to the
+    paper's Table I (``lut_source="paper"``, what the co-design uses): the larger and so
+    the more conservative of the two figures; ``"yosys"`` uses the synthesis of the RTL."""
+    r = PPRFpgaEngine.resources_of(p, lut_source)
     ok = (r["lut"] <= KC705.lut) & (r["bram36"] <= KC705.bram36) & (r["dsp"] <= KC705.dsp)
     pes = np.asarray(p["n_pes"], dtype=float)
     words = np.asarray(p["bram_words_per_table"], dtype=float)

@@ -184,7 +184,10 @@ def codesign_space(L: int = 6, max_next_stage: int = 32, k_values: Sequence[int]
                    int_bits: Sequence[int] = HW_INT_BITS) -> DesignSpace:
     """FPGA engine x MeLoPPR plan, flattened, with the known constraint ``kc705_resources``
     (:func:`accelerators.ppr_fpga.fits_kc705`: LUT, BRAM36 and DSP of the engine with a
-    ``c * k`` global table fit the XC7K325T, and ``int_bits`` can address every node)."""
+    ``c * k`` global table fit the XC7K325T, and ``int_bits`` can address every node). The
+    LUTs are those of the model fitted to the paper's Table I (``lut_source="paper"``), not
+    the yosys synthesis of the RTL (several times fewer; :data:`accelerators.ppr_fpga.YOSYS_LUT`):
+    the conservative choice, and the one the paper's design point is judged by."""
     hw = hardware_space(n_pes, bram_words, int_bits)
     plan = plan_space(L, max_next_stage, k_values, c_values, assignments)
     return DesignSpace(

@@ -436,7 +436,9 @@ def meloppr(
     ``quantum`` runs every diffusion in emulated integer arithmetic (see :func:`diffuse`).
     ``record_subgraphs=True`` keeps, in ``stats.extra``, ``"subgraph_degrees"`` (the
     in-sub-graph degree of every node of every diffused sub-graph, in BFS order -- what
-    an FPGA engine model needs) and ``"next_stage_nodes"``.
+    an FPGA engine model needs), ``"subgraph_neighbors"`` (each sub-graph's CSR neighbour
+    indices, ball-local, row by row in the same order: what the engine's scheduler-stall
+    simulation needs) and ``"next_stage_nodes"``.
     """
     if l1 < 1 or l2 < 0:
         raise ValueError(f"need l1 >= 1 and l2 >= 0, got l1={l1}, l2={l2}")
@@ -457,6 +459,7 @@ def meloppr(
         S, R = diffuse(a, s0, l1, alpha, deg=deg, quantum=quantum)
         t2 = time.perf_counter()
         degrees = [np.diff(a.indptr)] if record_subgraphs else None
+        neighbors = [a.indices.astype(np.int32)] if record_subgraphs else None
         bfs_s += t1 - t0
         diff_s += t2 - t1
         e = edge_count(a)
@@ -492,6 +495,7 @@ def meloppr(
                 contrib = np.floor(contrib / quantum) * quantum
             if degrees is not None:
                 degrees.append(np.diff(a2.indptr))
+                neighbors.append(a2.indices.astype(np.int32))
             table.offer(ball2, contrib, order_key=contrib)
             t3 = time.perf_counter()
             bfs_s += t2 - t1
@@ -526,6 +530,7 @@ def meloppr(
     }
     if record_subgraphs:
         stats.extra["subgraph_degrees"] = degrees
+        stats.extra["subgraph_neighbors"] = neighbors
         stats.extra["next_stage_nodes"] = ns_nodes
     return PPRResult(table.keys, table.vals, stats)
 

@@ -88,18 +88,20 @@ def meloppr_subgraphs(result: PPRResult, l1: int, l2: int) -> list[Subgraph]:
     degs = result.stats.extra.get("subgraph_degrees")
     if degs is None:
         raise ValueError("meloppr result has no recorded sub-graphs: call it with record_subgraphs=True")
+    nbrs = result.stats.extra.get("subgraph_neighbors") or [None] * len(degs)
     out = []
-    for i, d in enumerate(degs):
+    for i, (d, nb) in enumerate(zip(degs, nbrs, strict=True)):
         steps = l1 if i == 0 else l2
-        out.append(Subgraph(int(d.size), int(d.sum()), steps, steps, np.asarray(d, dtype=np.int64)))
+        out.append(Subgraph(int(d.size), int(d.sum()), steps, steps, np.asarray(d, dtype=np.int64), nb))
     return out
 
 
 def baseline_subgraph(g: Graph, source: int, L: int = 6) -> Subgraph:
     """The single-stage local PPR's one sub-graph ``G_L(source)`` (``L`` steps)."""
     ball = bfs_ball(g, source, L)
-    d = np.diff(induced(g, ball).indptr).astype(np.int64)
-    return Subgraph(int(ball.size), int(d.sum()), L, L, d)
+    a = induced(g, ball)
+    d = np.diff(a.indptr).astype(np.int64)
+    return Subgraph(int(ball.size), int(d.sum()), L, L, d, a.indices.astype(np.int32))
 
 
 HOST_EXTRACTORS = ("native", "numpy", "networkx")

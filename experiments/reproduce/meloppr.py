@@ -586,7 +586,7 @@ def synthetic_operating_points(g: Graph, sources: Sequence[int], engines: dict[s
 
 def fig5(g: Graph, P_values: Sequence[int] = (1, 2, 4, 8, 16)) -> dict[str, Any]:
     """One 6-step diffusion of the whole graph (Fig. 5, citeseer) at each P."""
-    sg = Subgraph(g.n, g.nnz, 6, 6, np.diff(g.adj.indptr))
+    sg = Subgraph(g.n, g.nnz, 6, 6, np.diff(g.adj.indptr), g.adj.indices)
     ms, over = {}, {}
     for P in P_values:
         e = PPRFpgaEngine(n_pes=P)
@@ -1086,7 +1086,7 @@ def _operating_points_for(name: str, key: str, g: Graph | None, *, scale: float,
     signature = {"graph": name, "sources": n_src, "ns": list(ns_values), "k": K,
                  "capacities": [_capacity_label(c) for c in TABLE_LADDER], "targets": list(TARGETS),
                  "rng_seed": rng_seed, "scale": scale, "networkx": networkx, "nx_sources": nx_sources,
-                 "hosts": hosts, "version": OPS_CACHE_VERSION}
+                 "hosts": hosts, "version": OPS_CACHE_VERSION, "cycle_model": PPRFpgaEngine().cycle_model}
     kind = KINDS["operating_points"]
     sig_unb = dict(signature, part="unbounded")
     ops = None if fresh else _cached(store, kind, signature)
@@ -1302,7 +1302,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for name, key, g, syn, scale, n_src, ns_here in todo:
         signature = {"graph": name, "sources": n_src, "ns": ns_here, "k": K, "c": C, "rng_seed": args.rng_seed,
                      "scale": scale, "networkx": networkx, "nx_sources": syn_nx if syn else nx_real.get(name),
-                     "hosts": res["host_models"], "version": CACHE_VERSION}
+                     "hosts": res["host_models"], "version": CACHE_VERSION,
+                     "cycle_model": PPRFpgaEngine().cycle_model}
         gr = None if args.fresh else _cached(store, KINDS["graph"], signature)
         if gr is None:
             if g is None:

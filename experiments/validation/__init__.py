@@ -22,6 +22,9 @@ reference designs are in :mod:`accelerators.reference` and the row-stationary ma
 * :mod:`~experiments.validation.silicon_compare` -- Eyeriss v1 (JSSC 2017 Tables III and V)
   and TPU v1 published figures; :mod:`~experiments.validation.rs_baseline` -- the best
   row-stationary mapping of each AlexNet convolution against the chip's own.
+* :mod:`~experiments.validation.meloppr_rtl` -- MeLoPPR's FPGA engine model
+  (:mod:`accelerators.ppr_fpga_rtl`) against Icarus simulations of the authors' Verilog,
+  read from a checkout the user names (never committed); ``--synth`` runs yosys on it.
 """
 
 __all__: list[str] = []  # scripts: run them as modules
