@@ -634,7 +634,7 @@ def _sqlite_on_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN" if mode == "DEFERRED" else "BEGIN IMMEDIATE")
 
 
-def _make_engine(url: str) -> Engine:
+def make_engine(url: str) -> Engine:
     backend = make_url(url).get_backend_name()
     try:
         if backend == "sqlite":
@@ -766,7 +766,7 @@ class Storage:
             with _path_errors(opened):
                 if not Path(opened).exists():   # what SQLite opens (no ~ expansion)
                     raise StorageError(f"no such study storage: {_show(opened)}")
-        engine = _make_engine(self._url)
+        engine = make_engine(self._url)
         self._engine: Engine | None = engine
         self._is_pg = engine.dialect.name == "postgresql"
         if not isinstance(engine.pool, (NullPool, StaticPool)) and hasattr(os, "register_at_fork"):

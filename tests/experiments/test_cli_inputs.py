@@ -343,7 +343,7 @@ def test_scheme_case_and_unknown_drivers(tmp_path):
     Storage(url).close()                                              # was NoSuchModuleError
     assert normalize_url("Postgres://h/db") == "postgresql://h/db"
     with pytest.raises(StorageError, match=r"unknown database driver 'postgresql\+nodriver'"):
-        storage_mod._make_engine("postgresql+nodriver://h/db")
+        storage_mod.make_engine("postgresql+nodriver://h/db")
 
 
 def test_the_cli_never_prints_a_storage_password(tmp_path, pg_url):

@@ -274,7 +274,7 @@ def check_expression(text: str) -> None:
 
 
 def check_storage_url(text: str) -> None:
-    from experiments.storage import Storage, StorageError, _make_engine, normalize_url
+    from experiments.storage import Storage, StorageError, make_engine, normalize_url
 
     before = sorted(os.listdir("."))
     with _cpu_limit():
@@ -288,7 +288,7 @@ def check_storage_url(text: str) -> None:
             if url.startswith("sqlite"):
                 Storage(url, create=False).close()
             else:                   # an engine, without connecting to any server
-                _make_engine(url).dispose()
+                make_engine(url).dispose()
         except StorageError as e:
             _one_line(e)
     assert sorted(os.listdir(".")) == before, "a read-only open created files"
