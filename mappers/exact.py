@@ -56,6 +56,12 @@ product. So figures that bound every count from below bound the objective from b
   irrelevant to, every iteration of those loops refetches its tile; the bound is the
   least over one stationary operand per refined level (every completion has at most one
   per level), staged (the highest level alone first) and at most two levels deep.
+  A sliding-window operand (a convolution's input) that is not the stationary one
+  fetches, at each refined level whose share it does not keep whole, at least its MACs
+  over the most MACs per fetched word of any tile that fits there (the table's column for
+  it: :func:`irrelevant_tile_table`; the argument is in
+  :func:`evaluators.loopnest.bounds.lower_bound`), which bounds every bypass choice at
+  the roots: a small register file bypassed by the buffer above it refills from DRAM.
   A node's bound is never below its parent's (*parent floors*: the parent's bound
   bounds every completion of the parent, the child's among them).
 * *Spatial floor*: a spatial assignment whose bound from its PE count alone (the cost
@@ -404,27 +410,59 @@ def _fits_level(lv: MemoryLevel, keep: np.ndarray, words: np.ndarray) -> np.ndar
 def irrelevant_tile_table(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray,
                           tiles: np.ndarray | None = None) -> np.ndarray | None:
     """The ``irrelevant_tile`` argument of :meth:`LoopNestCost.lower_bound`: ``(n, 3)``, per
-    operand, the largest product of the extents over the dimensions irrelevant to it of
-    any tile (of ``tiles``, default :func:`tile_shapes`) that fits level ``level`` with the
-    bypass choice ``keep`` (``(n, 3)``, that level's kept operands); ``None`` when there
-    are too many tile shapes to list."""
+    operand, an upper bound on the MACs per word the operand's tile at level ``level``
+    fetches while it moves, over every tile (of ``tiles``, default :func:`tile_shapes`)
+    that fits level ``level`` with the bypass choice ``keep`` (``(n, 3)``, that level's
+    kept operands); ``None`` when there are too many tile shapes to list.
+
+    * An operand whose every axis is one dimension: the largest product of the tile's
+      extents over the dimensions irrelevant to it (``V / w``: ``V`` the tile's MACs, the
+      product of all its extents, ``w`` its words).
+    * A sliding-window operand (an axis ``a p + b r``), issue 41: the largest, over the
+      tiles and over every dimension ``m`` relevant to it that the tile does not cover
+      whole (some loop above the level may be over ``m``), of ``V / (kappa_m new_m)``:
+      ``new_m`` the words a step of one tile extent along ``m`` brings in (``w`` on a
+      one-dimension axis; ``(w / x) min(x, coef_m e_m)`` on a sliding axis of extent
+      ``x``), ``kappa_m`` 1 on a one-dimension axis and 1/2 on a sliding one.
+      :func:`evaluators.loopnest.bounds.lower_bound` gives why ``N V / table`` words then
+      bound the fills of ``N`` visits.
+    """
     ext = tile_shapes(layer) if tiles is None else tiles
     if ext is None:
         return None
     words = _bounding_words(layer, ext)                          # (m, 3)
-    irrelevant = np.ones((len(ext), 3))
+    dims = layer.dim_names
+    sizes = np.array([layer.dims[d] for d in dims], dtype=float)
+    volume = np.prod(ext, axis=1)
+    reuse = np.ones((len(ext), 3))
     for k, op in enumerate(OPERANDS):
-        rel = {d for axis in layer.tensor(op).axes for d, _ in axis}
-        for j, d in enumerate(layer.dim_names):
-            if d not in rel:
-                irrelevant[:, k] *= ext[:, j]
+        axes = layer.tensor(op).axes
+        rel = {d for axis in axes for d, _ in axis}
+        if all(len(axis) == 1 for axis in axes):
+            for j, d in enumerate(dims):
+                if d not in rel:
+                    reuse[:, k] *= ext[:, j]
+            continue
+        best = np.full(len(ext), -np.inf)                        # no dimension can move it
+        for axis in axes:
+            x = 1 + sum(cf * (ext[:, dims.index(d)] - 1) for d, cf in axis)
+            for d, cf in axis:
+                j = dims.index(d)
+                if sizes[j] == 1 or cf <= 0:
+                    continue
+                if len(axis) == 1:
+                    per_word = volume / words[:, k]
+                else:
+                    per_word = 2.0 * volume / (words[:, k] / x * np.minimum(x, cf * ext[:, j]))
+                best = np.where(ext[:, j] < sizes[j], np.maximum(best, per_word), best)
+        reuse[:, k] = best
     out = np.ones((len(keep), 3))
     lv = arch.levels[level]
     rows, inverse = np.unique(keep, axis=0, return_inverse=True)
     for r, kc in enumerate(rows):
         fit = _fits_level(lv, kc[None, :], words)
-        out[inverse.ravel() == r] = irrelevant[fit].max(axis=0) if fit.any() else 1.0
-    return out
+        out[inverse.ravel() == r] = reuse[fit].max(axis=0) if fit.any() else 1.0
+    return np.where(np.isfinite(out), out, np.inf)
 
 
 @dataclass(frozen=True)

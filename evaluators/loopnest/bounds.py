@@ -230,11 +230,19 @@ def bound_hook(known: int, arch: ArchSpec, stationary: Any = None,
         out_all = np.prod(ctx.T_above[b], axis=0)                       # decided loops' product
         extra = np.where(inner > cap, inner, 0.0) if single else np.maximum(inner - cap, 0.0)
         sweeps = plain + (out_all - mult) * extra
-        if not single or irrelevant_tile is None:
+        if irrelevant_tile is None:
             return sweeps
         table = irrelevant_tile[:, ctx.c, ctx.t]                      # (B,), < 0: no refinement
         if not (table >= 0).any():
             return sweeps
+        if not single:
+            # a sliding operand the loops above c move (issue 41): every visit's MACs are
+            # at most table x the words the visit fetches; the MACs of all visits are the
+            # decided loops' product times the share's volume (lower_bound's argument)
+            volume = np.prod(extents, axis=0)
+            moving = np.where((ctx.t == codes[ctx.c]) | (table <= 0), 0.0,
+                              out_all * volume / np.where(table > 0, table, 1.0))
+            return np.where((inner <= cap) | (table < 0), sweeps, np.maximum(sweeps, moving))
         # the loops of levels c + 1 .. b (all undecided) lie above c: unless the operand
         # keeps a tile of its whole share, unless it is the one operand the innermost of
         # them is irrelevant to, every one of them refetches its tile
@@ -362,6 +370,29 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
       level's stationary one. The caller takes the least over every combination of
       stationary operands of the refined levels (:func:`per_level_refinement` has the
       forms).
+    * a sliding-window operand at such a level (issue 41), given the same table, whose
+      column is then an upper bound ``rho`` on the MACs per fetched word
+      (:func:`mappers.exact.irrelevant_tile_table`), when its share does not fit ``c``
+      and it is not the level's stationary operand: at least ``P V / rho`` words, ``P``
+      the decided loops' product and ``V`` the MACs of one pass of ``b``'s tile per
+      instance of ``c`` (the product of the share's extents). Why: the share does not
+      fit, so some temporal loop of the levels ``c + 1 .. b`` has a factor > 1; let ``m``
+      be the innermost loop above ``c`` with a factor > 1 (over dimension ``m`` of
+      factor ``f``), relevant to the operand (else the operand is the stationary one).
+      The instance makes ``N = P V / V_c`` visits (``V_c`` the MACs of its tile, the
+      product of its extents ``e``). Fills are ``w + sum_j n_trans_j (w - overlap_j)``
+      (``"any_step"``; every other window rule fetches at least that:
+      :mod:`evaluators.loopnest.bounds_conventions`), each term ``>= 0``. If ``m`` is on a
+      one-dimension axis, every transition moves that axis by at least its extent (``m``
+      steps by ``>= e_m``, or wraps back by ``(f - 1) e_m >= e_m``): no overlap, so
+      ``F = N w = P V / (V_c / w)``. If ``m`` is on a sliding axis of extent ``x`` with
+      coefficient ``a_m``, each of ``m``'s own ``N (f - 1) / f >= N / 2`` steps shifts
+      the tile along that axis alone by ``a_m`` times a step ``>= e_m`` (every factor of
+      ``m`` below the loop), fetching ``>= new_m = (w / x) min(x, a_m e_m)``; so
+      ``F >= P V / (2 V_c / new_m)``. Either way ``F >= P V / rho(e)`` with ``rho(e)`` the
+      largest of those ratios over the dimensions ``m`` the tile does not cover whole
+      (a loop above ``c`` with a factor > 1 over ``m`` needs that), and the table holds
+      the largest ``rho`` over every divisor tile that fits ``c`` with its bypass choice.
 
     Everything the model derives from fill counts (multicast reads, partial-sum
     refills, NoC deliveries, energy, bandwidth) grows with them, so the figures bound

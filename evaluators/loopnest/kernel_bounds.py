@@ -215,10 +215,17 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
     else:
         extra = max(inner - cap, 0.0)
     sweeps = plain + (out_all - mult) * extra
-    if not single or irr < 0:                       # irr < 0: no refinement at c
+    if irr < 0:                                     # irr < 0: no refinement at c
         return sweeps
     if inner <= cap:
         return sweeps
+    if not single:                                  # a sliding operand the loops above c move
+        if t == stationary or irr <= 0:
+            return sweeps
+        volume = 1.0
+        for d in range(D):
+            volume = volume * ex[d]
+        return max(sweeps, out_all * volume / irr)
     reach = 1.0
     for d in range(D):
         if not bdim[d]:
