@@ -51,7 +51,7 @@ from mappers.orders import objective_of
 from mappers.workloads import Layer
 
 __all__ = ["bound_hook", "check_bound_arguments", "distinct_words", "least_lower_bound", "lower_bound",
-           "per_level_refinement", "sliding_level_bounds", "stationary_code"]
+           "per_level_refinement", "run_words", "sliding_level_bounds", "stationary_code"]
 
 
 def distinct_words(ctx: FillContext, extents: Any, whole: Any = None) -> Any:
@@ -82,6 +82,19 @@ def distinct_words(ctx: FillContext, extents: Any, whole: Any = None) -> Any:
                 words = np.where(whole[d1], np.maximum(words, x1 + (x2 - 1) * np.minimum(b, x1)), words)
         out = out * words
     return out
+
+
+def run_words(ctx: FillContext) -> Any:
+    """``(B,)``: the distinct words of the operand an instance of level ``ctx.c`` uses over
+    the whole run, a lower bound of its fills under any completion (each word a MAC below
+    it reads is in its tile at some visit, and was fetched into it then or before):
+    :func:`distinct_words` of the instance's share of the layer, each dimension over the
+    top tile's extent divided by the spatial factors of the levels above ``c`` (a
+    dimension none of them splits takes a contiguous range). For a single-dimension
+    operand the other rules give at least this; for a sliding operand it counts the
+    slides of a known tile that those rules leave out."""
+    spatial_above = np.prod(ctx.SP[ctx.c + 1:], axis=0)
+    return distinct_words(ctx, ctx.E[ctx.L - 1] / spatial_above, spatial_above == 1)
 
 
 def _axis_components(axes: list) -> list[tuple[list, list[int]]]:
@@ -214,12 +227,17 @@ def bound_hook(known: int, arch: ArchSpec, stationary: Any = None,
                 return ctx.F
             w = ctx.words[ctx.c]
             per_level = np.maximum(w * ctx.moves(dims, ctx.c), sliding_level_bounds(ctx, ~ctx.relevant))
-            return w + per_level.sum(axis=0)
+            return np.maximum(w + per_level.sum(axis=0), run_words(ctx))
         spatial_between = np.prod(ctx.SP[ctx.c + 1:b + 1], axis=0)    # (D, B)
         extents = ctx.E[b] / spatial_between                          # per instance of c
         # a dimension no fanout between c and b splits takes a contiguous range
         inner = distinct_words(ctx, extents, spatial_between == 1)
         mult = ctx.multiplier(dims, b)
+        # every word the instance of c uses over the whole run is fetched at least once:
+        # its distinct words, each dimension over its values in the instance's share of
+        # the layer (stronger for a sliding operand, whose moves of b's tile along a
+        # sliding axis mult does not count)
+        total = run_words(ctx)
         plain = mult * inner
         # every other transition of the decided loops starts a new sweep of the share
         # too: c holds at most its capacity of it at the start, so it fetches at least
@@ -229,7 +247,7 @@ def bound_hook(known: int, arch: ArchSpec, stationary: Any = None,
         cap = np.inf if lv.capacity_words is None else lv.capacity_of(OPERANDS[ctx.t])
         out_all = np.prod(ctx.T_above[b], axis=0)                       # decided loops' product
         extra = np.where(inner > cap, inner, 0.0) if single else np.maximum(inner - cap, 0.0)
-        sweeps = plain + (out_all - mult) * extra
+        sweeps = np.maximum(plain + (out_all - mult) * extra, total)
         if irrelevant_tile is None:
             return sweeps
         table = irrelevant_tile[:, ctx.c, ctx.t]                      # (B,), < 0: no refinement
@@ -347,6 +365,11 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
       ``X_p + X_r - 1``: a sumset of integers). For a single-dimension operand this
       is at least its distinct words per instance, so partial-sum refills stay
       non-negative.
+    * any level, any operand: at least :func:`run_words`, the distinct words the
+      instance uses over the whole run (each is in its tile at some visit and was
+      fetched into it then or before); this is what bounds a sliding operand's traffic
+      when the known loops above ``b`` slide ``b``'s tile along a sliding axis (``m_b``
+      counts only moves along one-dimension axes).
 
     * the level just below the last known tile (``c = b - 1``), given
       ``irrelevant_tile`` (``(B, 3)``: per operand, an upper bound on the product of

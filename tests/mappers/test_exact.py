@@ -215,10 +215,10 @@ def test_roots_bounded_in_chunks_search_exactly_as_one_batch(monkeypatch, spec):
     root_batches = []
     bound = exact._Search._bound
 
-    def spy(self, p, nodes, known):
+    def spy(self, p, nodes, known, **kw):
         if known == arch.n_levels:
             root_batches.append(len(nodes))
-        return bound(self, p, nodes, known)
+        return bound(self, p, nodes, known, **kw)
 
     monkeypatch.setattr(exact._Search, "_bound", spy)
     chunked = runs()
