@@ -62,6 +62,12 @@ product. So figures that bound every count from below bound the objective from b
   it: :func:`irrelevant_tile_table`; the argument is in
   :func:`evaluators.loopnest.bounds.lower_bound`), which bounds every bypass choice at
   the roots: a small register file bypassed by the buffer above it refills from DRAM.
+  The tables are not one per level but a few cases (:func:`reuse_fronts`): per
+  stationary operand, the Pareto-maximal reuse vectors of the other two operands over
+  the tiles that fit (one tile cannot hold every operand's longest run at once); every
+  completion's tile is dominated by one of them and the bound falls as reuse rises, so
+  the least bound over the cases bounds it. The lowest refined level is refined first
+  (its small capacity is what prunes).
   A node's bound is never below its parent's (*parent floors*: the parent's bound
   bounds every completion of the parent, the child's among them).
 * *Spatial floor*: a spatial assignment whose bound from its PE count alone (the cost
@@ -72,7 +78,10 @@ product. So figures that bound every count from below bound the objective from b
   constraints, of each pair of mirrored spatial assignments only one is searched
   (:func:`_mirror_canonical`: mirrored mappings score the same).
 * *Dives*: before the best-first search, a short depth-first dive from the best roots
-  offers incumbents (:meth:`_Search._dive`); it changes no bound, only the bar.
+  offers incumbents (:meth:`_Search._dive`); it changes no bound, only the bar. With
+  many roots it starts before they are all bounded in full, from the best of those with
+  the least partially refined bound (:meth:`_Search._early_dive`), so the expensive
+  stages of the roots' own bounds see a better bar.
   A node whose bound is at least the best objective found so far (times ``1 + 1e-9``,
   for float rounding) is pruned: it holds no better mapping. The first incumbent is the
   heuristic mapper's. With ``gap > 0`` a node is pruned once its bound is within
