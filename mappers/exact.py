@@ -1024,14 +1024,18 @@ class _Search:
         tiles = self._tile_tables["tiles"]
         if tiles is None:
             return None
-        code = keep_c.astype(np.int64) @ np.array([1, 2, 4])
+        weights = np.array([1, 2, 4])
+        code = keep_c.astype(np.int64) @ weights
         fronts = {}
-        for u in np.unique(code):
+        # every kept-operand row of the search's bypass choices at c (so the number of
+        # cases, hence the model calls counted, does not depend on which rows a batch has)
+        present = [keep_c[np.flatnonzero(code == u)[0]] for u in np.unique(code)]
+        rows = {int(np.asarray(r, dtype=np.int64) @ weights): r for r in [k[c] for k in self.keeps] + present}
+        for u, row in sorted(rows.items()):
             key = f"{c}:{u}"
             if key not in self._tile_tables:
-                row = keep_c[np.flatnonzero(code == u)[0]]
                 self._tile_tables[key] = reuse_fronts(self.layer, self.arch, c, row, tiles, _FRONT_POINTS)
-            fronts[int(u)] = self._tile_tables[key]
+            fronts[u] = self._tile_tables[key]
         out = []
         for s in range(len(OPERANDS)):
             n_s = max(len(f[s]) for f in fronts.values())
