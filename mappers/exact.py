@@ -56,6 +56,18 @@ product. So figures that bound every count from below bound the objective from b
   irrelevant to, every iteration of those loops refetches its tile; the bound is the
   least over one stationary operand per refined level (every completion has at most one
   per level), staged (the highest level alone first) and at most two levels deep.
+  A sliding-window operand (a convolution's input) that is not the stationary one
+  fetches, at each refined level whose share it does not keep whole, at least its MACs
+  over the most MACs per fetched word of any tile that fits there (the table's column for
+  it: :func:`irrelevant_tile_table`; the argument is in
+  :func:`evaluators.loopnest.bounds.lower_bound`), which bounds every bypass choice at
+  the roots: a small register file bypassed by the buffer above it refills from DRAM.
+  The tables are not one per level but a few cases (:func:`reuse_fronts`): per
+  stationary operand, the Pareto-maximal reuse vectors of the other two operands over
+  the tiles that fit (one tile cannot hold every operand's longest run at once); every
+  completion's tile is dominated by one of them and the bound falls as reuse rises, so
+  the least bound over the cases bounds it. The lowest refined level is refined first
+  (its small capacity is what prunes).
   A node's bound is never below its parent's (*parent floors*: the parent's bound
   bounds every completion of the parent, the child's among them).
 * *Spatial floor*: a spatial assignment whose bound from its PE count alone (the cost
@@ -66,7 +78,10 @@ product. So figures that bound every count from below bound the objective from b
   constraints, of each pair of mirrored spatial assignments only one is searched
   (:func:`_mirror_canonical`: mirrored mappings score the same).
 * *Dives*: before the best-first search, a short depth-first dive from the best roots
-  offers incumbents (:meth:`_Search._dive`); it changes no bound, only the bar.
+  offers incumbents (:meth:`_Search._dive`); it changes no bound, only the bar. With
+  many roots it starts before they are all bounded in full, from the best of those with
+  the least partially refined bound (:meth:`_Search._early_dive`), so the expensive
+  stages of the roots' own bounds see a better bar.
   A node whose bound is at least the best objective found so far (times ``1 + 1e-9``,
   for float rounding) is pruned: it holds no better mapping. The first incumbent is the
   heuristic mapper's. With ``gap > 0`` a node is pruned once its bound is within
@@ -183,7 +198,7 @@ from mappers.orders import (
 )
 from mappers.workloads import Layer
 
-__all__ = ["ExactMapper", "irrelevant_tile_table", "tile_shapes"]
+__all__ = ["ExactMapper", "irrelevant_tile_table", "reuse_fronts", "tile_reuse", "tile_shapes"]
 
 _TOL = 1e-9
 _WARM_SLACK = 1e-6
@@ -193,6 +208,12 @@ with the mapping a cold search finds (see the module docstring)."""
 _REFINED_LEVELS = 2
 """The stationary-operand refinement of :meth:`_Search._bound` covers at most this many
 levels below the last known tile (``3 ** k`` passes for ``k`` levels)."""
+_FRONT_POINTS = 4
+"""Reuse vectors per stationary operand and refined level (:func:`reuse_fronts`): the
+refinement's cases per level are at most ``3 x`` this many."""
+_EARLY_DIVE_ROOTS = 256
+"""Roots beyond which the first dive starts before every root is bounded in full
+(:meth:`_Search._early_dive`), and how many of the least unrefined bound it ranks."""
 _DIVE_ROOTS = 4
 _DIVE_WIDTH = 4
 _DIVE_LEAVES = 64
@@ -405,26 +426,111 @@ def _fits_level(lv: MemoryLevel, keep: np.ndarray, words: np.ndarray) -> np.ndar
 def irrelevant_tile_table(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray,
                           tiles: np.ndarray | None = None) -> np.ndarray | None:
     """The ``irrelevant_tile`` argument of :meth:`LoopNestCost.lower_bound`: ``(n, 3)``, per
-    operand, the largest product of the extents over the dimensions irrelevant to it of
-    any tile (of ``tiles``, default :func:`tile_shapes`) that fits level ``level`` with the
-    bypass choice ``keep`` (``(n, 3)``, that level's kept operands); ``None`` when there
-    are too many tile shapes to list."""
+    operand, an upper bound on the MACs per word the operand's tile at level ``level``
+    fetches while it moves, over every tile (of ``tiles``, default :func:`tile_shapes`)
+    that fits level ``level`` with the bypass choice ``keep`` (``(n, 3)``, that level's
+    kept operands); ``None`` when there are too many tile shapes to list.
+
+    * An operand whose every axis is one dimension: the largest product of the tile's
+      extents over the dimensions irrelevant to it (``V / w``: ``V`` the tile's MACs, the
+      product of all its extents, ``w`` its words).
+    * A sliding-window operand (an axis ``a p + b r``), issue 41: the largest, over the
+      tiles and over every dimension ``m`` relevant to it that the tile does not cover
+      whole (some loop above the level may be over ``m``), of ``V / (kappa_m new_m)``:
+      ``new_m`` the words a step of one tile extent along ``m`` brings in (``w`` on a
+      one-dimension axis; ``(w / x) min(x, coef_m e_m)`` on a sliding axis of extent
+      ``x``), ``kappa_m`` 1 on a one-dimension axis and 1/2 on a sliding one.
+      :func:`evaluators.loopnest.bounds.lower_bound` gives why ``N V / table`` words then
+      bound the fills of ``N`` visits.
+    """
     ext = tile_shapes(layer) if tiles is None else tiles
     if ext is None:
         return None
     words = _bounding_words(layer, ext)                          # (m, 3)
-    irrelevant = np.ones((len(ext), 3))
-    for k, op in enumerate(OPERANDS):
-        rel = {d for axis in layer.tensor(op).axes for d, _ in axis}
-        for j, d in enumerate(layer.dim_names):
-            if d not in rel:
-                irrelevant[:, k] *= ext[:, j]
+    reuse = tile_reuse(layer, ext, words)
     out = np.ones((len(keep), 3))
     lv = arch.levels[level]
     rows, inverse = np.unique(keep, axis=0, return_inverse=True)
     for r, kc in enumerate(rows):
         fit = _fits_level(lv, kc[None, :], words)
-        out[inverse.ravel() == r] = irrelevant[fit].max(axis=0) if fit.any() else 1.0
+        out[inverse.ravel() == r] = reuse[fit].max(axis=0) if fit.any() else 1.0
+    return np.where(np.isfinite(out), out, np.inf)
+
+
+def tile_reuse(layer: Layer, ext: np.ndarray, words: np.ndarray | None = None) -> np.ndarray:
+    """``(m, 3)``: per tile (extents ``(m, D)``) and operand, the MACs per fetched word of
+    :func:`irrelevant_tile_table` before the maximum over tiles (``-inf`` for a sliding
+    operand no loop above the level can move: the tile covers every dimension it depends
+    on). ``words``: the tiles' bounding-box words, if already computed."""
+    words = _bounding_words(layer, ext) if words is None else words
+    dims = layer.dim_names
+    sizes = np.array([layer.dims[d] for d in dims], dtype=float)
+    volume = np.prod(ext, axis=1)
+    reuse = np.ones((len(ext), 3))
+    for k, op in enumerate(OPERANDS):
+        axes = layer.tensor(op).axes
+        rel = {d for axis in axes for d, _ in axis}
+        if all(len(axis) == 1 for axis in axes):
+            for j, d in enumerate(dims):
+                if d not in rel:
+                    reuse[:, k] *= ext[:, j]
+            continue
+        best = np.full(len(ext), -np.inf)                        # no dimension can move it
+        for axis in axes:
+            x = 1 + sum(cf * (ext[:, dims.index(d)] - 1) for d, cf in axis)
+            for d, cf in axis:
+                j = dims.index(d)
+                if sizes[j] == 1 or cf <= 0:
+                    continue
+                if len(axis) == 1:
+                    per_word = volume / words[:, k]
+                else:
+                    per_word = 2.0 * volume / (words[:, k] / x * np.minimum(x, cf * ext[:, j]))
+                best = np.where(ext[:, j] < sizes[j], np.maximum(best, per_word), best)
+        reuse[:, k] = best
+    return reuse
+
+
+def reuse_fronts(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray, tiles: np.ndarray | None = None,
+                 max_points: int = 8) -> list[np.ndarray] | None:
+    """Per stationary operand ``s`` (0, 1, 2), an ``(n_s, 3)`` set of reuse vectors
+    (:func:`tile_reuse`) that dominates every tile that fits level ``level`` with the
+    kept operands ``keep`` (``(3,)``): for each such tile, some row is at least its reuse
+    in every operand but ``s`` (whose entry, unused by the bound when ``s`` is the
+    stationary operand, is the maximum). The Pareto-maximal vectors of the other two
+    operands, at most ``max_points`` (beyond that, consecutive ones in the first
+    operand's order are merged into their componentwise maximum, which still dominates
+    them); ``None`` when there are too many tile shapes to list.
+
+    This is what couples the operands' refinements: one tile cannot have the largest
+    irrelevant extents of every operand at once (a register file that holds a long run of
+    ``K`` for the input holds little of ``P`` and ``Q`` for the weights), so the least
+    bound over the rows (each with the stationary operand ``s``) bounds every completion
+    (:meth:`_Search._bound`)."""
+    ext = tile_shapes(layer) if tiles is None else tiles
+    if ext is None:
+        return None
+    words = _bounding_words(layer, ext)
+    fit = _fits_level(arch.levels[level], np.asarray(keep, dtype=bool)[None, :], words)
+    if not fit.any():
+        return [np.ones((1, 3)) for _ in range(3)]
+    reuse = tile_reuse(layer, ext[fit], words[fit])
+    reuse = np.where(np.isfinite(reuse), reuse, np.where(reuse > 0, np.inf, 0.0))
+    top = reuse.max(axis=0)
+    out = []
+    for s in range(3):
+        others = [k for k in range(3) if k != s]
+        v = np.unique(reuse[:, others], axis=0)
+        v = v[np.lexsort((-v[:, 1], -v[:, 0]))]                  # first operand descending
+        front = v[np.maximum.accumulate(v[:, 1]) == v[:, 1]]     # strictly rising second one
+        front = front[np.concatenate([[True], front[1:, 1] > front[:-1, 1]])]
+        if len(front) > max_points:
+            groups = np.array_split(np.arange(len(front)), max_points)
+            front = np.stack([front[g].max(axis=0) for g in groups])
+        rows = np.empty((len(front), 3))
+        rows[:, others] = front
+        rows[:, s] = top[s]
+        out.append(rows)
     return out
 
 
@@ -599,12 +705,13 @@ class _Search:
         ki, si = np.nonzero(fit)
         if not len(ki):
             return
+        self._early_dive(p, sx, sy, keeps, ki, si)
         # the roots go straight onto the heap (a bound-sorted copy), so nothing else keeps them
         self._push(*self._roots(p, sx, sy, keeps, ki, si), self.arch.n_levels - 1)
         self._dive(p)
         self._descend(p)
 
-    def _dive(self, p: _Problem) -> None:
+    def _dive(self, p: _Problem, start: tuple[_Nodes, np.ndarray, int] | None = None) -> None:
         """Anytime quality: from each of the :data:`_DIVE_ROOTS` roots of least bound, a
         depth-first dive that keeps the :data:`_DIVE_WIDTH` children of least bound at
         each level and scores the :data:`_DIVE_LEAVES` best leaves exactly, for an early
@@ -612,10 +719,15 @@ class _Search:
         every node of lower bound, usually after every root). It only offers mappings
         (legal ones, scored by the model) as incumbents and leaves the heap alone, so the
         search that follows is the same best-first search with a better bar: it still
-        expands every node whose bound is below the best found, and the dived roots too."""
-        if not self._heap:
-            return
-        _, _, top, roots, bounds = self._heap[0]
+        expands every node whose bound is below the best found, and the dived roots too.
+        ``start``: ``(roots sorted by bound, their bounds, level)`` to dive from instead
+        of the heap's first batch (:meth:`_early_dive`)."""
+        if start is None:
+            if not self._heap:
+                return
+            _, _, top, roots, bounds = self._heap[0]
+        else:
+            roots, bounds, top = start
         for r in range(min(_DIVE_ROOTS, len(roots))):
             frontier, lvl = roots.take(slice(r, r + 1)), top
             frontier.floor = bounds[r:r + 1]
@@ -637,6 +749,44 @@ class _Search:
                 frontier = children.take(sel)
                 frontier.floor = cb[sel]
                 lvl -= 1
+
+    def _early_dive(self, p: _Problem, sx: np.ndarray, sy: np.ndarray, keeps: np.ndarray, ki: np.ndarray,
+                    si: np.ndarray) -> None:
+        """Where there are many roots (more than :data:`_EARLY_DIVE_ROOTS`), dive before
+        they are all bounded in full: the :data:`_EARLY_DIVE_ROOTS` roots of least
+        unrefined bound (a pass over every root, chunk by chunk, of the cheap first stage
+        of :meth:`_bound`; a root's bound is a function of that root alone, so the
+        choice does not depend on the chunks) get their full bound, and
+        :meth:`_dive` dives from the best of them. Only the bar changes: the refined
+        stages of the roots' own bounding (:meth:`_roots`) then spend their passes on
+        the roots below a better incumbent, and every pruning rule is unchanged."""
+        if len(ki) <= _EARLY_DIVE_ROOTS:
+            return
+        L = self.arch.n_levels
+        best_lb, best_idx = np.empty(0), np.empty(0, dtype=np.int64)
+        for lo in range(0, len(ki), _ROOT_CHUNK):
+            idx = np.arange(lo, min(lo + _ROOT_CHUNK, len(ki)))
+            lb = self._bound(p, self._root_nodes(p, sx, sy, keeps, ki[idx], si[idx]), L, stages=1)
+            lb, idx = np.concatenate([best_lb, lb]), np.concatenate([best_idx, idx])
+            top = np.lexsort((idx, lb))[:_EARLY_DIVE_ROOTS]          # least bound, then first
+            best_lb, best_idx = lb[top], idx[top]
+            if self._timed_out():
+                return
+        best_idx = np.sort(best_idx)
+        parts = [self._root_nodes(p, sx, sy, keeps, ki[best_idx[lo:lo + _ROOT_CHUNK]], si[best_idx[lo:lo + _ROOT_CHUNK]])
+                 for lo in range(0, len(best_idx), _ROOT_CHUNK)]
+        lb = np.concatenate([self._bound(p, part, L) for part in parts])
+        nodes = _Nodes.concat(parts)
+        order = np.argsort(lb, kind="stable")
+        self._dive(p, (nodes.take(order), lb[order], L - 1))
+
+    def _root_nodes(self, p: _Problem, sx: np.ndarray, sy: np.ndarray, keeps: np.ndarray, k: np.ndarray,
+                    i: np.ndarray) -> _Nodes:
+        """The roots ``(keeps[k], sx[i], sy[i])``: every temporal factor still free."""
+        L, D = self.arch.n_levels, len(p.dims)
+        a, b = sx[i], sy[i]
+        remaining = p.sizes[None, :] // (a.prod(axis=1) * b.prod(axis=1))
+        return _Nodes(a, b, np.ones((len(i), L, D), dtype=np.int64), remaining, keeps[k], np.zeros(len(i)))
 
     def _busy_enough(self, sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The spatial assignments that may hold a mapping better than the incumbent: a
@@ -669,13 +819,11 @@ class _Search:
         function of that root alone (the cost model drops a size-1 dimension only where
         no row of its block tiles or unrolls it, and divisor factors never do), so the
         chunks give the bounds, the survivors and their order that one batch would."""
-        L, D = self.arch.n_levels, len(p.dims)
+        L = self.arch.n_levels
         parts, bounds, least = [], [], math.inf
         for lo in range(0, len(ki), _ROOT_CHUNK):
             k, i = ki[lo:lo + _ROOT_CHUNK], si[lo:lo + _ROOT_CHUNK]
-            a, b = sx[i], sy[i]
-            remaining = p.sizes[None, :] // (a.prod(axis=1) * b.prod(axis=1))
-            nodes = _Nodes(a, b, np.ones((len(i), L, D), dtype=np.int64), remaining, keeps[k], np.zeros(len(i)))
+            nodes = self._root_nodes(p, sx, sy, keeps, k, i)
             lb = self._bound(p, nodes, L)
             least = min(least, float(np.min(lb)))
             below = np.flatnonzero(lb < self.bar)
@@ -809,7 +957,7 @@ class _Search:
         return ok
 
     # ---------------------------------------------------------------- bounds
-    def _bound(self, p: _Problem, nodes: _Nodes, known: int) -> np.ndarray:
+    def _bound(self, p: _Problem, nodes: _Nodes, known: int, stages: int = _REFINED_LEVELS) -> np.ndarray:
         """The bound of each node (temporal factors decided at levels >= ``known``): the
         minimum over the canonical orders of the decided levels and, for the on-chip
         levels ``c`` below the last known tile (``c < known - 1``, every level between
@@ -822,7 +970,8 @@ class _Search:
         Staged: first without the stationary refinement (lower still: a node it prunes is
         pruned soundly), then, for the nodes left below the bar, refining the highest
         level alone, then the two highest, and so on (each stage's bound is at most the
-        full one: an unrefined level is a relaxation)."""
+        full one: an unrefined level is a relaxation). ``stages``: at most this many
+        (0: the unrefined bound alone, lower still)."""
         L = self.arch.n_levels
         levels = list(range(max(known, 1), L))
         classes = np.stack(canonical_orders(p.structure))
@@ -832,59 +981,74 @@ class _Search:
         order = np.tile(np.arange(len(p.dims)), (len(nodes), L, 1))
         batch = MappingBatch(p.dims, nodes.placed(p), nodes.sx, nodes.sy, order, nodes.keep)
         b = known - 1
-        refined = [c for c in range(b - 1, -1, -1) if c < L - 1][:_REFINED_LEVELS]   # highest first
-        table = None
-        if refined:
-            table = np.full((len(nodes), L, len(OPERANDS)), -1.0)
-            for c in refined:
-                irr = self._irrelevant_tiles(p, nodes.keep[:, c, :], c)
-                if irr is None:
-                    refined = refined[:refined.index(c)]
-                    break
-                table[:, c] = irr
+        refined = [c for c in range(b - 1, -1, -1) if c < L - 1][:_REFINED_LEVELS][::-1]   # lowest first
+        options: dict[int, list[tuple[int, np.ndarray]]] = {}
+        for c in refined:
+            opts = self._reuse_options(nodes.keep[:, c, :], c)
+            if opts is None:
+                refined = refined[:refined.index(c)]
+                break
+            options[c] = opts
 
         def bound(rows: np.ndarray, stationary: Any, tiles: np.ndarray | None) -> np.ndarray:
             sub = batch if len(rows) == len(batch) else batch.take(rows)
-            irr_rows = None if tiles is None else tiles[rows]
             # the least over the classes of the decided levels, in one pass of the model
             value, _ = self.cost.least_lower_bound(self.layer, self.arch, sub, known, levels, classes,
-                                                   self.objective, stationary=stationary, irrelevant_tile=irr_rows)
+                                                   self.objective, stationary=stationary, irrelevant_tile=tiles)
             self.evaluated += len(rows) * len(classes) ** len(levels)    # at most: repeats are skipped
             return value
 
         best = np.maximum(bound(np.arange(len(nodes)), None, None), nodes.floor)
-        for k in range(1, len(refined) + 1):
+        for k in range(1, min(len(refined), stages) + 1):
             rows = np.flatnonzero(best < self.bar)
             if not len(rows):
                 break
-            part = table.copy()
-            for c in refined[k:]:
-                part[:, c] = -1.0                    # levels not refined at this stage
             least = np.full(len(rows), np.inf)
-            for combo in itertools.product(range(len(OPERANDS)), repeat=k):
+            for combo in itertools.product(*(range(len(options[c])) for c in refined[:k])):
                 codes = [-1] * L
-                for c, s in zip(refined[:k], combo):
-                    codes[c] = s
+                part = np.full((len(rows), L, len(OPERANDS)), -1.0)     # levels not refined at this stage: -1
+                for c, i in zip(refined[:k], combo):
+                    codes[c], tab = options[c][i]
+                    part[:, c] = tab[rows]
                 least = np.minimum(least, bound(rows, codes, part))
             best[rows] = np.maximum(best[rows], least)
         return best
 
-    def _irrelevant_tiles(self, p: _Problem, keep_c: np.ndarray, c: int) -> np.ndarray | None:
-        """:func:`irrelevant_tile_table`, each (level, kept operands) row computed once per
-        search (there are at most 8 kept-operand rows per level)."""
+    def _reuse_options(self, keep_c: np.ndarray, c: int) -> list[tuple[int, np.ndarray]] | None:
+        """The refinement's cases at level ``c`` for nodes whose kept operands there are
+        ``keep_c`` (``(n, 3)``): ``(stationary operand, (n, 3) reuse table)`` pairs, from
+        :func:`reuse_fronts` of each node's kept operands (at most
+        :data:`_FRONT_POINTS` per stationary operand; a node with fewer repeats its last,
+        which changes no minimum). Every completion of a node has at most one stationary
+        operand at ``c`` and a tile there that fits, whose reuse one of the pairs with that
+        operand dominates; so the least bound over the pairs bounds it. Each (level,
+        kept operands) front is computed once per search (at most 8 per level); ``None``
+        when there are too many tile shapes to list."""
         if "tiles" not in self._tile_tables:
             self._tile_tables["tiles"] = tile_shapes(self.layer)
         tiles = self._tile_tables["tiles"]
         if tiles is None:
             return None
-        code = keep_c.astype(np.int64) @ np.array([1, 2, 4])
-        out = np.empty((len(keep_c), 3))
-        for u in np.unique(code):
+        weights = np.array([1, 2, 4])
+        code = keep_c.astype(np.int64) @ weights
+        fronts = {}
+        # every kept-operand row of the search's bypass choices at c (so the number of
+        # cases, hence the model calls counted, does not depend on which rows a batch has)
+        present = [keep_c[np.flatnonzero(code == u)[0]] for u in np.unique(code)]
+        rows = {int(np.asarray(r, dtype=np.int64) @ weights): r for r in [k[c] for k in self.keeps] + present}
+        for u, row in sorted(rows.items()):
             key = f"{c}:{u}"
             if key not in self._tile_tables:
-                row = keep_c[np.flatnonzero(code == u)[0]][None, :]
-                self._tile_tables[key] = irrelevant_tile_table(self.layer, self.arch, c, row, tiles)[0]
-            out[code == u] = self._tile_tables[key]
+                self._tile_tables[key] = reuse_fronts(self.layer, self.arch, c, row, tiles, _FRONT_POINTS)
+            fronts[u] = self._tile_tables[key]
+        out = []
+        for s in range(len(OPERANDS)):
+            n_s = max(len(f[s]) for f in fronts.values())
+            for i in range(n_s):
+                tab = np.empty((len(keep_c), 3))
+                for u, f in fronts.items():
+                    tab[code == u] = f[s][min(i, len(f[s]) - 1)]
+                out.append((s, tab))
         return out
 
     # ---------------------------------------------------------------- leaves

@@ -51,7 +51,7 @@ from mappers.orders import objective_of
 from mappers.workloads import Layer
 
 __all__ = ["bound_hook", "check_bound_arguments", "distinct_words", "least_lower_bound", "lower_bound",
-           "per_level_refinement", "sliding_level_bounds", "stationary_code"]
+           "per_level_refinement", "run_words", "sliding_level_bounds", "stationary_code"]
 
 
 def distinct_words(ctx: FillContext, extents: Any, whole: Any = None) -> Any:
@@ -82,6 +82,19 @@ def distinct_words(ctx: FillContext, extents: Any, whole: Any = None) -> Any:
                 words = np.where(whole[d1], np.maximum(words, x1 + (x2 - 1) * np.minimum(b, x1)), words)
         out = out * words
     return out
+
+
+def run_words(ctx: FillContext) -> Any:
+    """``(B,)``: the distinct words of the operand an instance of level ``ctx.c`` uses over
+    the whole run, a lower bound of its fills under any completion (each word a MAC below
+    it reads is in its tile at some visit, and was fetched into it then or before):
+    :func:`distinct_words` of the instance's share of the layer, each dimension over the
+    top tile's extent divided by the spatial factors of the levels above ``c`` (a
+    dimension none of them splits takes a contiguous range). For a single-dimension
+    operand the other rules give at least this; for a sliding operand it counts the
+    slides of a known tile that those rules leave out."""
+    spatial_above = np.prod(ctx.SP[ctx.c + 1:], axis=0)
+    return distinct_words(ctx, ctx.E[ctx.L - 1] / spatial_above, spatial_above == 1)
 
 
 def _axis_components(axes: list) -> list[tuple[list, list[int]]]:
@@ -214,12 +227,17 @@ def bound_hook(known: int, arch: ArchSpec, stationary: Any = None,
                 return ctx.F
             w = ctx.words[ctx.c]
             per_level = np.maximum(w * ctx.moves(dims, ctx.c), sliding_level_bounds(ctx, ~ctx.relevant))
-            return w + per_level.sum(axis=0)
+            return np.maximum(w + per_level.sum(axis=0), run_words(ctx))
         spatial_between = np.prod(ctx.SP[ctx.c + 1:b + 1], axis=0)    # (D, B)
         extents = ctx.E[b] / spatial_between                          # per instance of c
         # a dimension no fanout between c and b splits takes a contiguous range
         inner = distinct_words(ctx, extents, spatial_between == 1)
         mult = ctx.multiplier(dims, b)
+        # every word the instance of c uses over the whole run is fetched at least once:
+        # its distinct words, each dimension over its values in the instance's share of
+        # the layer (stronger for a sliding operand, whose moves of b's tile along a
+        # sliding axis mult does not count)
+        total = run_words(ctx)
         plain = mult * inner
         # every other transition of the decided loops starts a new sweep of the share
         # too: c holds at most its capacity of it at the start, so it fetches at least
@@ -229,12 +247,20 @@ def bound_hook(known: int, arch: ArchSpec, stationary: Any = None,
         cap = np.inf if lv.capacity_words is None else lv.capacity_of(OPERANDS[ctx.t])
         out_all = np.prod(ctx.T_above[b], axis=0)                       # decided loops' product
         extra = np.where(inner > cap, inner, 0.0) if single else np.maximum(inner - cap, 0.0)
-        sweeps = plain + (out_all - mult) * extra
-        if not single or irrelevant_tile is None:
+        sweeps = np.maximum(plain + (out_all - mult) * extra, total)
+        if irrelevant_tile is None:
             return sweeps
         table = irrelevant_tile[:, ctx.c, ctx.t]                      # (B,), < 0: no refinement
         if not (table >= 0).any():
             return sweeps
+        if not single:
+            # a sliding operand the loops above c move (issue 41): every visit's MACs are
+            # at most table x the words the visit fetches; the MACs of all visits are the
+            # decided loops' product times the share's volume (lower_bound's argument)
+            volume = np.prod(extents, axis=0)
+            moving = np.where((ctx.t == codes[ctx.c]) | (table <= 0), 0.0,
+                              out_all * volume / np.where(table > 0, table, 1.0))
+            return np.where((inner <= cap) | (table < 0), sweeps, np.maximum(sweeps, moving))
         # the loops of levels c + 1 .. b (all undecided) lie above c: unless the operand
         # keeps a tile of its whole share, unless it is the one operand the innermost of
         # them is irrelevant to, every one of them refetches its tile
@@ -339,6 +365,11 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
       ``X_p + X_r - 1``: a sumset of integers). For a single-dimension operand this
       is at least its distinct words per instance, so partial-sum refills stay
       non-negative.
+    * any level, any operand: at least :func:`run_words`, the distinct words the
+      instance uses over the whole run (each is in its tile at some visit and was
+      fetched into it then or before); this is what bounds a sliding operand's traffic
+      when the known loops above ``b`` slide ``b``'s tile along a sliding axis (``m_b``
+      counts only moves along one-dimension axes).
 
     * the level just below the last known tile (``c = b - 1``), given
       ``irrelevant_tile`` (``(B, 3)``: per operand, an upper bound on the product of
@@ -362,6 +393,29 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
       level's stationary one. The caller takes the least over every combination of
       stationary operands of the refined levels (:func:`per_level_refinement` has the
       forms).
+    * a sliding-window operand at such a level (issue 41), given the same table, whose
+      column is then an upper bound ``rho`` on the MACs per fetched word
+      (:func:`mappers.exact.irrelevant_tile_table`), when its share does not fit ``c``
+      and it is not the level's stationary operand: at least ``P V / rho`` words, ``P``
+      the decided loops' product and ``V`` the MACs of one pass of ``b``'s tile per
+      instance of ``c`` (the product of the share's extents). Why: the share does not
+      fit, so some temporal loop of the levels ``c + 1 .. b`` has a factor > 1; let ``m``
+      be the innermost loop above ``c`` with a factor > 1 (over dimension ``m`` of
+      factor ``f``), relevant to the operand (else the operand is the stationary one).
+      The instance makes ``N = P V / V_c`` visits (``V_c`` the MACs of its tile, the
+      product of its extents ``e``). Fills are ``w + sum_j n_trans_j (w - overlap_j)``
+      (``"any_step"``; every other window rule fetches at least that:
+      :mod:`evaluators.loopnest.bounds_conventions`), each term ``>= 0``. If ``m`` is on a
+      one-dimension axis, every transition moves that axis by at least its extent (``m``
+      steps by ``>= e_m``, or wraps back by ``(f - 1) e_m >= e_m``): no overlap, so
+      ``F = N w = P V / (V_c / w)``. If ``m`` is on a sliding axis of extent ``x`` with
+      coefficient ``a_m``, each of ``m``'s own ``N (f - 1) / f >= N / 2`` steps shifts
+      the tile along that axis alone by ``a_m`` times a step ``>= e_m`` (every factor of
+      ``m`` below the loop), fetching ``>= new_m = (w / x) min(x, a_m e_m)``; so
+      ``F >= P V / (2 V_c / new_m)``. Either way ``F >= P V / rho(e)`` with ``rho(e)`` the
+      largest of those ratios over the dimensions ``m`` the tile does not cover whole
+      (a loop above ``c`` with a factor > 1 over ``m`` needs that), and the table holds
+      the largest ``rho`` over every divisor tile that fits ``c`` with its bypass choice.
 
     Everything the model derives from fill counts (multicast reads, partial-sum
     refills, NoC deliveries, energy, bandwidth) grows with them, so the figures bound

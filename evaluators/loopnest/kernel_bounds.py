@@ -35,6 +35,42 @@ def _multiplier(bdim: Any, level: int, n_above: Any, slot_dim: Any, ntr: Any) ->
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _run_words(c: int, n_ax: Any, ax_d: Any, ax_cf: Any, E: Any, SPf: Any) -> float:
+    """The distinct words of the operand an instance of level ``c`` uses over the whole
+    run: :func:`evaluators.loopnest.bounds.distinct_words` of the instance's share of the
+    layer (the top tile's extents over the spatial factors of the levels above ``c``; a
+    dimension none of them splits takes a contiguous range), the same rules in the same
+    order as ``bound_fill``'s words of one share. (Its locals are named apart from
+    ``bound_fill``'s, see the note on inlining in
+    :func:`evaluators.loopnest.kernel.evaluate_rows`.)"""
+    rw_top = E.shape[0] - 1
+    rw_out = 1.0
+    for rw_k in range(n_ax):
+        rw_d1, rw_d2 = ax_d[rw_k, 0], ax_d[rw_k, 1]
+        rw_s1 = 1.0
+        for rw_q in range(c + 1, rw_top + 1):
+            rw_s1 *= SPf[rw_q, rw_d1]
+        rw_x1 = E[rw_top, rw_d1] / rw_s1
+        if rw_d2 < 0:
+            rw_out = rw_out * rw_x1
+            continue
+        rw_s2 = 1.0
+        for rw_q in range(c + 1, rw_top + 1):
+            rw_s2 *= SPf[rw_q, rw_d2]
+        rw_x2 = E[rw_top, rw_d2] / rw_s2
+        rw_a, rw_b = ax_cf[rw_k, 0], ax_cf[rw_k, 1]
+        rw_words = (rw_x1 + rw_x2) - 1
+        if rw_s1 == 1 and rw_s2 == 1:
+            rw_words = max(rw_words, distinct_sums(np.int64(rw_a), rw_x1, np.int64(rw_b), rw_x2))
+        if rw_b == 1 and rw_s2 == 1:
+            rw_words = max(rw_words, rw_x2 + (rw_x1 - 1) * min(rw_a, rw_x2))
+        if rw_a == 1 and rw_s1 == 1:
+            rw_words = max(rw_words, rw_x1 + (rw_x2 - 1) * min(rw_b, rw_x1))
+        rw_out = rw_out * rw_words
+    return rw_out
+
+
+@njit(cache=True, nogil=True, inline="always")
 def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: Any, n_ax: Any,
                ax_d: Any, ax_cf: Any, bits: Any, n_above: Any, slot_dim: Any, slot_lvl: Any, ntr: Any,
                Tf: Any, SPf: Any, E: Any, steps: Any, cap: float, stationary: int, irr: float,
@@ -178,7 +214,7 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
             for d in range(D):
                 above *= Tf[lvl, d]
             total += max(w * mv[lvl], sliding)
-        return w + total
+        return max(w + total, _run_words(c, n_ax, ax_d, ax_cf, E, SPf))
     # tile of c unknown: distinct words an instance of c touches within b's tile
     ex = ws[7]
     whole = ws[8]                                   # 1.0: the dimension takes a contiguous range
@@ -214,11 +250,18 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
         extra = inner if inner > cap else 0.0
     else:
         extra = max(inner - cap, 0.0)
-    sweeps = plain + (out_all - mult) * extra
-    if not single or irr < 0:                       # irr < 0: no refinement at c
+    sweeps = max(plain + (out_all - mult) * extra, _run_words(c, n_ax, ax_d, ax_cf, E, SPf))
+    if irr < 0:                                     # irr < 0: no refinement at c
         return sweeps
     if inner <= cap:
         return sweeps
+    if not single:                                  # a sliding operand the loops above c move
+        if t == stationary or irr <= 0:
+            return sweeps
+        volume = 1.0
+        for d in range(D):
+            volume = volume * ex[d]
+        return max(sweeps, out_all * volume / irr)
     reach = 1.0
     for d in range(D):
         if not bdim[d]:

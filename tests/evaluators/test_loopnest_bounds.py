@@ -293,3 +293,59 @@ def test_spatial_floor_declines_a_systolic_dataflow():
                          ofmap_sram_kib=8).to_arch()
     assert arch.dataflow is not None
     assert LOOPNEST.spatial_floor(random_layer(np.random.default_rng(0)), arch, "edp", np.ones(2)) is None
+
+
+def _sliding_refinement_raised(n_cases: int, seed: int, per_chunk: int) -> int:
+    """The capacity-aware bound of a sliding-window input (issue 41) at every refined
+    level, with each mapping's own stationary operands: at most every legal mapping's
+    figures, on strided convolutions with small register files and bypass (every mapping
+    enumerated); and it raises the input's bounded traffic on some of them (else this
+    test could not fail for it)."""
+    from mappers.exact import irrelevant_tile_table
+    from mappers.exhaustive import enumerate_mappings
+    from tests.mappers.test_exact import sliding_cases
+
+    raised = 0
+    rng = np.random.default_rng(seed + 1)
+    for layer, arch in sliding_cases(n_cases, seed):
+        valid = []
+        for chunk in enumerate_mappings(layer, arch, bypass=True, orders=True, max_mappings=400_000):
+            ok = np.flatnonzero(np.asarray(evaluate_batch(layer, arch, chunk).valid))
+            if len(ok):
+                valid.append(chunk.take(ok[rng.permutation(len(ok))[:per_chunk]]))
+        if not valid:
+            continue
+        batch = MappingBatch(valid[0].dims, *(np.concatenate([getattr(b, f) for b in valid])
+                                              for f in ("temporal", "spatial_x", "spatial_y", "order", "keep")))
+        exact = evaluate_batch(layer, arch, batch)
+        L = arch.n_levels
+        for known in range(2, L + 1):
+            refined = [c for c in range(known - 1) if c < L - 1]
+            table = np.full((len(batch), L, 3), -1.0)
+            for c in refined:
+                table[:, c] = irrelevant_tile_table(layer, arch, c, batch.keep[:, c, :])
+            plain = table.copy()
+            plain[:, :, 1] = -1.0                        # the input's column unrefined
+            st = np.stack([_stationary_above(layer, batch, c) for c in range(L)], axis=1)
+            st[:, [c for c in range(L) if c not in refined]] = -1
+            codes, inverse = np.unique(st, axis=0, return_inverse=True)
+            for r, code in enumerate(codes):
+                idx = np.flatnonzero(inverse.ravel() == r)
+                kw = {"stationary": [int(s) for s in code]}
+                res = LOOPNEST.lower_bound(layer, arch, batch.take(idx), known, irrelevant_tile=table[idx], **kw)
+                base = LOOPNEST.lower_bound(layer, arch, batch.take(idx), known, irrelevant_tile=plain[idx], **kw)
+                for field in ("energy_pj", "compute_cycles", "bandwidth_cycles"):
+                    got, want = np.asarray(getattr(res, field)), np.asarray(getattr(exact, field))[idx]
+                    assert (got <= want * (1 + 1e-9) + 1e-9).all(), (layer, known, field, code)
+                raised += int((np.asarray(res.writes)[:, :, 1] > np.asarray(base.writes)[:, :, 1] + 0.5).any(
+                    axis=1).sum())
+    return raised
+
+
+def test_the_sliding_input_refinement_is_a_bound_and_is_active():
+    assert _sliding_refinement_raised(3, 7700, 150) > 0
+
+
+@pytest.mark.slow
+def test_the_sliding_input_refinement_is_a_bound_on_many_more_cases():
+    assert _sliding_refinement_raised(40, 7800, 2000) > 0

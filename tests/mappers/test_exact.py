@@ -215,10 +215,10 @@ def test_roots_bounded_in_chunks_search_exactly_as_one_batch(monkeypatch, spec):
     root_batches = []
     bound = exact._Search._bound
 
-    def spy(self, p, nodes, known):
+    def spy(self, p, nodes, known, **kw):
         if known == arch.n_levels:
             root_batches.append(len(nodes))
-        return bound(self, p, nodes, known)
+        return bound(self, p, nodes, known, **kw)
 
     monkeypatch.setattr(exact._Search, "_bound", spy)
     chunked = runs()
@@ -336,3 +336,64 @@ def test_symmetric_convolutions_against_brute_force(seed):
         assert r.optimal
         assert want[obj] * (1 - 1e-9) <= r.objective(obj) <= want[obj] * (1 + 1e-9), (obj, layer, arch)
         assert r.lower_bound <= want[obj] * (1 + 1e-9)
+
+
+def sliding_layer(rng: np.random.Generator):
+    """A small strided convolution whose input is a sliding window on both axes (stride
+    and filter > 1): the operand the capacity-aware sliding refinement bounds."""
+    r = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    return conv2d("strided", N=1, K=int(rng.choice([2, 4])), C=r(1, 2), P=int(rng.choice([2, 4])), Q=r(1, 2),
+                  R=r(2, 3), S=r(1, 2), stride=r(2, 3), dilation=1)
+
+
+def small_capacity_hierarchy(rng: np.random.Generator) -> ArchSpec:
+    """A register file (per-operand words, a few) under a shared buffer, with a 2 x 1 or
+    2 x 2 fanout and bypass: the input tile of a strided convolution rarely fits, so the
+    refinement is active, and the buffer's bypass choices make the register file refill
+    from DRAM."""
+    fx, fy = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    rf = MemoryLevel("RF", tensors=frozenset(OPERANDS),
+                     capacity_words={op: int(rng.integers(1, 4)) for op in OPERANDS}, instances=fx * fy,
+                     read_energy_pj=float(rng.uniform(0.1, 1)), write_energy_pj=float(rng.uniform(0.1, 1)),
+                     bandwidth_words_per_cycle=None)
+    glb = MemoryLevel("GLB", tensors=frozenset(OPERANDS), capacity_words=int(rng.integers(8, 60)), instances=1,
+                      fanout_x=fx, fanout_y=fy, read_energy_pj=float(rng.uniform(2, 10)),
+                      write_energy_pj=float(rng.uniform(2, 10)), multicast=bool(rng.random() < 0.7),
+                      bandwidth_words_per_cycle=float(rng.integers(2, 9)))
+    dram = MemoryLevel("DRAM", read_energy_pj=100.0, write_energy_pj=100.0,
+                       bandwidth_words_per_cycle=float(rng.integers(1, 5)))
+    return ArchSpec("small-rf", (rf, glb, dram), mac_energy_pj=1.0)
+
+
+def sliding_cases(n: int, seed: int, limit: int = 3000) -> list:
+    """``n`` (strided convolution, small-capacity hierarchy) pairs small enough to
+    enumerate (at most ``limit`` factorizations x bypass choices, orders aside)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        layer, arch = sliding_layer(rng), small_capacity_hierarchy(rng)
+        try:
+            size = sum(len(b) for b in enumerate_mappings(layer, arch, bypass=True, orders=False,
+                                                          max_mappings=limit))
+        except ValueError:                  # more than limit (found before enumerating)
+            continue
+        if size:
+            out.append((layer, arch))
+    return out
+
+
+SLIDING_CASES = sliding_cases(12, 20261202)
+
+
+@pytest.mark.parametrize("case", range(len(SLIDING_CASES)))
+def test_strided_convolutions_on_small_register_files_against_brute_force(case):
+    """Strided convolutions with filters > 1 on register files of a few words under a
+    bypassable buffer: the exact mapper, with the sliding input's capacity-aware bound,
+    proves the brute-force minimum."""
+    check(*SLIDING_CASES[case])
+
+
+@pytest.mark.slow
+def test_strided_convolutions_on_small_register_files_on_many_more_cases():
+    for layer, arch in sliding_cases(150, 4712):
+        check(layer, arch)
