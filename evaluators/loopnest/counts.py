@@ -61,7 +61,6 @@ are derived in the comments below.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +70,7 @@ import numpy as np
 from accelerators.arch import OPERANDS, ArchSpec
 from evaluators.loopnest.conventions import Conventions
 from evaluators.loopnest.energy import access_energy
+from mappers.mapping_space import divisors
 from mappers.workloads import Layer
 
 __all__ = ["FillContext", "LayerArch", "LayerConstants", "active_instances", "axis_extent", "convention_fill", "count", "distinct_two_aps",
@@ -448,7 +448,7 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
                 if unknown_below > 1 and is_np:
                     hit = [(SP[q, d1] > 1) | (SP[q, d2] > 1) for q in range(c + 1, p + 1) if 0 < q < unknown_below]
                     if hit:
-                        unknown = both & functools.reduce(lambda x, y: x | y, hit)
+                        unknown = both & np.logical_or.reduce(hit)
                 if is_np:
                     # a dimension unrolled at several fanout levels of one segment is
                     # no single progression: count those (rare) rows by enumeration
@@ -651,7 +651,7 @@ def least_two_aps(SP: np.ndarray, E_below: np.ndarray, c: int, p: int, d1: int, 
         q = qs[0]
         b = float(np.prod(SP[:q, d]))
         tb = round(E_below[q, d] / b)
-        ts = [t for t in range(1, tb + 1) if tb % t == 0] if 0 < q < unknown_below else [tb]
+        ts = divisors(tb) if 0 < q < unknown_below else [tb]
         opts.append((b, ts))
     (b1, ts1), (b2, ts2) = opts
     for t1 in ts1:
