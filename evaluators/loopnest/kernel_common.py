@@ -31,6 +31,28 @@ def distinct_sums(a: int, m: float, b: int, n: float) -> float:
 
 
 @njit(cache=True, nogil=True)
+def _least_over_t2(a1: int, m1: float, s2: float, n2: int, free2: bool, m2: float,
+                   best: float, floor: float) -> float:
+    """The least of ``best`` and :func:`distinct_sums` ``(a1, m1, s2 t2, m2)`` over the
+    strides ``t2`` may take (a divisor of ``n2`` when ``free2``, else ``n2``), walking the
+    divisors in pairs ``(d, n2 / d)`` up to ``sqrt(n2)`` and stopping once ``floor`` is
+    reached."""
+    if not free2:
+        return min(best, distinct_sums(a1, m1, np.int64(max(s2 * n2, 1.0)), m2))
+    d = 1
+    while d * d <= n2:
+        if n2 % d == 0:
+            best = min(best, distinct_sums(a1, m1, np.int64(max(s2 * d, 1.0)), m2))
+            e = n2 // d
+            if e != d:
+                best = min(best, distinct_sums(a1, m1, np.int64(max(s2 * e, 1.0)), m2))
+            if best <= floor:
+                return best
+        d += 1
+    return best
+
+
+@njit(cache=True, nogil=True)
 def least_distinct_sums(cf1: float, base1: float, tb1: float, free1: bool, m1: float,
                         cf2: float, base2: float, tb2: float, free2: bool, m2: float) -> float:
     """The least of :func:`distinct_sums` over the strides a completion may give a
@@ -39,21 +61,31 @@ def least_distinct_sums(cf1: float, base1: float, tb1: float, free1: bool, m1: f
     levels below are undecided: any divisor tiling splits ``tb_k``, the placement's
     product there, into a part below and a part above), else ``tb_k`` itself. Lower
     bounds of the multicast groups (:func:`evaluators.loopnest.counts.count`'s
-    ``unknown_below``); the numpy model's ``least_two_aps`` is the same loop."""
+    ``unknown_below``); the numpy model's ``least_two_aps`` takes the same minimum.
+
+    Only divisors are visited (pairs ``(d, n / d)``, ``d <= sqrt(n)``), and the walk
+    stops at the sumset floor ``m1 + m2 - 1``, which no pair of strides goes below
+    (``|A + B| >= |A| + |B| - 1`` for finite sets of integers)."""
     best = m1 * m2
+    floor = m1 + m2 - 1.0
+    if best <= floor:
+        return best
     n1 = np.int64(tb1)
     n2 = np.int64(tb2)
-    for t1 in range(1, n1 + 1):
-        if (free1 and n1 % t1) or (not free1 and t1 != n1):
-            continue
-        for t2 in range(1, n2 + 1):
-            if (free2 and n2 % t2) or (not free2 and t2 != n2):
-                continue
-            a1 = np.int64(max(cf1 * base1 * t1, 1.0))
-            a2 = np.int64(max(cf2 * base2 * t2, 1.0))
-            v = distinct_sums(a1, m1, a2, m2)
-            if v < best:
-                best = v
+    s1 = cf1 * base1
+    s2 = cf2 * base2
+    if not free1:
+        return _least_over_t2(np.int64(max(s1 * n1, 1.0)), m1, s2, n2, free2, m2, best, floor)
+    d = 1
+    while d * d <= n1:
+        if n1 % d == 0:
+            best = _least_over_t2(np.int64(max(s1 * d, 1.0)), m1, s2, n2, free2, m2, best, floor)
+            e = n1 // d
+            if e != d and best > floor:
+                best = _least_over_t2(np.int64(max(s1 * e, 1.0)), m1, s2, n2, free2, m2, best, floor)
+            if best <= floor:
+                return best
+        d += 1
     return best
 
 

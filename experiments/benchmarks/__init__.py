@@ -14,6 +14,7 @@ harnesses (:mod:`experiments.harnesses`).
   :mod:`~experiments.benchmarks.zigzag_costmodel` inside ``.venv-zigzag``).
 * :mod:`~experiments.benchmarks.mapper_optimality` -- the exact mapper's time to proof and
   the heuristic and random mappers' distance from the optimum, per layer;
+  :mod:`~experiments.benchmarks.jit_warmup` -- compiles the exact mapper's kernels before a benchmark times them;
   :mod:`~experiments.benchmarks.mapper_choice` -- exact vs heuristic on the hardware points
   a study visits; :mod:`~experiments.benchmarks.mapper_codesign` -- time to proof, nodes
   and anytime quality of every unique layer of four workloads on the hardware points a
