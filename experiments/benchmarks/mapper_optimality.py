@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               f"proven optimal {opt}/{len(rows)}; heuristic within 5 % on {within}/{len(rows)} "
               f"(median {np.median(hr):.3f}, worst {hr.max():.3f})")
         out["rows"][an] = rows
+        out.setdefault("load_after", {})[an] = os.getloadavg()[0]
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1, default=float)

@@ -133,11 +133,15 @@ def mapper_optimality(root: Path) -> str:
 
     r = load_json(root, MAPPER_OPTIMALITY)
     lo, hi = min(r["load"]), max(r["load"])
+    after = r.get("load_after")
+    load = (f"load average {lo:.2f}–{hi:.2f} (1/5/15 min) at the start and "
+            f"{', '.join(f'{v:.1f} after {ARCH_NAMES.get(k, k)}' for k, v in after.items())} on 2 cores"
+            if after else f"load average {lo:.2f}–{hi:.2f} on 2 cores")
     lines = [
         f"Every unique layer of {', '.join(NETWORK_NAMES.get(n, n) for n in sorted({x['network'] for rows in r['rows'].values() for x in rows}))}; "
         f"objective {r['objective']}; exact mapper limit {r['time_limit_s']:.0f} s per layer; random = the best of "
-        f"{r['random']:,} random legal mappings; CPU s = `time.process_time` of the one process, load average "
-        f"{lo:.2f}–{hi:.2f} on 2 cores; `{MAPPER_OPTIMALITY}`.",
+        f"{r['random']:,} random legal mappings; CPU s = `time.process_time` of the one process, {load}; "
+        f"`{MAPPER_OPTIMALITY}`.",
         "",
         "| architecture | layers | proven optimal | exact CPU s, median (max, layer) | heuristic within 5 % "
         "| heuristic / optimum, median (worst, layer) | random / optimum, median |",
