@@ -91,8 +91,8 @@ def headline_row(root: Path) -> str:
         f"memory at 1 next-stage node {_slash([x['mem_reduction_nx'] for x in cpu], '.2f')}x less vs the paper's "
         f"kind of (NetworkX) baseline, {_slash([x['mem_reduction'] for x in cpu], '.2f')}x vs our scipy one. FPGA "
         f"end to end (modelled{model}) **depends on the unpublished host**: against our fastest CPU code (scipy) and "
-        f"a native-code host only {_slash([x['speedup_vs_scipy'] for x in fpga], '.1f')}x{first}, **{min(short):.1f}x–"
-        f"{max(short):.1f}x short** of the paper; vs the NetworkX baseline "
+        f"a native-code host only {_slash([x['speedup_vs_scipy'] for x in fpga], '.1f')}x{first}, "
+        f"**{_span(short, '.1f')}x short** of the paper; vs the NetworkX baseline "
         f"{_slash([x['speedup_vs_nx'] for x in fpga], '.0f')}x with a native host but only "
         f"{_slash([x['speedup_vs_nx_networkx_host'] for x in fpga], '.1f')}x with a NetworkX host. Full-size "
         "synthetic dblp (SYNTHETIC, not the SNAP graph): with the paper's `c·k` table precision plateaus at "
@@ -342,9 +342,9 @@ def cycle_factor(root: Path) -> str:
     lines += [
         "",
         f"Against scipy with a native host the one-node speedups are {_slash(one, '.1f')}x "
-        f"(v1: {_slash(one_v1, '.1f')}x), {min(short):.1f}x–{max(short):.1f}x short of the paper's "
+        f"(v1: {_slash(one_v1, '.1f')}x), {_span(short, '.1f')}x short of the paper's "
         f"{' / '.join(f'{PAPER_FPGA_1[g]}x' for g in PAPER_FPGA_1)} (citeseer / pubmed; v1: "
-        f"{min(short_v1):.1f}x–{max(short_v1):.1f}x short).",
+        f"{_span(short_v1, '.1f')}x short).",
     ]
     return "\n".join(lines) + "\n"
 
