@@ -32,7 +32,7 @@ Outputs:
   It refuses if any ``v1`` recomputation differs from the committed figures.
 
 Run: ``python -m experiments.reproduce.meloppr_fpga_rerun --merge-into
-docs/reproduction/results/meloppr`` (about 12 CPU minutes here, most of it the stand-ins;
+docs/reproduction/results/meloppr`` (468 CPU s here, most of it the stand-ins;
 ``--graphs cora`` for one graph, without ``--merge-into``).
 
 The co-design study is not recomputed (its committed front was made with ``v1``).
