@@ -10,6 +10,7 @@ one module per kind of record:
 * :mod:`experiments.figures.shi2020` -- Shi et al. 2020's ``results.json``;
 * :mod:`experiments.figures.hasco` -- HASCO's ``results.json``;
 * :mod:`experiments.figures.d2nn` -- the multi-task D2NN's ``results.json``;
+* :mod:`experiments.figures.meloppr` -- MeLoPPR's ``results.json`` and its FPGA rerun;
 * :mod:`experiments.figures.benchmarks` -- the JSON outputs of the benchmark and
   search-quality scripts;
 * :mod:`experiments.figures.reproductions` -- the headline table of docs/REPRODUCTION.md,

@@ -372,21 +372,47 @@ def at_targets(cpu: dict[str, Any], key: str = "prec_pprpy", targets: Sequence[f
     return out
 
 
+def sent_back(table_capacity: int | None, entries: int) -> int:
+    """Entries a query sends back at its end: the table's ``table_capacity``, or for an
+    unbounded table (``None``) the ``entries`` the query filled."""
+    return int(entries) if table_capacity is None else int(table_capacity)
+
+
+def fpga_latencies(engines: dict[str, PPRFpgaEngine], meas: dict[str, Any], ns_values: Sequence[int],
+                   table_capacity: int | None = C * K) -> dict[Any, Any]:
+    """Per query, the engines' :class:`~accelerators.ppr_fpga.LatencyBreakdown`:
+    ``"base"`` the single-stage baselines' balls on the native engine, and per next-stage
+    count one list per host kind (what :func:`fpga_figures` summarizes)."""
+    native = engines["native"]
+    out: dict[Any, Any] = {"base": [native.query_latency([sg], "split", result_entries=0)
+                                    for sg in meas["base"]["sub"]]}
+    for ns in ns_values:
+        r = meas["rows"][ns]
+        back = [sent_back(table_capacity, n) for n in r["entries"]]
+        out[ns] = {kind: [e.query_latency(subs, "split", result_entries=n) for subs, n in zip(r["subs"], back)]
+                   for kind, e in engines.items()}
+    return out
+
+
 def fpga_figures(engines: dict[str, PPRFpgaEngine], meas: dict[str, Any],
-                 ns_values: Sequence[int], table_capacity: int | None = C * K) -> dict[str, Any]:
+                 ns_values: Sequence[int], table_capacity: int | None = C * K,
+                 latencies: dict[Any, Any] | None = None) -> dict[str, Any]:
     """Modelled FPGA latency and on-chip memory per next-stage count, against both
     measured CPU baselines. ``engines`` maps a host kind (``native``, ``numpy``) to the
     engine costed with that host; ``native`` gives the headline end-to-end figures.
     At the end of a query the global table's ``table_capacity`` entries go back to the
-    host; ``None`` (an unbounded table) sends back the entries each query filled."""
+    host; ``None`` (an unbounded table) sends back the entries each query filled.
+    ``latencies`` (:func:`fpga_latencies`' output, computed elsewhere, e.g. one query at a
+    time) replaces costing ``meas``' sub-graphs here; ``meas`` then needs none."""
     base = meas["base"]
     n_nx = meas.get("nx_sources", 0)
     b_lat = float(np.mean(base["lat_ms"]))
     b_nx = base["nx_lat_ms"]
     b_mem = np.asarray(base["mem_kib"]) * 1024 if base["mem_kib"] else None
     b_nx_mem = np.asarray(base["nx_mem_kib"]) * 1024 if base["nx_mem_kib"] else None
-    native = engines["native"]
-    base_fpga = [native.query_latency([sg], "split", result_entries=0) for sg in base["sub"]]
+    if latencies is None:
+        latencies = fpga_latencies(engines, meas, ns_values, table_capacity)
+    base_fpga = latencies["base"]
     out: dict[str, Any] = {
         "baseline_on_fpga_ms": float(np.mean([x.latency_ms for x in base_fpga])),
         "baseline_fits_fraction": float(np.mean([x.fits for x in base_fpga])),
@@ -394,10 +420,7 @@ def fpga_figures(engines: dict[str, PPRFpgaEngine], meas: dict[str, Any],
     }
     for ns in ns_values:
         r = meas["rows"][ns]
-        back = ([table_capacity] * len(r["subs"]) if table_capacity is not None
-                else [int(n) for n in r["entries"]])
-        lat = {kind: [e.query_latency(subs, "split", result_entries=n) for subs, n in zip(r["subs"], back)]
-               for kind, e in engines.items()}
+        lat = latencies[ns]
         ms = np.array([x.latency_ms for x in lat["native"]])
         busy = np.array([x.fpga_busy_ms for x in lat["native"]])
         d: dict[str, Any] = {
@@ -584,12 +607,13 @@ def synthetic_operating_points(g: Graph, sources: Sequence[int], engines: dict[s
             "seconds": time.perf_counter() - t0}
 
 
-def fig5(g: Graph, P_values: Sequence[int] = (1, 2, 4, 8, 16)) -> dict[str, Any]:
-    """One 6-step diffusion of the whole graph (Fig. 5, citeseer) at each P."""
+def fig5(g: Graph, P_values: Sequence[int] = (1, 2, 4, 8, 16), cycle_model: str = "rtl") -> dict[str, Any]:
+    """One 6-step diffusion of the whole graph (Fig. 5, citeseer) at each P, under
+    ``cycle_model`` (:data:`accelerators.ppr_fpga.CYCLE_MODELS`)."""
     sg = Subgraph(g.n, g.nnz, 6, 6, np.diff(g.adj.indptr), g.adj.indices)
     ms, over = {}, {}
     for P in P_values:
-        e = PPRFpgaEngine(n_pes=P)
+        e = PPRFpgaEngine(n_pes=P, cycle_model=cycle_model)
         ms[P] = e.split_cycles(sg)[0] * e.cycle_ns * 1e-6
         over[P] = e.scheduling_overhead(sg)
     return {"ms": ms, "overhead": over, "speedup_1_to_max": ms[P_values[0]] / ms[P_values[-1]]}
@@ -698,9 +722,11 @@ def _paper_at_target(key: str, t: float) -> str:
     return paper
 
 
-def _operating_point_rows(sop: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+def _operating_point_rows(sop: dict[str, Any], fcmd: str = "",
+                          fnote: str = "") -> list[tuple[str, str, str, str, str, str]]:
     """Rows of the synthetic operating points (:func:`synthetic_operating_points`), each
-    with the command and date of the run that measured them."""
+    with the command and date of the run that measured them (the FPGA speedups: of the
+    rerun ``fcmd`` that replaced them, if any, with its note ``fnote``)."""
     rows = []
     cmd = sop["command"]
     for name, ops in sop["graphs"].items():
@@ -745,7 +771,7 @@ def _operating_point_rows(sop: dict[str, Any]) -> list[tuple[str, str, str, str,
                          f"end to end ({f['latency_ms']:.2f} ms, host {f['cpu_ms']:.2f} ms), "
                          f"{f['fpga_only_vs_scipy']:.1f}x FPGA only",
                          "; ".join(x for x in (base_note, "native-code host; the table's entries sent back",
-                                               _fits_note(f["fits_fraction"])) if x), cmd))
+                                               _fits_note(f["fits_fraction"]), fnote) if x), fcmd or cmd))
             rows.append((f"{where}: FPGA on-chip memory", label,
                          f"{_x(ptab and ptab[1], '.1f')} reduction; 2,000-entry table (4 BRAM36, 324 at P=16)",
                          f"global table {tb['entries']:,} entries = {tb['table_bram36']:g} BRAM36 "
@@ -763,11 +789,25 @@ def _operating_point_rows(sop: dict[str, Any]) -> list[tuple[str, str, str, str,
     return rows
 
 
+def _cycle_note(res: dict[str, Any]) -> tuple[str, str]:
+    """The command that made the FPGA figures and a note naming their cycle model: the run's
+    own (``""``) unless a rerun (``meloppr_fpga_rerun --merge-into``) replaced them."""
+    rerun = res.get("fpga_rerun")
+    if not rerun:
+        return "", ""
+    return rerun["command"], (f"FPGA cycle model {rerun['cycle_model']} (rerun {rerun['date']}; the "
+                              f"{rerun['earlier_cycle_model']} figures under *_v1 in results.json)")
+
+
 def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
     rows: list[tuple[str, str, str, str, str, str]] = []
+    fcmd, fnote = _cycle_note(res)
 
-    def add(q: str, graph: str, paper: str, ours: str, note: str = "") -> None:
-        rows.append((q, graph, paper, ours, note, cmd))
+    def add(q: str, graph: str, paper: str, ours: str, note: str = "", command: str = "") -> None:
+        rows.append((q, graph, paper, ours, note, command or cmd))
+
+    def with_cycles(note: str) -> str:
+        return "; ".join(x for x in (note, fnote) if x)
 
     for name, ex in res.get("exactness", {}).items():
         add("Eq. 8 exactness: max abs error, all next-stage nodes, no table bound", name,
@@ -825,7 +865,8 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
                         f"scipy {d['speedup']:.2f}x; FPGA end to end vs NetworkX "
                         f"{_x(d.get('fpga_speedup_vs_nx'), '.1f')}, vs scipy {_x(d.get('fpga_speedup_vs_scipy'), '.1f')}")
             paper = _paper_at_target(gr["key"], t)
-            add(f"operating point: ~{t:.0%} precision (PPR.py variant)", label, paper, ours, pnote)
+            add(f"operating point: ~{t:.0%} precision (PPR.py variant)", label, paper, ours,
+                with_cycles(pnote) if d["ns"] is not None else pnote)
         fp = gr.get("fpga")
         if fp:
             for ns in sorted(fp["per_ns"]):
@@ -840,8 +881,8 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
                     f"end ({d['latency_ms']:.3f} ms, host {d['cpu_ms']:.3f} ms), "
                     f"{d['fpga_only_vs_scipy']:.1f}x FPGA only, {_x(d.get('speedup_vs_scipy_numpy_host'))} "
                     "with a numpy host",
-                    "; ".join(x for x in (pnote or "end to end = native-code host + link + FPGA",
-                                          _fits_note(d["fits_fraction"])) if x))
+                    with_cycles("; ".join(x for x in (pnote or "end to end = native-code host + link + FPGA",
+                                                      _fits_note(d["fits_fraction"])) if x)), fcmd)
             for ns in (1, 13):
                 d = fp["per_ns"].get(ns)
                 if d and "mem_reduction" in d:
@@ -872,9 +913,10 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
     if "fig5" in res:
         f5 = res["fig5"]
         add("one 6-step diffusion of citeseer, P=1 / P=16 (Fig. 5)", "citeseer", "~11 ms / ~1 ms (read off)",
-            f"{f5['ms'][1]:.2f} ms / {f5['ms'][16]:.2f} ms ({f5['speedup_1_to_max']:.1f}x)")
+            f"{f5['ms'][1]:.2f} ms / {f5['ms'][16]:.2f} ms ({f5['speedup_1_to_max']:.1f}x)", fnote, fcmd)
         add("scheduling overhead P=2 / P=16 (Fig. 5)", "citeseer", "< 20% / < 40%",
-            f"{100 * f5['overhead'][2]:.1f}% / {100 * f5['overhead'][16]:.1f}%", "model [inferred]")
+            f"{100 * f5['overhead'][2]:.1f}% / {100 * f5['overhead'][16]:.1f}%",
+            with_cycles("" if fnote else "model [inferred]"), fcmd)
     hm = res.get("host_models")
     if hm:
         for kind, h in hm.items():
@@ -888,19 +930,20 @@ def write_table(res: dict[str, Any], path: Path, cmd: str) -> None:
         pm = cd["paper_point_metrics"]
         add("co-design: paper point (P=16, l1=l2=3, 13 nodes, c=10)", cd["graph"], "chosen design",
             f"precision {pm['precision']:.3f}, {pm['latency_ms']:.3f} ms, {pm['bram36']:g} BRAM36",
-            f"{cd['trials']} MOBO trials, front of {cd['front_size']}")
+            f"{cd['trials']} MOBO trials, front of {cd['front_size']}"
+            + ("; FPGA cycle model v1 (the co-design study is not rerun)" if fnote else ""))
         bp = cd.get("paper_plan_by_pes", {})
         if bp:
             add("co-design: paper plan at P = " + "/".join(str(P) for P in bp), cd["graph"], "P = 16 chosen",
                 " / ".join(f"{v['latency_ms']:.2f} ms, {v['bram36']:g} BRAM36" for v in bp.values()),
-                "native-code host")
+                "native-code host" + ("; FPGA cycle model v1 (not rerun)" if fnote else ""))
         add("co-design: front dominates the paper point?", cd["graph"], "–",
             "yes" if cd["paper_point_dominated"] else "no",
             (f"e.g. {cd['dominating_points'][0]}" if cd["dominating_points"] else
              f"front at >= paper precision: min latency {_f(cd['front_min_latency_at_paper_precision'], '.3f')} ms, "
              f"min BRAM36 {_f(cd['front_min_bram36_at_paper_precision'], 'g')}"))
     if res.get("synthetic_operating_points"):
-        rows.extend(_operating_point_rows(res["synthetic_operating_points"]))
+        rows.extend(_operating_point_rows(res["synthetic_operating_points"], fcmd, fnote))
     lines = ["| quantity | graph | paper | ours | command | note |", "|---|---|---|---|---|---|"]
     for cells in rows:
         q, g, p, o, n, c = (x.replace("|", "\\|") for x in cells)

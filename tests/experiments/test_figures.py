@@ -238,3 +238,39 @@ def test_meloppr_headline_recomputed_from_the_graphs():
     assert "memory at 1 next-stage node " + " / ".join(f"{m:.2f}x" for m in mem) in text
     assert at_most(3.885e-16) == "4e-16" and at_most(1.0e-3) == "2e-3" and at_most(9.5) == "1e1"
     assert max(rec["exactness"].values()) < 4e-16 and "to < 4e-16" in text
+
+
+MELOPPR = "docs/reproduction/results/meloppr/results.json"
+MELOPPR_RERUN = "docs/reproduction/results/meloppr/fpga_rtl.json"
+
+
+def test_meloppr_fpga_figures_are_the_rtl_model_with_v1_beside():
+    rec = json.loads((ROOT / MELOPPR).read_text())
+    assert rec["fpga_rerun"]["cycle_model"] == "rtl"
+    text = figure("meloppr-fpga-speedup").render(ROOT)
+    factor = figure("meloppr-cycle-factor").render(ROOT)
+    for g in ("citeseer", "cora", "pubmed"):
+        new, old = rec["graphs"][g]["fpga"]["per_ns"]["1"], rec["graphs"][g]["fpga_v1"]["per_ns"]["1"]
+        assert f"| {new['speedup_vs_scipy']:.1f}x ({old['speedup_vs_scipy']:.1f}x) |" in text
+        # the decomposition's factor is the ratio of the two speedups, and multiplies out
+        f = new["speedup_vs_nx"] / old["speedup_vs_nx"]
+        assert f"| {g} | 1 |" in factor and f"| {old['speedup_vs_nx']:.1f}x | {f:.3f} | {new['speedup_vs_nx']:.1f}x |" in factor
+        assert f < 1  # the RTL takes more cycles than v1 counted on these queries
+    headline = figure("reproductions-headline").render(ROOT)
+    assert "cycle model checked against the authors' RTL" in headline
+
+
+def test_meloppr_host_reading_refuses_a_record_that_breaks_it(tmp_path):
+    from experiments.figures.meloppr import cycle_factor
+    from experiments.figures.records import RecordError
+
+    root = _tree(tmp_path, MELOPPR, MELOPPR_RERUN)
+    rec = json.loads((root / MELOPPR).read_text())
+    rec["graphs"]["citeseer"]["fpga"]["per_ns"]["13"]["speedup_vs_nx_networkx_host"] = 4.0  # above the paper's 3.1x
+    (root / MELOPPR).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match=r"citeseer ns = 13.*rewrite item 3"):
+        cycle_factor(root)
+    rec.pop("fpga_rerun")
+    (root / MELOPPR).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match="not the rtl cycle model"):
+        cycle_factor(root)

@@ -320,3 +320,122 @@ def test_old_graph_caches_convert_into_records(tmp_path):
     assert store.record(rep.KINDS["graph"], sig).wall_s == 12.5
     assert rep._cached(store, rep.KINDS["operating_points"], ops_sig) == {"points": {}}
     assert len(store.keys(rep.KINDS["hosts"])) == 1
+
+
+# ----------------------------------------------------------------- the FPGA rerun (issue 48)
+
+RESULTS_DIR = __import__("pathlib").Path(__file__).resolve().parents[3] / "docs/reproduction/results/meloppr"
+
+
+def _engines_v1():
+    from dataclasses import replace
+
+    return {k: replace(e, cycle_model="v1") for k, e in _engines().items()}
+
+
+def _toy_run(g):
+    sources = [0, 5, 17, 42]
+    meas = rep.measure_graph(g, sources, [1, 4], k=20, memory=False)
+    return sources, meas, rep.summarize_cpu(meas, [1, 4])
+
+
+def test_fpga_figures_from_given_latencies_equal_costing_them_there(g):
+    _, meas, _ = _toy_run(g)
+    for cap in (rep.C * rep.K, None):
+        here = rep.fpga_figures(_engines(), meas, [1, 4], table_capacity=cap)
+        lat = rep.fpga_latencies(_engines(), meas, [1, 4], table_capacity=cap)
+        bare = {"base": {k: v for k, v in meas["base"].items() if k != "sub"},
+                "rows": {ns: {k: v for k, v in r.items() if k != "subs"} for ns, r in meas["rows"].items()},
+                "nx_sources": meas["nx_sources"]}
+        assert rep.fpga_figures(_engines(), bare, [1, 4], table_capacity=cap, latencies=lat) == here
+    # an unbounded table sends back what each query filled, so it differs from c*k's
+    unb = rep.fpga_figures(_engines(), meas, [4], table_capacity=None)["per_ns"][4]
+    assert unb["latency_ms"] != rep.fpga_figures(_engines(), meas, [4])["per_ns"][4]["latency_ms"]
+
+
+def test_the_rerun_costs_queries_as_the_reproduction_does(g):
+    """The rerun streams queries one at a time and summarizes against the CPU means; it
+    must give the reproduction's figures for the same queries, under either model."""
+    from evaluators.ppr import meloppr
+    from evaluators.ppr.engine_evaluator import baseline_subgraph, meloppr_subgraphs
+    from experiments.reproduce import meloppr_fpga_rerun as rr
+
+    sources, meas, cpu = _toy_run(g)
+    costs = rr._Costs({"v1": _engines_v1(), "rtl": _engines()})
+    for s in sources:
+        costs.base(baseline_subgraph(g, s, 6))
+        for ns in (1, 4):
+            est = meloppr(g, s, l1=3, l2=3, k=20, next_stage=ns, c=rep.C, record_subgraphs=True)
+            costs.query(ns, meloppr_subgraphs(est, 3, 3), rep.C * rep.K)
+    for model, eng in (("v1", _engines_v1()), ("rtl", _engines())):
+        want = rep.fpga_figures(eng, meas, [1, 4])
+        got = costs.figures(model, cpu, [1, 4], rep.C * rep.K)
+        assert got.keys() == want.keys() and got["per_ns"].keys() == want["per_ns"].keys()
+        for ns in (1, 4):
+            assert got["per_ns"][ns] == pytest.approx(want["per_ns"][ns], rel=1e-12)
+        assert got["baseline_on_fpga_ms"] == pytest.approx(want["baseline_on_fpga_ms"], rel=1e-12)
+    c = {m: costs.cycles(m, 4) for m in ("v1", "rtl")}
+    assert c["rtl"]["fpga_cycles"] != c["v1"]["fpga_cycles"]  # the two models do differ
+    assert rr._ratios(c)["rtl_over_v1_cycles"] == c["rtl"]["fpga_cycles"] / c["v1"]["fpga_cycles"]
+    # a changed committed figure is named
+    bad = rr._compare(costs.figures("v1", cpu, [1], rep.C * rep.K)["per_ns"][1],
+                      dict(rep.fpga_figures(_engines_v1(), meas, [1])["per_ns"][1], latency_ms=1.0), "x")
+    assert len(bad) == 1 and bad[0].startswith("x.latency_ms")
+
+
+def test_merge_puts_rtl_first_keeps_v1_beside_and_refuses_a_failed_check(g):
+    from experiments.reproduce import jsonable
+    from experiments.reproduce import meloppr_fpga_rerun as rr
+
+    _, meas, cpu = _toy_run(g)
+    fv1, frtl = rep.fpga_figures(_engines_v1(), meas, [1, 4]), rep.fpga_figures(_engines(), meas, [1, 4])
+    res = json.loads(json.dumps(jsonable({
+        "graphs": {"toy": {"cpu": cpu, "fpga": fv1, "targets": rep.at_targets(cpu, fpga=fv1),
+                           "targets_prec_k": rep.at_targets(cpu, "prec_k", fpga=fv1)}},
+        "fig5": rep.fig5(g, (1, 16), cycle_model="v1")})))
+    out = json.loads(json.dumps(jsonable({
+        "graphs": {"toy": {"fpga": frtl, "v1_matches_committed": True}},
+        "fig5": {"rtl": rep.fig5(g, (1, 16)), "v1_matches_committed": True},
+        "merge_command": "the command", "date": "2026-12-03", "cpu_s": 1.0})))
+    merged = rr.merge(res, out)
+    gr = merged["graphs"]["toy"]
+    assert gr["fpga"] == out["graphs"]["toy"]["fpga"] and gr["fpga_v1"] == res["graphs"]["toy"]["fpga"]
+    assert gr["targets_v1"] == res["graphs"]["toy"]["targets"]
+    assert merged["fig5"] == out["fig5"]["rtl"] and merged["fig5_v1"] == res["fig5"]
+    assert merged["fpga_rerun"]["cycle_model"] == "rtl" and merged["fpga_rerun"]["command"] == "the command"
+    assert res["graphs"]["toy"]["fpga"] == json.loads(json.dumps(jsonable(fv1)))  # the input is not changed
+    with pytest.raises(RuntimeError, match="already holds"):
+        rr.merge(merged, out)
+    out["graphs"]["toy"]["v1_matches_committed"] = False
+    with pytest.raises(RuntimeError, match="differs from the committed"):
+        rr.merge(res, out)
+
+
+def test_the_rerun_refuses_merging_part_of_the_graphs(tmp_path):
+    from experiments.reproduce import meloppr_fpga_rerun as rr
+
+    with pytest.raises(SystemExit):
+        rr.main(["--graphs", "cora", "--merge-into", str(tmp_path)])
+
+
+def test_committed_table_is_rebuilt_byte_for_byte_from_committed_results(tmp_path):
+    """docs/reproduction/results/meloppr/table.md is write_table of the committed
+    results.json, the rerun's rtl FPGA figures included (their rows name the rerun)."""
+    raw = json.loads((RESULTS_DIR / "results.json").read_text())
+    rep.write_table(rep._restore_keys(raw), tmp_path / "table.md", "coexplore reproduce meloppr")
+    committed = (RESULTS_DIR / "table.md").read_bytes()
+    assert (tmp_path / "table.md").read_bytes() == committed
+    text = committed.decode()
+    rerun = raw["fpga_rerun"]
+    assert rerun["cycle_model"] == "rtl" and f"`{rerun['command']}`" in text
+    for name in ("citeseer", "cora", "pubmed"):
+        new, old = raw["graphs"][name]["fpga"]["per_ns"]["1"], raw["graphs"][name]["fpga_v1"]["per_ns"]["1"]
+        row = next(x for x in text.splitlines()
+                   if x.startswith(f"| FPGA speedup vs CPU baseline, 1 next-stage node(s) (Fig. 7; model, P=16) | {name} |"))
+        assert f"vs scipy: {new['speedup_vs_scipy']:.1f}x end to end" in row
+        assert f"{new['speedup_vs_scipy']:.1f}" != f"{old['speedup_vs_scipy']:.1f}"  # the model changed them
+        assert "FPGA cycle model rtl" in row and rerun["command"] in row
+    for ops in raw["synthetic_operating_points"]["graphs"].values():
+        for p in ops["points"].values():
+            if p["ns"] is not None:
+                assert f"vs scipy: {p['fpga']['speedup_vs_scipy']:.1f}x end to end ({p['fpga']['latency_ms']:.2f} ms" in text
