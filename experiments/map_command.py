@@ -153,7 +153,7 @@ def summary(outcome: MapOutcome) -> list[str]:
            f"search:      {outcome.seconds:.2f} s, {r.evaluated} mappings scored"
            + (f", space of {r.space_size}" if r.space_size else "")]
     if r.scope is not None:
-        out.insert(3, f"scope:       {'the proof' if r.optimal else 'the lower bound'} covers {r.scope.describe()}")
+        out.insert(4, f"scope:       {'the proof' if r.optimal else 'the lower bound'} covers {r.scope.describe()}")
     if outcome.constraints_ignored:
         out.append("note:        the Timeloop spec's mapspace constraints were not applied (the search covers "
                    "every legal divisor mapping)")
