@@ -48,8 +48,9 @@ REUSE_TESTED = {"shi2020"}    # test_reproduce_shi2020.py rebuilds it through --
 NOT_REASSEMBLED = {
     # The steps-only run predates the current table (no infeasible-proposals column, no
     # wall/CPU time line) and its records do not cover every step under the current
-    # settings: `shi2020 --steps-only --reuse` recomputes ResNet-50's baseline. It needs a
-    # rerun, not a test that pins the stale file.
+    # settings: `shi2020 --steps-only --reuse ... --cache-from results/shi2020/records`
+    # recomputes the baseline figures (DQN's, the first workload). It needs a rerun, not a
+    # test that pins the stale file.
     "shi2020-steps",
 }
 
