@@ -8,12 +8,13 @@ from pathlib import Path
 from experiments.figures.fmt import thousands
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["FIGURES", "inner_effort", "inner_feasibility", "mapper_optimality", "optimizer_cost"]
+__all__ = ["FIGURES", "demo_search", "inner_effort", "inner_feasibility", "mapper_optimality", "optimizer_cost"]
 
 INNER_EFFORT = "docs/benchmarks/shi2020_inner_effort.json"
 OPTIMIZER_COST = "docs/benchmarks/shi2020_optimizer_cost.json"
 INNER_FEASIBILITY = "docs/search_quality/inner_feasibility.json"
 MAPPER_OPTIMALITY = "docs/benchmarks/mapper_optimality.json"
+DEMO_SEARCH = "docs/benchmarks/demo_search.json"
 ARCH_NAMES = {"eyeriss_v1": "Eyeriss v1", "systolic_32x32_ws": "32x32 WS systolic array"}
 NETWORK_NAMES = {
     "mobilenet_v2": "MobileNetV2",
@@ -162,7 +163,34 @@ def mapper_optimality(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def demo_search(root: Path) -> str:
+    """The demo's search: the best network EDP constrained BO and random search found on its
+    space, and each run's elapsed wall time and summed worker CPU time
+    (``python -m experiments.benchmarks.demo_search``)."""
+    r = load_json(root, DEMO_SEARCH)
+    s = r["studies"]
+    parts = []
+    for key, label in (("random", "random search"), ("constrained-bo", "constrained BO")):
+        st = _get(s, key, DEMO_SEARCH)
+        done = [t for t in st["rows"] if t["status"] == "COMPLETE" and t["edp_uj_ms"] is not None]
+        best = min(t["edp_uj_ms"] for t in done)
+        if abs(best - st["best_edp_uj_ms"]) > 1e-9 * best or len(done) != st["complete"]:
+            raise RecordError(f"{DEMO_SEARCH}: studies.{key}: best_edp_uj_ms or complete disagree with its rows")
+        cpu = st["cpu_time_summed_s"]
+        cost = (f"{st['elapsed_wall_s'] / 60:.1f} min elapsed wall time, "
+                + ("worker CPU time not recorded" if cpu is None else f"{cpu / 60:.1f} min of worker CPU time summed "
+                   "over its trials"))
+        parts.append(f"{label}'s best EDP after {st['trials']} points is {thousands(best)} µJ·ms ({cost})")
+    commit = f" at commit {r['commit']}" if r.get("commit") else ""
+    load = r.get("load_average_at_export")
+    at = f", load average {load[0]:.1f} on the shared cores when exported" if load else ""
+    return (f"With the same seed ({r['seed']}) and {r['workers']} workers, " + "; ".join(parts)
+            + f" (`{DEMO_SEARCH}`{commit}{at}: `python -m experiments.benchmarks.demo_search`; the elapsed "
+            "time includes the optimizer's own proposals, which the workers' CPU time does not count).\n")
+
+
 FIGURES = {
+    "demo-search": ((DEMO_SEARCH,), demo_search),
     "mapper-optimality": ((MAPPER_OPTIMALITY,), mapper_optimality),
     "shi2020-inner-effort": ((INNER_EFFORT,), inner_effort),
     "shi2020-optimizer-cost": ((OPTIMIZER_COST,), optimizer_cost),

@@ -78,3 +78,25 @@ def test_the_commands_table_names_each_run_time_and_its_record(tmp_path):
     (tmp_path / rel).write_text(json.dumps(rec))
     with pytest.raises(RecordError, match="run_seconds are no longer all near 0"):
         figure("reproductions-commands").render(tmp_path)
+
+
+def test_the_demo_search_figure_is_its_record(tmp_path):
+    """index.md's BO-against-random sentence (typed by hand before, with no record) is the
+    committed trials' best EDP, and a record whose summary disagrees with its rows is refused."""
+    import json
+
+    from experiments.figures.benchmarks import DEMO_SEARCH
+
+    rec = json.loads((ROOT / DEMO_SEARCH).read_text())
+    text = figure("demo-search").render(ROOT)
+    for key, label in (("constrained-bo", "constrained BO"), ("random", "random search")):
+        st = rec["studies"][key]
+        best = min(t["edp_uj_ms"] for t in st["rows"] if t["status"] == "COMPLETE")
+        assert f"{label}'s best EDP after {st['trials']} points is {round(best):,} µJ·ms" in text
+        assert f"{st['elapsed_wall_s'] / 60:.1f} min elapsed wall time" in text
+    assert (rec["studies"]["constrained-bo"]["trials"], rec["studies"]["random"]["trials"]) == (60, 120)
+    rec["studies"]["random"]["best_edp_uj_ms"] /= 2
+    (tmp_path / DEMO_SEARCH).parent.mkdir(parents=True)
+    (tmp_path / DEMO_SEARCH).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match="best_edp_uj_ms or complete disagree"):
+        figure("demo-search").render(tmp_path)
