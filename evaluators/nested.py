@@ -42,8 +42,10 @@ no positive lower bound, so no certificate). The evaluator returns an
     {"levels": ["RF", "GLB", "DRAM"],
      "layers": [{"name": ..., "repeat": 1, "macs": ..., "energy_pj": ..., "latency_cycles": ...,
                  "utilization": ..., "evaluated": ..., "map_seconds": ...,
-                 "optimal": ...,  # True: the mapper proved the mapping optimal
+                 "optimal": ...,  # True: the mapper proved the mapping optimal over proof_scope
                  "objective_lower_bound": ...,  # of the mapping objective, where the mapper knows one
+                 "proof_scope": {"tilings": "divisor", "accounting": ..., "bypass": ...,
+                                 "constraints": ..., ...},  # where the mapper proves or bounds (ProofScope)
                  "energy_by_level_pj": {"MAC": ..., "RF": ..., "GLB": ..., "DRAM": ...}}, ...]}
 
 with each layer's figures for one instance (multiply by ``repeat`` for the network;
@@ -332,6 +334,8 @@ def breakdown(arch: ArchSpec, units: Sequence[Any], results: Sequence[MappingRes
                                "utilization": r.utilization, "evaluated": r.evaluated,
                                "map_seconds": r.seconds, "optimal": r.optimal, "edp": r.edp,
                                "objective_lower_bound": r.lower_bound}
+        if r.scope is not None:
+            row["proof_scope"] = r.scope.as_dict()
         if r.batch is not None:
             c = cost(u, arch, r.batch)
             level = getattr(c, "level_energy_pj", None)

@@ -676,7 +676,7 @@ def map_(
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="seconds before the search stops with its best")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Timeloop mapping YAML to write (default PROBLEM.coexplore-map.yaml)")] = None,
 ) -> None:
-    """The proven-optimal mapping of PROBLEM on ARCH: printed, and written as Timeloop mapping YAML."""
+    """The mapping of PROBLEM on ARCH proven optimal over divisor tilings under ACCOUNTING (its scope printed), and written as Timeloop mapping YAML."""
     from experiments.map_command import format_loop_nest, map_design, summary
 
     try:

@@ -1,5 +1,8 @@
-"""``coexplore map ARCH.yaml PROBLEM.yaml``: the proven-optimal mapping of one layer on
-one architecture, from other tools' files, printed and written as Timeloop mapping YAML.
+"""``coexplore map ARCH.yaml PROBLEM.yaml``: the mapping of one layer on one architecture
+proven optimal over the divisor tilings (every factor divides its dimension; padded edge
+tiles are not searched) under the chosen accounting, with bypass choices and no mapping
+constraints, from other tools' files, printed and written as Timeloop mapping YAML. The
+``scope:`` line it prints is the result's :class:`~mappers.base.ProofScope`.
 
 ARCH is a coexplore architecture spec (:mod:`accelerators.spec`), a Timeloop/Accelergy
 v0.4 architecture (its ``architecture:`` tree; the ERT is needed for energies, the ART
@@ -11,8 +14,8 @@ v0.4 problem (``problem:``) or an AccelForge workload of one einsum (``workload:
 the mapper cannot bound an accounting it refuses with an error saying so.
 
 A Timeloop spec's mapspace constraints (``constraints:`` of its components) are not
-applied: the search covers every legal mapping, so its optimum is at least as good as
-the best under the constraints; the command says so when the spec has any.
+applied: the search covers every legal divisor mapping, so its optimum is at least as good
+as the best divisor mapping under the constraints; the command says so when the spec has any.
 """
 
 from __future__ import annotations
@@ -149,7 +152,9 @@ def summary(outcome: MapOutcome) -> list[str]:
            f"utilization {r.utilization:.3f}",
            f"search:      {outcome.seconds:.2f} s, {r.evaluated} mappings scored"
            + (f", space of {r.space_size}" if r.space_size else "")]
+    if r.scope is not None:
+        out.insert(4, f"scope:       {'the proof' if r.optimal else 'the lower bound'} covers {r.scope.describe()}")
     if outcome.constraints_ignored:
         out.append("note:        the Timeloop spec's mapspace constraints were not applied (the search covers "
-                   "every legal mapping)")
+                   "every legal divisor mapping)")
     return out

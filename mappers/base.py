@@ -22,6 +22,11 @@ stage the same way.
   mappings evaluated, seconds, the best objective after each evaluation (``history``),
   and, where the mapper knows them, the size of the space it covered, a lower bound on
   the objective and whether the result is proven optimal.
+* :class:`ProofScope` -- the space an optimality claim or a lower bound covers, as data
+  (``MappingResult.scope``): the tilings (``divisor`` or ``padded``), the cost model's
+  accounting, whether bypass choices were searched, the constraints applied, the spatial
+  unrollings and the loop orders. A proof says nothing outside it: HASCO's padded
+  schedules beat the exact mapper's divisor-tiling optimum (docs/reproduction/hasco.md).
 
 The work unit a mapper maps is a :class:`~mappers.workloads.Layer` for the loop-nest
 mappers; HASCO's schedule mapper maps a :class:`~mappers.tensor_ir.Computation` onto a
@@ -44,6 +49,7 @@ from mappers.workloads import Layer
 
 __all__ = [
     "OBJECTIVES",
+    "TILINGS",
     "BatchCost",
     "BoundedCost",
     "CostFunction",
@@ -51,8 +57,10 @@ __all__ = [
     "MappingResult",
     "MappingRuleRefusal",
     "NoLegalMapping",
+    "ProofScope",
     "SearchStoppedEmpty",
     "WorkUnit",
+    "accounting_of",
     "check_objective",
     "objective_values",
     "result_of",
@@ -60,6 +68,10 @@ __all__ = [
 
 OBJECTIVES: dict[str, str] = {"edp": "edp", "energy": "energy_pj", "latency": "latency_cycles"}
 """Mapping objective -> the :class:`BatchCost` field it minimizes."""
+
+TILINGS = ("divisor", "padded")
+"""The tilings a proof may cover (:attr:`ProofScope.tilings`): ``divisor`` -- every factor
+of a dimension divides it exactly; ``padded`` -- edge tiles may be padded too."""
 
 
 @runtime_checkable
@@ -134,6 +146,71 @@ class MappingRuleRefusal(NoLegalMapping):
 
 
 @dataclass(frozen=True)
+class ProofScope:
+    """The space a mapper's optimality claim (``MappingResult.optimal``) and lower bound
+    (``MappingResult.lower_bound``) cover. Outside it the claim says nothing: a padded
+    tiling, another accounting, a bypass choice not searched or a mapping outside the
+    constraints may be better.
+
+    Attributes:
+        tilings: ``"divisor"`` (exact factorizations only) or ``"padded"`` (also tiles
+            whose edge tile is padded): :data:`TILINGS`.
+        accounting: the cost model's counting rules by name (``"coexplore"``,
+            ``"timeloop"``, ``"zigzag"`` of :data:`evaluators.loopnest.ACCOUNTING`, or
+            the cost model's own description where it has no name).
+        bypass: every choice of which on-chip levels keep which operands was searched
+            (``False``: each level keeps what the architecture says).
+        constraints: the name of the mapping constraints the space was restricted to
+            (:mod:`mappers.constraints`), ``None`` where none were applied.
+        spatial: the spatial unrollings covered, in words (e.g. every divisor
+            assignment within each fanout, under a systolic dataflow's rules).
+        loop_orders: the loop orders covered, in words.
+        objective: the objective minimized (:data:`OBJECTIVES`).
+    """
+
+    tilings: str
+    accounting: str
+    bypass: bool
+    constraints: str | None
+    spatial: str
+    loop_orders: str
+    objective: str
+
+    def __post_init__(self) -> None:
+        if self.tilings not in TILINGS:
+            raise ValueError(f"ProofScope.tilings must be one of {list(TILINGS)}, got {self.tilings!r}")
+        check_objective(self.objective)
+        if not isinstance(self.bypass, bool):
+            raise ValueError(f"ProofScope.bypass must be a bool, got {self.bypass!r}")
+
+    def describe(self) -> str:
+        """One line: ``edp over divisor tilings, coexplore accounting, bypass searched,
+        no constraints, spatial: ..., orders: ...``."""
+        cons = "no constraints" if self.constraints is None else f"constraints {self.constraints}"
+        byp = "bypass searched" if self.bypass else "no bypass choices (each level keeps what the architecture says)"
+        return (f"{self.objective} over {self.tilings} tilings, {self.accounting} accounting, {byp}, {cons}; "
+                f"spatial: {self.spatial}; loop orders: {self.loop_orders}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields, JSON-serializable (for a record)."""
+        return {"tilings": self.tilings, "accounting": self.accounting, "bypass": self.bypass,
+                "constraints": self.constraints, "spatial": self.spatial, "loop_orders": self.loop_orders,
+                "objective": self.objective}
+
+
+def accounting_of(cost: Any) -> str:
+    """The accounting name of a cost function for :attr:`ProofScope.accounting`: its
+    ``accounting_name`` (:class:`evaluators.loopnest.LoopNestCost` has one), else its
+    qualified name or repr (a plain function such as ``evaluate_batch`` counts with the
+    defaults it was written with, which this layer cannot see)."""
+    name = getattr(cost, "accounting_name", None)
+    if isinstance(name, str) and name:
+        return name
+    qual = getattr(cost, "__qualname__", None)
+    return f"cost function {qual}" if isinstance(qual, str) else repr(cost)
+
+
+@dataclass(frozen=True)
 class MappingResult:
     """The mapping a mapper chose and how it got there.
 
@@ -149,10 +226,13 @@ class MappingResult:
         space_size: mappings in the space the search covered, where known (an
             exhaustive or exact mapper).
         lower_bound: a value of the objective no mapping can beat, where known.
-        optimal: the result is proven to minimize the objective over the whole legal
-            mapping space under the cost function.
+        optimal: the result is proven to minimize the objective over the space ``scope``
+            states, under the cost function.
         stopped_early: the search hit a limit (time, size) before it finished.
         info: JSON-serializable extras (a schedule's point and partition, stages ...).
+        scope: the space ``optimal`` and ``lower_bound`` cover (:class:`ProofScope`);
+            every mapper that claims optimality or a bound fills it in, and ``None``
+            means no claim (a heuristic or sampling result).
     """
 
     mapping: LayerMapping | None
@@ -169,6 +249,21 @@ class MappingResult:
     optimal: bool = False
     stopped_early: bool = False
     info: Mapping[str, Any] = field(default_factory=dict)
+    scope: ProofScope | None = None
+
+    def __post_init__(self) -> None:
+        if self.optimal and self.scope is None:
+            raise ValueError("MappingResult.optimal=True needs the scope of the proof (MappingResult.scope, a "
+                             "ProofScope): an optimality claim without its space is no claim")
+
+    def claim(self) -> str:
+        """What the result proves, with its space: ``proven optimal (edp over divisor
+        tilings, ...)``, ``lower bound ... over (...)`` or ``no proof``."""
+        if self.optimal and self.scope is not None:
+            return f"proven optimal ({self.scope.describe()})"
+        if self.lower_bound is not None and self.scope is not None:
+            return f"not proven; lower bound {self.lower_bound:.6g} over ({self.scope.describe()})"
+        return "no proof (a search's best)"
 
     def objective(self, name: str) -> float:
         """The value of mapping objective ``name`` (:data:`OBJECTIVES`)."""

@@ -1,4 +1,5 @@
-"""The exact mapper: the mapping that minimizes the objective under the cost model, proven.
+"""The exact mapper: the mapping that minimizes the objective under the cost model, proven
+over the divisor tilings (the space below; ``MappingResult.scope`` states it as data).
 
 The legal mapping space of a layer on an architecture is every exact (divisor)
 factorization of every dimension over its allowed loop slots (temporal per level,
@@ -116,7 +117,9 @@ if it meets the constraints. So the result is the best mapping within them, prov
 (brute force over the enumerated mappings that meet random constraint sets:
 ``tests/mappers/test_constraints.py``). Loop orders cannot be constrained.
 
-The result carries the size of the space (mappings over all factorizations, orders and
+The result carries the space its proof covers (``scope``, a
+:class:`~mappers.base.ProofScope`: divisor tilings, the cost model's accounting, whether
+bypass was searched, the constraints, the spatial unrollings, every loop order), the size of the space (mappings over all factorizations, orders and
 bypass choices, counted from the factorizations without enumerating them), the lower bound
 of the root (the best objective no mapping beats, before any branching), the number of
 mappings the cost model scored and the wall time. With ``time_limit_s`` the search stops
@@ -186,7 +189,13 @@ from mappers.constraints import (
 from mappers.fit import explain_unmappable, smallest_tile_shortfalls
 from mappers.heuristic import HeuristicMapper
 from mappers.mapping import Mapping, MappingBatch
-from mappers.mapping_space import MappingSpaceInfo, allowed_slots, divisors, keep_array
+from mappers.mapping_space import (
+    MappingSpaceInfo,
+    allowed_slots,
+    divisor_proof_scope,
+    divisors,
+    keep_array,
+)
 from mappers.orders import (
     OrderStructure,
     best_orders,
@@ -618,10 +627,12 @@ class ExactMapper:
             raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}{within}"
                                  + (f": {why}" if why else ""))
         batch, _ = search.best
+        scope = divisor_proof_scope(MappingSpaceInfo(layer, arch, "divisors", self.bypass), cost, objective, cons,
+                                    "every order at every level (exact order search at each leaf)")
         return result_of(layer, arch, cost, batch, 0, evaluated=search.evaluated,
                          seconds=time.perf_counter() - t0, space_size=search.space_size,
                          lower_bound=search.lower_bound, optimal=not search.stopped and self.gap == 0,
-                         stopped_early=search.stopped,
+                         stopped_early=search.stopped, scope=scope,
                          info={"nodes": search.nodes, "leaves": search.leaves,
                                "incumbents": search.incumbents,
                                "keep_choices": search.n_keep, "gap": self.gap,

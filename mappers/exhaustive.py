@@ -25,7 +25,7 @@ from mappers.base import CostFunction, MappingResult, NoLegalMapping, objective_
 from mappers.constraints import ConstraintSpec, check_constraint_spec, constraints_for
 from mappers.fit import explain_unmappable
 from mappers.mapping import MappingBatch
-from mappers.mapping_space import MappingSpaceInfo, allowed_slots, keep_array
+from mappers.mapping_space import MappingSpaceInfo, allowed_slots, divisor_proof_scope, keep_array
 from mappers.workloads import Layer
 
 __all__ = ["ExhaustiveMapper", "enumerate_mappings", "factorizations"]
@@ -122,7 +122,8 @@ def enumerate_mappings(layer: Layer, arch: ArchSpec, *, bypass: bool = False, or
 @dataclass(frozen=True)
 class ExhaustiveMapper:
     """The best of every legal exact mapping (:func:`enumerate_mappings`), within
-    ``constraints`` if given."""
+    ``constraints`` if given: optimal over divisor tilings, with bypass choices only
+    where ``bypass`` (the result's ``scope`` says so)."""
 
     bypass: bool = False
     max_mappings: int = 2_000_000
@@ -146,5 +147,8 @@ class ExhaustiveMapper:
             why = explain_unmappable(layer, arch, self.constraints, bypass=self.bypass)
             raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}"
                                  + (f": {why}" if why else ""))
+        scope = divisor_proof_scope(MappingSpaceInfo(layer, arch, "divisors", self.bypass), cost, objective,
+                                    constraints_for(self.constraints, layer, arch),
+                                    "every order of the loops with a factor > 1 at every level above the innermost")
         return result_of(layer, arch, cost, best_batch, best_i, evaluated=total,
-                         seconds=time.perf_counter() - t0, space_size=total, optimal=True)
+                         seconds=time.perf_counter() - t0, space_size=total, optimal=True, scope=scope)

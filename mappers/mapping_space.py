@@ -61,6 +61,7 @@ from accelerators.registry import resolve_accelerator
 from design_space import Categorical, Constraint, DesignSpace, JointSpace, Ordinal, Permutation
 from design_space.compose import product
 from mappers import zoo
+from mappers.base import ProofScope, accounting_of
 from mappers.mapping import MappingBatch
 from mappers.workloads import Layer
 
@@ -72,6 +73,7 @@ __all__ = [
     "allowed_slots",
     "batch_from_columns",
     "dim_classes",
+    "divisor_proof_scope",
     "divisors",
     "factor_candidates",
     "joint_mapping_space",
@@ -137,6 +139,24 @@ class MappingSpaceInfo:
         if bypass and self.dataflow is None:
             self.keep = {(li, op): f"keep_{self.names[li]}_{op}" for li in range(L - 1)
                          for op in OPERANDS if op in arch.levels[li].tensors}
+
+
+def divisor_proof_scope(info: MappingSpaceInfo, cost: Any, objective: str, constraints: Any,
+                        loop_orders: str) -> ProofScope:
+    """The :class:`~mappers.base.ProofScope` of a search over the divisor mappings of
+    ``info`` (its layer, architecture and bypass option) under ``cost``: what the exact and
+    exhaustive mappers prove over. ``constraints``: the
+    :class:`~mappers.constraints.MappingConstraints` applied (an empty set: none)."""
+    levels = tuple(getattr(constraints, "levels", ()) or ())
+    if not levels:
+        cons = None
+    else:
+        cons = getattr(constraints, "name", "") or "unnamed set on levels " + ", ".join(str(lc.level) for lc in levels)
+    spatial = "every divisor unrolling within each fanout"
+    if info.dataflow is not None:
+        spatial += f", under the systolic {info.dataflow} dataflow's rules"
+    return ProofScope(tilings="divisor", accounting=accounting_of(cost), bypass=bool(info.keep), constraints=cons,
+                      spatial=spatial, loop_orders=loop_orders, objective=objective)
 
 
 def _prod(cols: MappingT[str, np.ndarray], names: Sequence[str], n: int) -> np.ndarray:

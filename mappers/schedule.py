@@ -91,7 +91,7 @@ from accelerators.arch import ArchSpec
 from accelerators.intrinsic import ROLE_OF, roles_of
 from design_space import Categorical, Constraint, DesignSpace, Fixed, Ordinal, Permutation
 from design_space.trials import Objective, Trial, TrialStatus
-from mappers.base import CostFunction, MappingResult, NoLegalMapping, check_objective
+from mappers.base import CostFunction, MappingResult, NoLegalMapping, ProofScope, check_objective
 from mappers.mapping import MappingBatch
 from mappers.mapping_space import divisors
 from mappers.searches import search_factory
@@ -948,6 +948,9 @@ class ExactReference:
             partition's spatial factor that does not divide its loop), which the exact
             mapper's divisor tilings do not cover and which may beat ``bound``.
         seconds: wall time of the exact searches.
+        scope: the space ``bound`` and ``proved`` cover (the exact mapper's
+            :class:`~mappers.base.ProofScope`: divisor tilings, no bypass choices, the
+            cost model's accounting), of the fastest operand group's search.
     """
 
     bound: float
@@ -958,6 +961,7 @@ class ExactReference:
     attained: bool
     padded: bool
     seconds: float
+    scope: ProofScope | None = None
 
 
 def schedule_of(problem: ScheduleProblem, batch: MappingBatch, group: int) -> dict[str, Any] | None:
@@ -1057,4 +1061,5 @@ def exact_reference(problem: ScheduleProblem, cost: Any, max_nodes: int | None =
     attained = proved and math.isfinite(lat) and lat <= bound * (1 + 1e-9)
     padded = bool((problem.extent[None, :] % np.maximum(problem.spatial_x * problem.spatial_y, 1)).any()) or any(
         (problem.comp.loops[d] % problem.cands[d]).any() for d in problem.loops)
-    return ExactReference(bound, proved, best[0], pt, lat, attained, padded, time.perf_counter() - t0)
+    return ExactReference(bound, proved, best[0], pt, lat, attained, padded, time.perf_counter() - t0,
+                          best[1].scope)

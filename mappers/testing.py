@@ -16,7 +16,8 @@ Each check raises :class:`ConformanceError` (an ``AssertionError``) naming what 
 * :func:`check_result_fields` -- a :class:`~mappers.base.MappingResult` with finite,
   positive energy and latency, ``edp = energy x latency``, ``evaluated >= 1``, ``seconds
   >= 0``, a non-increasing ``history`` no longer than ``evaluated``, a ``lower_bound`` no
-  greater than the objective, ``optimal`` a bool, JSON-able ``info``; a loop-nest result's
+  greater than the objective, ``optimal`` a bool, a ``scope`` (:class:`~mappers.base.ProofScope`) on
+  every result that claims optimality or a bound, JSON-able ``info``; a loop-nest result's
   figures are its mapping's, re-scored by the cost function.
 * :func:`check_legal` -- the mapping passes the library's own legality check
   (:meth:`Mapping.violations <mappers.mapping.Mapping.violations>`); a result without one
@@ -37,7 +38,7 @@ import numpy as np
 
 from accelerators.arch import ArchSpec
 from accelerators.spatial import SpatialArray
-from mappers.base import CostFunction, Mapper, MappingResult, objective_values
+from mappers.base import CostFunction, Mapper, MappingResult, ProofScope, objective_values
 from mappers.mapping_space import batch_from_columns, mapping_space
 from mappers.workloads import Layer, gemm
 
@@ -83,6 +84,14 @@ def check_result_fields(result: Any, layer: Any, arch: ArchSpec, cost: CostFunct
                                f"most `evaluated` long), got {tuple(result.history)[:10]}...")
     if not isinstance(result.optimal, bool) or not isinstance(result.stopped_early, bool):
         raise ConformanceError("MappingResult.optimal and .stopped_early must be bools")
+    if result.scope is not None and not isinstance(result.scope, ProofScope):
+        raise ConformanceError(f"MappingResult.scope must be a ProofScope or None, got {result.scope!r}")
+    if (result.optimal or result.lower_bound is not None) and result.scope is None:
+        raise ConformanceError("a result that claims optimality or a lower bound must state the space the claim "
+                               "covers (MappingResult.scope)")
+    if result.scope is not None and result.scope.objective != objective:
+        raise ConformanceError(f"MappingResult.scope.objective is {result.scope.objective!r}, but the mapper was "
+                               f"asked for {objective!r}")
     value = result.objective(objective)
     if result.lower_bound is not None and result.lower_bound > value * (1 + REL):
         raise ConformanceError(f"MappingResult.lower_bound {result.lower_bound!r} exceeds the result's "

@@ -22,7 +22,12 @@ import numpy as np
 
 from accelerators.arch import ArchSpec
 from evaluators.loopnest import bounds
-from evaluators.loopnest.conventions import DEFAULT_CONVENTIONS, Conventions
+from evaluators.loopnest.conventions import (
+    ACCOUNTING,
+    CONVENTION_CHOICES,
+    DEFAULT_CONVENTIONS,
+    Conventions,
+)
 from evaluators.loopnest.counts import FillContext, LayerConstants, prepare
 from evaluators.loopnest.dispatch import (
     evaluate_compiled,
@@ -118,6 +123,18 @@ class LoopNestCost:
 
     def __repr__(self) -> str:
         return f"LoopNestCost({self.conventions!r})"
+
+    @property
+    def accounting_name(self) -> str:
+        """The name of these conventions in :data:`ACCOUNTING` (``"coexplore"``,
+        ``"timeloop"``, ``"zigzag"``), else ``custom(...)`` listing the fields that differ
+        from the default: what a mapper's :class:`~mappers.base.ProofScope` names."""
+        for name, conv in ACCOUNTING.items():
+            if conv == self.conventions:
+                return name
+        diff = [f"{k}={getattr(self.conventions, k)}" for k in CONVENTION_CHOICES
+                if getattr(self.conventions, k) != getattr(DEFAULT_CONVENTIONS, k)]
+        return "custom(" + ", ".join(diff) + ")"
 
     @property
     def separable_orders(self) -> bool:

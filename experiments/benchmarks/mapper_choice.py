@@ -38,6 +38,7 @@ from evaluators.loopnest import LOOPNEST  # noqa: E402
 from evaluators.nested import NestedEvaluator  # noqa: E402
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
 from experiments.config import load_config  # noqa: E402
+from mappers.base import ProofScope  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402
 from mappers.heuristic import HeuristicMapper  # noqa: E402
 
@@ -80,7 +81,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             exact_wall_s, exact_cpu_s = time.perf_counter() - t, time.process_time() - c
             ratio = h.objective(objective) / e.objective(objective)
             rows.append(dict(point=k, layer=layer.name, heuristic_over_exact=ratio, exact_cpu_s=exact_cpu_s,
-                             exact_wall_s=exact_wall_s, heuristic_cpu_s=heur_cpu_s, proven=bool(e.optimal)))
+                             exact_wall_s=exact_wall_s, heuristic_cpu_s=heur_cpu_s, proven=bool(e.optimal),
+                             scope=e.scope.as_dict() if e.scope is not None else None))
             print(f"{k:>5}  {layer.name:<22}{ratio:>11.3f}{exact_cpu_s:>12.2f}{exact_wall_s:>8.2f}{heur_cpu_s:>11.2f}"
                   f"  {e.optimal}", flush=True)
     t_exact = [r["exact_cpu_s"] for r in rows]
@@ -100,11 +102,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"{summary['heuristic_median_cpu_s']:.2f} CPU s, "
           f"objective / exact median {summary['heuristic_over_exact_median']:.3f}, "
           f"max {summary['heuristic_over_exact_max']:.3f} (load {os.getloadavg()[0]:.1f})")
+    scopes = [dict(t) for t in sorted({tuple(sorted(r["scope"].items())) for r in rows if r["scope"]})]
+    print("the proofs cover: " + (" / ".join(ProofScope(**sc).describe() for sc in scopes) or "nothing"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"config": Path(args.config).name, "points": args.points, "seed": args.seed,
                        "objective": objective, "time_limit_wall_s": args.time_limit,
-                       "warmup_cpu_s": warm_cpu_s, "rows": rows, "summary": summary}, f, indent=1)
+                       "warmup_cpu_s": warm_cpu_s, "rows": rows, "summary": summary,
+                       "scopes": scopes}, f, indent=1)
     return summary
 
 

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from experiments.figures.fmt import signed
-from experiments.figures.records import RecordError, load_json
+from experiments.figures.records import RecordError, load_csv, load_json
 
 __all__ = [
     "FIGURES",
     "RESULTS",
     "RESULTS_4",
+    "codesign_front",
     "codesign_rerun",
     "multitask",
     "robustness",
@@ -23,6 +24,7 @@ __all__ = [
 RESULTS = "docs/reproduction/results/d2nn/results.json"
 RESULTS_4 = "docs/reproduction/results/d2nn_epochs4/results.json"
 MORE_EPOCHS = "docs/reproduction/results/d2nn_epochs4/more_epochs_fashion_s0.json"
+FRONT = "docs/reproduction/results/d2nn/codesign_pareto_front.csv"
 
 #: published accuracies quoted as references (not ours): the ASM re-run of Lin et al. 2018
 #: (Science 361, 1004) with 200² neurons, 5 layers, 20 epochs, as in table.md; and Li et al.
@@ -186,7 +188,39 @@ def codesign_rerun(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def codesign_front(root: Path) -> str:
+    """The co-design study with task recognition as an outcome constraint: its trials, how
+    many violate the constraint, and its feasible front, trial by trial (the front's rows
+    from ``codesign_pareto_front.csv``, checked against ``results.json``'s count)."""
+    c = load_json(root, RESULTS)["codesign"]
+    front = load_csv(root, FRONT)
+    if len(front) != c["front_size"]:
+        raise RecordError(f"{FRONT} has {len(front)} rows, {RESULTS} says the front has {c['front_size']}")
+    fid = c["fidelity"]
+    lines = [
+        f"{c['trials']} trials at {fid['train_samples']:,} training and {fid['test_samples']} test images per "
+        f"task, {fid['epochs']} epoch; {c['violating_recognition']} of the {c['trials']} violate recognition "
+        f"≥ {c['min_recognition']}; the feasible front has {len(front)} trials (`{RESULTS}` → `codesign`, "
+        f"`{FRONT}`).",
+        "",
+        "| trial | layers / shared | N | pitch | z | P | MNIST | Fashion | recognition | physical layers | area |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    rows = sorted(front, key=lambda t: (float(t["metrics_physical_layers"]), float(t["metrics_acc_task1"])))
+    for t in rows:
+        levels = int(t["params_phase_levels"])
+        lines.append(
+            f"| {t['number']} | {t['params_layers']} / {t['params_shared_depth']} | {t['params_n']} | "
+            f"{float(t['params_pitch_um']):.0f} µm | {float(t['params_z_mm']):.0f} mm | "
+            f"{levels if levels else 'cont.'} | {100 * float(t['metrics_acc_task1']):.1f} % | "
+            f"{100 * float(t['metrics_acc_task2']):.1f} % | {100 * float(t['metrics_recognition']):.1f} % | "
+            f"{float(t['metrics_physical_layers']):.0f} | {float(t['metrics_area_mm2']):.1f} mm² |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 FIGURES = {
+    "d2nn-codesign-front": ((RESULTS, FRONT), codesign_front),
     "d2nn-codesign-rerun": ((RESULTS,), codesign_rerun),
     "d2nn-robustness": ((RESULTS,), robustness),
     "d2nn-single-task": ((RESULTS, RESULTS_4, MORE_EPOCHS), single_task),

@@ -22,11 +22,12 @@ from experiments.figures import shi2020 as shi_records
 from experiments.figures.fmt import pct, signed, thousands
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["FIGURES", "d2nn_row", "hasco_row", "headline", "recorded_hours", "shi2020_row"]
+__all__ = ["FIGURES", "commands", "d2nn_row", "hasco_row", "headline", "recorded_cpu", "recorded_hours", "shi2020_row"]
 
 HASCO_SW = "docs/reproduction/results/hasco-sw-search/results.json"
 HASCO_SW_3_5 = "docs/reproduction/results/hasco-sw-search/seeds-3-5/results.json"
 HASCO_SW_6_15 = "docs/reproduction/results/hasco-sw-search/seeds-6-15/results.json"
+SHI_STEPS = "docs/reproduction/results/shi2020-steps/results.json"
 
 #: the papers' claims, quoted: Shi et al., "Learned Hardware/Software Co-Design of Neural
 #: Accelerators" (arXiv 2010.02075, 2020); Xiao et al., "HASCO" (ISCA 2021); Li et al.,
@@ -68,6 +69,28 @@ def recorded_hours(r: dict[str, Any]) -> float:
             seconds += sum(sum(s["seconds"]) for s in by_opt.values())
     seconds += sum(run["seconds"] for run in (r.get("inner_bo") or {}).get("runs", []))
     return seconds / 3600.0
+
+
+def recorded_cpu(r: dict[str, Any]) -> tuple[float, int, int]:
+    """Summed worker CPU time of the searches ``results.json`` records: (hours over the
+    searches that kept it, how many did, how many searches in all) -- table.md's second
+    time figure. Searches run before trials kept CPU time have ``None``."""
+    seconds, known, runs = 0.0, 0, 0
+    for res in [*r["workloads"].values(), *(r.get("ablation_table") or {}).values()]:
+        for by_opt in (res.get("both") or {}).values():
+            for s in by_opt.values():
+                cpus = s.get("cpu_seconds") or [None] * len(s["seconds"])
+                runs += len(cpus)
+                known += sum(c is not None for c in cpus)
+                seconds += sum(c for c in cpus if c is not None)
+    return seconds / 3600.0, known, runs
+
+
+def _cpu_phrase(r: dict[str, Any]) -> str:
+    hours, known, runs = recorded_cpu(r)
+    if known == 0:
+        return f"summed worker CPU time not recorded (none of its {runs} searches kept it)"
+    return f"summed worker CPU time {hours:.1f} h over the {known} of {runs} searches that kept it"
 
 
 def shi2020_row(root: Path) -> str:
@@ -136,7 +159,8 @@ def shi2020_row(root: Path) -> str:
         f"{min(shares):.0f}–{max(shares):.0f} % of its proposals infeasible; energy-table ablation (normalized): "
         f"DQN {pct(abl['dqn']['both']['iso'][opt]['edp_uj_ms']['change_mean'])}, DQN@32 "
         f"{pct(abl['dqn@32']['both']['iso'][opt]['edp_uj_ms']['change_mean'])}; run wall time "
-        f"{recorded_hours(r):.1f} h summed over the runs (two workers side by side, so not elapsed time); "
+        f"{recorded_hours(r):.1f} h summed over the runs (two workers side by side, so not elapsed time), "
+        f"{_cpu_phrase(r)}; "
         "the previous figures (same heuristic mapper for baseline and search) are withdrawn"
     )
 
@@ -261,7 +285,66 @@ def headline(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _duration(seconds: float) -> str:
+    if seconds >= 5400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def commands(root: Path) -> str:
+    """Each reproduction's command and its run time as its records give it: wall time
+    (summed over workers or units where several ran side by side, so not elapsed time)
+    and summed CPU time, each named, or "not recorded"."""
+    shi, steps = load_json(root, shi_records.RESULTS), load_json(root, SHI_STEPS)
+    mel = load_json(root, meloppr_records.RESULTS)
+    has = load_json(root, hasco_records.RESULTS)["settings"]
+    d2 = load_json(root, d2nn_records.RESULTS)["compute"]
+    runs = has["run_seconds"]
+    if not runs or max(runs.values()) > 60:
+        raise RecordError(f"{hasco_records.RESULTS}: settings.run_seconds are no longer all near 0; the row's "
+                          "sentence (searches reused from earlier invocations) needs rewriting")
+    reuse = ("the invocation that wrote the committed `{rec}`: {wall} of wall time (`{key}`); an invocation "
+             "reuses the units its records already hold, so no record gives a from-scratch run's time")
+    rows = [
+        "| paper | command | run time (from the records) |",
+        "|---|---|---|",
+        f"| Shi et al. 2020, constrained-BO co-design | `coexplore reproduce shi2020` (resumable); from the committed "
+        f"records `coexplore reproduce shi2020 --reuse {shi_records.RESULTS} --cache-from "
+        f"docs/reproduction/results/shi2020/records` (nothing searched or mapped); `--steps-only`; the optimizer "
+        "comparison and budget sweep of issue 42 (six outer optimizers, 16–120 evaluations, 10 seeds, 95 % "
+        "t-intervals) are built, `coexplore reproduce shi2020_sweep`, and wait for the faster mapper | full run: "
+        f"wall time {recorded_hours(shi):.1f} h summed over the runs (two workers side by side, so not elapsed "
+        f"time; the final re-maps not included), {_cpu_phrase(shi)}; `--steps-only`: "
+        f"{_duration(steps['wall_seconds_this_invocation'])} of wall time for the invocation that wrote "
+        f"`{SHI_STEPS}` (`wall_seconds_this_invocation`), CPU time not recorded |",
+        "| MeLoPPR, DAC 2021 | `coexplore reproduce meloppr` (resumable); the synthetic operating points: "
+        "`coexplore reproduce meloppr --operating-points-only --merge-into docs/reproduction/results/meloppr` | "
+        + reuse.format(rec=meloppr_records.RESULTS, wall=_duration(mel["seconds"]), key="seconds")
+        + f"; the operating points' invocation {_duration(mel['synthetic_operating_points']['seconds'])} "
+        "(`synthetic_operating_points.seconds`); CPU time not recorded. The FPGA figures under the RTL-checked "
+        f"cycle model: `{mel['fpga_rerun']['command']}`, {mel['fpga_rerun']['cpu_s']:.0f} CPU s "
+        "(`fpga_rerun.cpu_s`; wall time not recorded) |",
+        "| HASCO, ISCA 2021 | `coexplore reproduce hasco --seeds 10 --workers 1 --out runs/reproduce/hasco-full` "
+        "(resumable) | "
+        + reuse.format(rec=hasco_records.RESULTS, wall=_duration(has["wall_seconds"]), key="settings.wall_seconds")
+        + f" (its {len(runs)} searches were all reused: `settings.run_seconds` at most {max(runs.values()):.2f} s "
+        "each); CPU time not recorded |",
+        f"| Multi-task D2NN, Sci. Rep. 2021 | `coexplore reproduce d2nn --jobs 2` (resumable) | CPU time "
+        f"{d2['cpu_hours']:.1f} h summed over the {d2['by_device'].get('cpu', 0)} units computed on the CPU "
+        f"(`compute.cpu_hours`), their wall time {d2['wall_hours']:.1f} h summed over units (`compute.wall_hours`; "
+        f"units run side by side with `--jobs 2`, so not elapsed time); {d2['by_device'].get('cuda', 0)} units on a lent H200 "
+        f"(`--device cuda`), {d2['gpu_wall_hours']:.1f} h of GPU wall time summed over them "
+        f"(`compute.gpu_wall_hours`); planned {d2['plan']['cpu_hours_estimate']:.1f} CPU hours at the measured "
+        "epoch time (`compute.plan.cpu_hours_estimate`) |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
 FIGURES = {
+    "reproductions-commands": (
+        (shi_records.RESULTS, SHI_STEPS, meloppr_records.RESULTS, hasco_records.RESULTS, d2nn_records.RESULTS),
+        commands,
+    ),
     "reproductions-headline": (
         (
             shi_records.RESULTS,

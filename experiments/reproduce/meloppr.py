@@ -1048,6 +1048,12 @@ def _restore_keys(o: Any) -> Any:
     return o
 
 
+def load_results(path: Path) -> dict[str, Any]:
+    """A ``results.json`` this reproduction wrote, as :func:`write_table` takes it (JSON's
+    string keys restored: ``"13"`` -> 13, ``"0.8"`` -> 0.8)."""
+    return _restore_keys(json.loads(Path(path).read_text()))
+
+
 def _cached(store: RecordStore, kind: str, signature: dict[str, Any]) -> dict[str, Any] | None:
     """The result recorded in ``store`` for ``signature`` (JSON's string keys restored), or
     ``None``: a result measured with other settings has another key."""

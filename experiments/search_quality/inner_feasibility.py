@@ -99,7 +99,7 @@ def run(layers: list[str], searches: list[str], seeds: int, budget: int, exact_m
         row: dict[str, Any] = {"exact_edp": opt.edp, "exact_optimal": bool(opt.optimal),
                                "exact_s": time.perf_counter() - t, "searches": {}}
         print(f"{spec}: exact EDP {opt.edp:.6g} ({'optimal' if opt.optimal else 'node limit'}, "
-              f"{row['exact_s']:.1f} s)", flush=True)
+              f"{row['exact_s']:.1f} s; over {opt.scope.describe() if opt.scope else 'no stated space'})", flush=True)
         for name in searches:
             runs = []
             for seed in range(seeds):

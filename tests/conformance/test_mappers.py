@@ -11,6 +11,7 @@ from accelerators.intrinsic import IntrinsicAccelerator
 from evaluators.loopnest import LOOPNEST
 from experiments.inner_search import search_mapper
 from mappers import tensor_ir as ir
+from mappers.base import ProofScope
 from mappers.heuristic import HeuristicMapper
 from mappers.registry import MAPPERS
 from mappers.testing import (
@@ -56,16 +57,29 @@ def test_registered_mapper_conforms(name, best):
     r = check_mapper(mapper, layer, arch, LOOPNEST, best=best)
     if name == "exhaustive":   # the prover over the same space hits the enumerated optimum
         assert r.optimal and r.edp == pytest.approx(best, rel=1e-9)
+        assert (r.scope.tilings, r.scope.bypass, r.scope.constraints) == ("divisor", False, None)
     if name == "exact":        # its space adds bypass: at least as good
         assert r.optimal and r.edp <= best * (1 + 1e-9)
+        assert (r.scope.tilings, r.scope.bypass, r.scope.constraints) == ("divisor", True, None)
+    if name in ("heuristic", "random", "asktell"):   # no proof, so no space to state
+        assert not r.optimal and r.scope is None
 
 
 # ------------------------------------------------------------------ the checks can fail
 class ClaimsOptimal(HeuristicMapper):
-    """The heuristic's result, claimed optimal."""
+    """The heuristic's result, claimed optimal (over the divisor tilings the enumeration covers)."""
 
     def map(self, layer, arch, cost, objective="edp", *, seed=0):
-        return dataclasses.replace(super().map(layer, arch, cost, objective, seed=seed), optimal=True)
+        scope = ProofScope("divisor", "coexplore", False, None, "every divisor unrolling", "every order", objective)
+        return dataclasses.replace(super().map(layer, arch, cost, objective, seed=seed), optimal=True, scope=scope)
+
+
+class BoundWithoutScope(HeuristicMapper):
+    """The heuristic's result with a lower bound (a true one) but no statement of its space."""
+
+    def map(self, layer, arch, cost, objective="edp", *, seed=0):
+        r = super().map(layer, arch, cost, objective, seed=seed)
+        return dataclasses.replace(r, lower_bound=r.objective(objective) / 2)
 
 
 class WrongFigures(HeuristicMapper):
@@ -98,3 +112,7 @@ def test_the_checks_catch_broken_mappers(best):
         check_result_fields(WrongFigures().map(layer, arch, LOOPNEST), layer, arch, LOOPNEST)
     with pytest.raises(ConformanceError, match="illegal"):
         check_legal(Illegal().map(layer, arch, LOOPNEST), layer, arch)
+    with pytest.raises(ConformanceError, match="must state the space"):
+        check_result_fields(BoundWithoutScope().map(layer, arch, LOOPNEST), layer, arch, LOOPNEST)
+    with pytest.raises(ValueError, match="needs the scope of the proof"):   # not even constructible
+        dataclasses.replace(honest, optimal=True)

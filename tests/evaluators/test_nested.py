@@ -232,6 +232,9 @@ def test_proof_metrics_say_whether_every_layer_is_proven_and_certify_the_worst_g
     cut = NestedEvaluator(SpatialArray, layers, {"name": "exact", "max_nodes": 5})(POINT)
     m = cut.metrics
     unproven = [r for r in cut.info["breakdown"]["layers"] if not r["optimal"]]
+    # each row's bound or proof names its space (issue 45 item 3)
+    assert all(r["proof_scope"]["tilings"] == "divisor" and r["proof_scope"]["accounting"] == "coexplore"
+               for r in cut.info["breakdown"]["layers"])
     assert unproven and m["all_layers_proven"] == 0.0 and m["layers_proven"] == len(layers) - len(unproven)
     assert 0.0 < m["certified_gap"] < np.inf
     assert m["certified_gap"] == pytest.approx(max(r["edp"] / r["objective_lower_bound"] - 1 for r in unproven))

@@ -100,6 +100,9 @@ def test_map_prints_and_writes_the_optimal_mapping_which_reads_back(files, arch)
                             "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert "proven optimal" in r.output and "<< Compute >>" in r.output and "Timeloop mapping YAML" in r.output
+    # the claim carries its space: divisor tilings, the accounting, bypass, no constraints
+    assert ("scope:       the proof covers edp over divisor tilings, coexplore accounting, bypass searched, "
+            "no constraints; spatial: every divisor unrolling within each fanout") in r.output
     tl, layer = load_design(files / arch, files / "problem.yaml", ert=files / "ERT.yaml")
     m = mapping_from_timeloop(load_timeloop_yaml(out), tl, layer)
     res = LoopNestCost()(layer, tl.arch, MappingBatch.from_mappings(layer, tl.arch, [m]))
@@ -126,6 +129,7 @@ def test_map_under_timeloops_accounting_proves_or_says_why_not(files):
     # the exact mapper bounds Timeloop's accounting only once the mapper issue adds it; until then it says so
     if r.exit_code == 0:
         assert "proven optimal" in r.output and "accounting:  timeloop" in r.output
+        assert "the proof covers edp over divisor tilings, timeloop accounting" in r.output
     else:
         assert r.exit_code == 2 and "ExactMapper" in r.output and "separable" in r.output
 

@@ -1,0 +1,102 @@
+"""Issue 45 item 2 figures. The D2NN co-design front figure (issue 45 item 2: the prose's 10 violating trials and
+five-point front were the run before issue 47; the records say 9 and 6): its counts are
+recomputed here from the trials' CSV, and a front CSV that disagrees with results.json is
+refused, naming both files."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from experiments.figures import figure
+from experiments.figures.d2nn import FRONT, RESULTS
+from experiments.figures.records import RecordError
+
+ROOT = Path(__file__).resolve().parents[2]
+TRIALS = "docs/reproduction/results/d2nn/codesign_trials.csv"
+
+
+def test_the_front_figure_counts_what_the_trials_say():
+    text = figure("d2nn-codesign-front").render(ROOT)
+    trials = list(csv.DictReader((ROOT / TRIALS).open()))
+    violating = sum(float(t["metrics_recognition"]) < 0.9 for t in trials)
+    front = list(csv.DictReader((ROOT / FRONT).open()))
+    assert (len(trials), violating, len(front)) == (20, 9, 6)
+    assert f"{violating} of the {len(trials)} violate recognition ≥ 0.9" in text
+    assert f"the feasible front has {len(front)} trials" in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert sorted(int(r.split("|")[1]) for r in rows) == sorted(int(t["number"]) for t in front)
+    assert all(float(t["metrics_recognition"]) >= 0.9 for t in front)   # the front is feasible
+
+
+def test_a_front_that_disagrees_with_results_json_is_refused(tmp_path):
+    for rel in (RESULTS, FRONT):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    lines = (tmp_path / FRONT).read_text().splitlines(keepends=True)
+    (tmp_path / FRONT).write_text("".join(lines[:-1]))      # one front trial dropped
+    with pytest.raises(RecordError, match=r"codesign_pareto_front\.csv has 5 rows"):
+        figure("d2nn-codesign-front").render(tmp_path)
+
+
+def test_shis_cpu_time_phrase_agrees_with_table_md():
+    """The headline names both run times: wall time summed over workers and summed worker
+    CPU time, and says the latter is not recorded exactly when table.md's own line does."""
+    import json
+
+    from experiments.figures.reproductions import recorded_cpu
+
+    rec = json.loads((ROOT / "docs/reproduction/results/shi2020/results.json").read_text())
+    hours, known, runs = recorded_cpu(rec)
+    table = (ROOT / "docs/reproduction/results/shi2020/table.md").read_text().splitlines()[0]
+    assert f"{hours:.1f} h over the {known} of {runs} searches that recorded it" in table
+    text = figure("reproductions-headline").render(ROOT)
+    assert "run wall time" in text and "summed worker CPU time" in text
+    if known == 0:
+        assert f"summed worker CPU time not recorded (none of its {runs} searches kept it)" in text
+
+
+def test_the_commands_table_names_each_run_time_and_its_record(tmp_path):
+    import json
+
+    text = figure("reproductions-commands").render(ROOT)
+    d2 = json.loads((ROOT / "docs/reproduction/results/d2nn/results.json").read_text())["compute"]
+    assert f"CPU time {d2['cpu_hours']:.1f} h summed over the {d2['by_device']['cpu']} units" in text
+    assert f"wall time {d2['wall_hours']:.1f} h summed over units" in text
+    assert text.count("CPU time not recorded") == 4   # Shi (and its steps), MeLoPPR, HASCO and "about 4 h" not in text and "88 min" not in text
+    # a rerun whose searches really ran makes the "all reused" sentence refuse to render
+    rel = "docs/reproduction/results/hasco/results.json"
+    for r in ("docs/reproduction/results/shi2020/results.json", "docs/reproduction/results/shi2020-steps/results.json",
+              "docs/reproduction/results/meloppr/results.json", rel, "docs/reproduction/results/d2nn/results.json"):
+        (tmp_path / r).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / r, tmp_path / r)
+    rec = json.loads((tmp_path / rel).read_text())
+    rec["settings"]["run_seconds"]["proxy-CONV-mobo-0"] = 3600.0
+    (tmp_path / rel).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match="run_seconds are no longer all near 0"):
+        figure("reproductions-commands").render(tmp_path)
+
+
+def test_the_demo_search_figure_is_its_record(tmp_path):
+    """index.md's BO-against-random sentence (typed by hand before, with no record) is the
+    committed trials' best EDP, and a record whose summary disagrees with its rows is refused."""
+    import json
+
+    from experiments.figures.benchmarks import DEMO_SEARCH
+
+    rec = json.loads((ROOT / DEMO_SEARCH).read_text())
+    text = figure("demo-search").render(ROOT)
+    for key, label in (("constrained-bo", "constrained BO"), ("random", "random search")):
+        st = rec["studies"][key]
+        best = min(t["edp_uj_ms"] for t in st["rows"] if t["status"] == "COMPLETE")
+        assert f"{label}'s best EDP after {st['trials']} points is {round(best):,} µJ·ms" in text
+        assert f"{st['elapsed_wall_s'] / 60:.1f} min elapsed wall time" in text
+    assert (rec["studies"]["constrained-bo"]["trials"], rec["studies"]["random"]["trials"]) == (60, 120)
+    rec["studies"]["random"]["best_edp_uj_ms"] /= 2
+    (tmp_path / DEMO_SEARCH).parent.mkdir(parents=True)
+    (tmp_path / DEMO_SEARCH).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match="best_edp_uj_ms or complete disagree"):
+        figure("demo-search").render(tmp_path)
