@@ -449,7 +449,7 @@
     Plotly.react($("fig-bd-util"), perDesign((bd) => ({
       x: bd.layers, y: bd.utilization,
       hovertemplate: "%{x}: %{y:.1%}<extra>" + "</extra>",
-    })), barLayout("PE utilization by layer (network: " +
+    })), barLayout("PE utilization by layer, in its compute cycles (latency-weighted: " +
       items.map((it) => `${it.label} ${(100 * it.d.breakdown.totals.utilization).toFixed(1)} %`).join(", ") + ")",
       { yaxis: { range: [0, 1], tickformat: ".0%" } }), SMALL_CONFIG);
   }

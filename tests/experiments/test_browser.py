@@ -268,6 +268,32 @@ def test_report_views_of_issue_43(tmp_path):
     assert _not_blank(png) > 0.05
 
 
+def test_parallel_coordinates_labels_do_not_overlap(tmp_path):
+    """Issue 43 item 6, readable ticks, as drawn: on every parallel-coordinates axis and
+    on its colour bar no two tick labels cover each other (8 trials, two of them 2 % of
+    the energy axis apart: test_report.test_parallel_coordinates_ticks_never_overlap)."""
+    s = make_study(tmp_path / "s.db", n=8)
+    path = s.report(tmp_path / "report.html")
+    with chromium(1300, 1000) as drv:
+        drv.get(path.as_uri())
+        rendered(drv)
+        boxes = drv.execute_script("""
+            const groups = [];
+            for (const g of document.querySelectorAll('#fig-parallel .y-axis, #fig-parallel .colorbar')) {
+              groups.push(Array.from(g.querySelectorAll('.tick text, .cbaxis .ytick text, text.ytick'))
+                .map(t => { const r = t.getBoundingClientRect();
+                            return [t.textContent, r.top, r.bottom, r.left, r.right]; })
+                .filter(b => b[0] && b[2] > b[1]));
+            }
+            return groups;""")
+    assert len(boxes) >= 6 and sum(len(b) for b in boxes) >= 20, boxes
+    for labels in boxes:
+        for i, a in enumerate(labels):
+            for b in labels[i + 1:]:
+                apart = a[2] <= b[1] or b[2] <= a[1] or a[4] <= b[3] or b[4] <= a[3]
+                assert apart, (a, b)
+
+
 @pytest.mark.slow  # ~16 s wall; test_show.py and test_report.py check the same data without a browser
 def test_report_shows_each_layers_mapping(tmp_path):
     """Issue 43 item 3: the selected design's panel lists every distinct stored mapping of a
