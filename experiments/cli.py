@@ -545,6 +545,7 @@ def show(
 ) -> None:
     """The mapping each layer of a trial was given, from the stored trial alone."""
     from experiments.show import show_text
+    from experiments.storage import StorageError
 
     try:
         st = _open_existing(storage)
@@ -555,7 +556,14 @@ def show(
             study = names[0]
         if not 0 <= trial < 2**63:
             raise ValueError(f"TRIAL must be a trial number >= 0, got {trial}")
-        text = show_text(st.trial(st.get_study(study).id, trial), study, format, layer)
+        sid = st.get_study(study).id
+        try:
+            record = st.trial(sid, trial)
+        except StorageError:
+            numbers = [t.number for t in st.trials(sid)]
+            held = f"its {len(numbers)} trials are numbered {min(numbers)}..{max(numbers)}" if numbers else "it has no trials"
+            raise ValueError(f"TRIAL {trial}: study {study!r} has no such trial ({held})") from None
+        text = show_text(record, study, format, layer)
     except _user_errors() as e:
         _fail(str(e))
     if output is None:
