@@ -31,7 +31,8 @@ Every co-design flow in coexplore scores a hardware point the same way, in five 
 Metrics (units in the names): ``energy_pj``, ``energy_uj``, ``latency_cycles``,
 ``latency_ms`` (at the architecture's clock), ``edp_uj_ms`` (network energy x network
 latency), ``power_mw`` (average: energy / latency), ``area_mm2``, ``utilization``
-(MAC-weighted PE utilization), ``macs``; and how far the mapper's answers are from proven
+(MACs / (PEs x latency cycles), stalls included; a layer's breakdown row has the
+mapper's utilization over its compute cycles), ``macs``; and how far the mapper's answers are from proven
 (:func:`proof_metrics`, dimensionless): ``layers_proven`` (units whose mapping the mapper
 proved optimal), ``all_layers_proven`` (1 when every unit's is, else 0) and
 ``certified_gap`` (the worst unit's (objective value - lower bound) / lower bound, 0 when

@@ -63,6 +63,13 @@ app = typer.Typer(
 
 StudyOpt = Annotated[str | None, typer.Option("--study", help="study name (optional if the storage holds one)")]
 ExecutorKind = Literal["process", "inline", "auto", "dask"]
+# fixed choices as Literals, so that --help lists them and a bad value is refused by name;
+# tests/experiments/test_cli_first_hour.py checks them against the libraries' own tables
+Accounting = Literal["coexplore", "timeloop", "zigzag"]       # evaluators.loopnest.conventions.ACCOUNTING
+MapObjective = Literal["edp", "energy", "latency"]            # mappers.base.OBJECTIVES
+ExportFormat = Literal["csv", "json", "parquet"]              # experiments.export.FORMATS
+Device = Literal["cpu", "cuda"]
+Statistic = Literal["median", "best"]                         # evaluators.kernels.calibrate.run_cpu
 INITIAL_DESIGN = 10
 """Trials ``run`` judges the start by when the optimizer has no ``n_init`` option."""
 
@@ -458,7 +465,7 @@ def export(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="output file (default: trials.csv, or pareto_front.csv with --pareto, in the study's output folder)")] = None,
     study: StudyOpt = None,
     pareto: Annotated[bool, typer.Option("--pareto", help="only the Pareto front")] = False,
-    format: Annotated[str | None, typer.Option("--format", help="csv | json | parquet (default: from suffix)")] = None,
+    format: Annotated[ExportFormat | None, typer.Option("--format", help="file format (default: the output file's suffix)")] = None,
     include_infeasible: Annotated[bool, typer.Option("--include-infeasible", help="front over trials violating outcome constraints too")] = False,
     pareto_of: Annotated[str | None, typer.Option("--pareto-of", help="metrics of the front, e.g. 'energy_uj:min,latency_ms:min' (default: the study's)")] = None,
 ) -> None:
@@ -538,6 +545,7 @@ def show(
 ) -> None:
     """The mapping each layer of a trial was given, from the stored trial alone."""
     from experiments.show import show_text
+    from experiments.storage import StorageError
 
     try:
         st = _open_existing(storage)
@@ -548,7 +556,14 @@ def show(
             study = names[0]
         if not 0 <= trial < 2**63:
             raise ValueError(f"TRIAL must be a trial number >= 0, got {trial}")
-        text = show_text(st.trial(st.get_study(study).id, trial), study, format, layer)
+        sid = st.get_study(study).id
+        try:
+            record = st.trial(sid, trial)
+        except StorageError:
+            numbers = [t.number for t in st.trials(sid)]
+            held = f"its {len(numbers)} trials are numbered {min(numbers)}..{max(numbers)}" if numbers else "it has no trials"
+            raise ValueError(f"TRIAL {trial}: study {study!r} has no such trial ({held})") from None
+        text = show_text(record, study, format, layer)
     except _user_errors() as e:
         _fail(str(e))
     if output is None:
@@ -616,12 +631,12 @@ def validate(config: Annotated[Path, typer.Argument(help="study config (YAML)")]
 
 @app.command()
 def calibrate(
-    device: Annotated[str, typer.Option("--device", help="cpu | cuda")] = "cpu",
+    device: Annotated[Device, typer.Option("--device", help="where the kernels run")] = "cpu",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="calibration file (default runs/calibrations/DEVICE.json)")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="tiny kernels, short timings (a smoke run)")] = False,
     seed: Annotated[int, typer.Option(help="seed of the tilings drawn and of the train/held-out split")] = 0,
     threads: Annotated[str, typer.Option(help="torch thread counts of the CPU torch kernels, e.g. '1,2'")] = "1,2",
-    statistic: Annotated[str, typer.Option(help="CPU: fit the 'median' or the 'best' (fastest) timed block")] = "median",
+    statistic: Annotated[Statistic, typer.Option(help="CPU: fit the median or the best (fastest) timed block")] = "median",
 ) -> None:
     """Measure real kernels, fit the analytical model's constants, report held-out
     Spearman / Kendall / MAPE before and after, and save a versioned calibration file."""
@@ -668,8 +683,8 @@ def reproduce(
 def map_(
     arch: Annotated[Path, typer.Argument(help="architecture: a coexplore spec, a Timeloop v0.4 arch or a ZigZag accelerator")],
     problem: Annotated[Path, typer.Argument(help="the layer: a Timeloop v0.4 problem")],
-    accounting: Annotated[str, typer.Option(help="counting rules: coexplore | timeloop | zigzag")] = "coexplore",
-    objective: Annotated[str, typer.Option(help="edp | energy | latency")] = "edp",
+    accounting: Annotated[Accounting, typer.Option(help="counting rules (evaluators.loopnest.ACCOUNTING)")] = "coexplore",
+    objective: Annotated[MapObjective, typer.Option(help="what the mapping minimizes")] = "edp",
     ert: Annotated[Path | None, typer.Option(help="Accelergy ERT of a Timeloop architecture")] = None,
     art: Annotated[Path | None, typer.Option(help="Accelergy ART of a Timeloop architecture")] = None,
     collapse_bandwidth: Annotated[bool, typer.Option("--collapse-bandwidth", help="use read + write bandwidth as one (an approximation)")] = False,

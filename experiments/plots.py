@@ -208,23 +208,33 @@ def _fmt_tick(v: float) -> str:
     return f"{v:.3g}"
 
 
-def _numeric_ticks(x: np.ndarray, log: bool, lo: float, hi: float) -> list[tuple[float, str]]:
-    """Ticks in real values: every distinct value when there are few (a power-of-two or
-    ordinal parameter), else about five round values from matplotlib's locators."""
-    from matplotlib.ticker import LogLocator, MaxNLocator
+MIN_TICK_GAP = 0.08
+"""Least distance, as a share of an axis, between two ticks labelled with their values:
+about two lines of 8-point text on a 300-pixel parallel-coordinates axis."""
 
-    distinct = np.unique(x[np.isfinite(x)])
-    if len(distinct) <= 8:
-        vals = distinct
-    else:
-        a, b = float(distinct[0]), float(distinct[-1])
-        loc = LogLocator(base=10, numticks=6) if log else MaxNLocator(nbins=5)
-        vals = np.array([v for v in loc.tick_values(a, b) if a <= v <= b] or [a, b])
-        if len(vals) < 2:
-            vals = np.array([a, b])
+
+def _numeric_ticks(x: np.ndarray, log: bool, lo: float, hi: float) -> list[tuple[float, str]]:
+    """Ticks in real values: every distinct value when there are few and they lie apart
+    (a power-of-two or ordinal parameter), else round values -- 1-2-5 per decade on a
+    log axis, about five steps on a linear one (:func:`experiments.units.axis_ticks`) --
+    so that no two labels overlap (:data:`MIN_TICK_GAP`)."""
+    from experiments.units import axis_ticks
+
     f = np.log10 if log else (lambda v: v)
     span = (f(hi) - f(lo)) or 1.0
-    return [(float((f(v) - f(lo)) / span) if hi > lo else 0.5, _fmt_tick(float(v))) for v in vals]
+    pos = lambda v: float((f(v) - f(lo)) / span) if hi > lo else 0.5  # noqa: E731
+    distinct = np.unique(x[np.isfinite(x)])
+    gaps = np.diff([pos(v) for v in distinct])
+    if len(distinct) <= 8 and (not len(gaps) or gaps.min() >= MIN_TICK_GAP):
+        vals = list(distinct)
+    else:
+        vals, _ = axis_ticks(distinct.tolist(), log)
+        kept: list[float] = []
+        for v in vals:  # a linear step may still be too fine for the axis
+            if not kept or pos(v) - pos(kept[-1]) >= MIN_TICK_GAP:
+                kept.append(v)
+        vals = kept
+    return [(pos(float(v)), _fmt_tick(float(v))) for v in vals]
 
 
 def _scale(col: pd.Series) -> tuple[np.ndarray, list[tuple[float, str]], bool]:

@@ -64,7 +64,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.export import objective_columns, pareto_dataframe, with_objective_columns
-from experiments.plots import history_info, parallel_coordinate_info, spans_decade
+from experiments.plots import MIN_TICK_GAP, history_info, parallel_coordinate_info, spans_decade
 from experiments.show import layer_mappings
 from experiments.units import axis_ticks, format_value, unit_of, units_of
 from mappers.mapping_record import RecordError, loop_nest_text
@@ -89,7 +89,7 @@ FEASIBLE = "#9aa0a6"
 VIOLATING = "#d62728"
 FRONT = "#1f77b4"
 SELECTED = "#e8175d"  # the selected design, on every chart
-_BAND = 0.96          # share of the parallel coordinates' colour scale the data uses
+_BAND = 0.9           # share of the parallel coordinates' colour scale the data uses
 _VIRIDIS = ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58",
             "#b5de2b", "#fde725")  # plotly's Viridis stops
 
@@ -470,19 +470,22 @@ def parallel_figure(df: pd.DataFrame, objectives: Sequence[Objective], max_lines
     c = info.color
     log_c = spans_decade(c)
     cval = np.log10(c) if log_c else c
-    cticks = np.unique(np.quantile(cval, [0, 0.25, 0.5, 0.75, 1.0]))
     lo, hi = float(cval.min()), float(cval.max())
     span = (hi - lo) or 1.0
     cmax = lo + span / _BAND  # the band above the data's colours is the selected design's
+    unit = unit_of(objectives[0].name)
+    cvals, ctext = axis_ticks(c.tolist(), log_c, unit)  # round values, as on every other axis
+    cticks, keep = [float(np.log10(v)) if log_c else float(v) for v in cvals], []
+    for t, text in zip(cticks, ctext, strict=True):  # labels apart, and apart from "selected"
+        if (not keep or t - keep[-1][0] >= MIN_TICK_GAP * (cmax - lo)) and cmax - t >= MIN_TICK_GAP * (cmax - lo):
+            keep.append((t, text))
+    cticks, ctext = [t for t, _ in keep], [text for _, text in keep]
     colors = list(_VIRIDIS if objectives[0].direction == "max" else _VIRIDIS[::-1])
     scale = [[_BAND * i / (len(colors) - 1), col] for i, col in enumerate(colors)]
     scale += [[_BAND + 1e-6, SELECTED], [1.0, SELECTED]]
-    unit = unit_of(objectives[0].name)
     line = {"color": cval.tolist(), "colorscale": scale, "cmin": lo, "cmax": cmax, "showscale": True,
             "colorbar": {"title": {"text": info.color_label},
-                         "tickvals": [*cticks.tolist(), cmax],
-                         "ticktext": [format_value(float(10 ** t if log_c else t), unit) for t in cticks]
-                         + ["selected"]}}
+                         "tickvals": [*cticks, cmax], "ticktext": [*ctext, "selected"]}}
     fig = go.Figure(go.Parcoords(dimensions=dims, line=line, labelangle=-20, labelside="bottom"))
     fig.update_layout(**_base_layout(height=460, margin={"l": 60, "r": 60, "t": 50, "b": 70},
                                      meta={"coexplore_parallel": {"numbers": ok["number"].astype(int).tolist(),

@@ -50,3 +50,21 @@ def test_readme_commands_match_makefile_and_ci():
     assert re.search(r"^demo:", mk, re.M) and re.search(r"^test:", mk, re.M)
     assert "make test" in (ROOT / ".ci" / "run").read_text()
     assert "experiments/configs/demo.yaml" in mk
+
+
+def test_every_command_is_in_the_readme_and_the_cli_guide():
+    """A command a user cannot find is not there for them: each command the CLI registers
+    is named in the README's command block and in docs/guide/cli.md's."""
+    import typer.main
+
+    from experiments.cli import app
+
+    commands = sorted(typer.main.get_command(app).commands)
+    assert {"run", "validate", "show", "map"} <= set(commands)
+    block = re.search(r"## Command line\s+```bash\n(.*?)```", README, re.S)
+    assert block, "README lost its command block"
+    guide = (ROOT / "docs" / "guide" / "cli.md").read_text()
+    for text, where in ((block.group(1), "README.md"), (guide, "docs/guide/cli.md")):
+        named = set(re.findall(r"coexplore ([a-z-]+(?: \| [a-z-]+)*)", text))
+        flat = {c for n in named for c in n.split(" | ")}
+        assert [c for c in commands if c not in flat] == [], where

@@ -444,12 +444,12 @@
       hovertext: bd.latency_cycles.map((v) => formatValue(v, CYCLES)), hoverinfo: "x+text" }));
     const latY = lat.flatMap((t) => t.y), latLog = spansDecade(latY);
     Plotly.react($("fig-bd-latency"), lat, barLayout("latency by layer (x repeat), cycles",
-      { yaxis: Object.assign({ type: latLog ? "log" : "linear", tickmode: "array" },
+      { yaxis: Object.assign({ type: latLog ? "log" : "linear", tickmode: "array", automargin: true },
                              axisTicks(latLog ? latY : latY.concat([0]), latLog, CYCLES)) }), SMALL_CONFIG);
     Plotly.react($("fig-bd-util"), perDesign((bd) => ({
       x: bd.layers, y: bd.utilization,
       hovertemplate: "%{x}: %{y:.1%}<extra>" + "</extra>",
-    })), barLayout("PE utilization by layer (network: " +
+    })), barLayout("PE utilization by layer, in its compute cycles (latency-weighted: " +
       items.map((it) => `${it.label} ${(100 * it.d.breakdown.totals.utilization).toFixed(1)} %`).join(", ") + ")",
       { yaxis: { range: [0, 1], tickformat: ".0%" } }), SMALL_CONFIG);
   }

@@ -268,6 +268,53 @@ def test_report_views_of_issue_43(tmp_path):
     assert _not_blank(png) > 0.05
 
 
+def test_parallel_coordinates_labels_do_not_overlap(tmp_path):
+    """Issue 43 item 6, readable ticks, as drawn: on every parallel-coordinates axis and
+    on its colour bar no two tick labels cover each other (8 trials, two of them 2 % of
+    the energy axis apart: test_report.test_parallel_coordinates_ticks_never_overlap)."""
+    s = make_study(tmp_path / "s.db", n=8)
+    path = s.report(tmp_path / "report.html")
+    with chromium(1300, 1000) as drv:
+        drv.get(path.as_uri())
+        rendered(drv)
+        wait_for(drv, "return window.coexplore.detailRenders > 0")
+        df = s.trials_dataframe().dropna(subset=["metrics_latency_ms"])
+        slowest = int(df.loc[df["metrics_latency_ms"].idxmax(), "number"])  # its layers take 100k+ cycles
+        before = drv.execute_script("return window.coexplore.detailRenders")
+        drv.execute_script(f"document.querySelector('#trials tbody tr[data-number=\"{slowest}\"]').click()")
+        wait_for(drv, f"return window.coexplore.detailRenders > {before}")
+        boxes = drv.execute_script("""
+            const groups = [];
+            for (const g of document.querySelectorAll('#fig-parallel .y-axis, #fig-parallel .colorbar')) {
+              groups.push(Array.from(g.querySelectorAll('.tick text, .cbaxis .ytick text, text.ytick'))
+                .map(t => { const r = t.getBoundingClientRect();
+                            return [t.textContent, r.top, r.bottom, r.left, r.right]; })
+                .filter(b => b[0] && b[2] > b[1]));
+            }
+            return groups;""")
+        # and every tick label of every chart lies inside its chart (a 6-digit cycle count
+        # once lost its first digits past the latency chart's left edge)
+        outside = drv.execute_script("""
+            const bad = [];
+            for (const fig of document.querySelectorAll('.js-plotly-plot')) {
+              const f = fig.getBoundingClientRect();
+              for (const t of fig.querySelectorAll('.xtick text, .ytick text')) {
+                const r = t.getBoundingClientRect();
+                if (t.textContent && (r.left < f.left - 1 || r.right > f.right + 1)) bad.push([fig.id, t.textContent]);
+              }
+            }
+            return bad;""")
+        lat = _texts(drv, "#fig-bd-latency .ytick text")
+    assert outside == [], outside
+    assert any(len(t.split()[0]) >= 6 for t in lat), lat  # the case: labels like '200000 cycles'
+    assert len(boxes) >= 6 and sum(len(b) for b in boxes) >= 20, boxes
+    for labels in boxes:
+        for i, a in enumerate(labels):
+            for b in labels[i + 1:]:
+                apart = a[2] <= b[1] or b[2] <= a[1] or a[4] <= b[3] or b[4] <= a[3]
+                assert apart, (a, b)
+
+
 @pytest.mark.slow  # ~16 s wall; test_show.py and test_report.py check the same data without a browser
 def test_report_shows_each_layers_mapping(tmp_path):
     """Issue 43 item 3: the selected design's panel lists every distinct stored mapping of a

@@ -182,6 +182,26 @@ def test_completion_and_help_show_choices_not_bool():
         assert "<bool>" not in out, (cmd, out)
 
 
+def test_fixed_choices_are_listed_and_bad_values_refused_by_name():
+    """Every option with a fixed set of values lists it in --help (from the library's own
+    table, so the two cannot drift) and a value outside it is refused naming the option."""
+    from evaluators.loopnest.conventions import ACCOUNTING
+    from experiments.export import FORMATS
+    from mappers.base import OBJECTIVES
+
+    cases = [("map", "--accounting", list(ACCOUNTING)), ("map", "--objective", list(OBJECTIVES)),
+             ("export", "--format", list(FORMATS)), ("calibrate", "--device", ["cpu", "cuda"]),
+             ("calibrate", "--statistic", ["median", "best"]), ("show", "--format", ["text", "json", "timeloop"])]
+    for cmd, opt, choices in cases:
+        out = runner.invoke(app, [cmd, "--help"]).output
+        assert f"{opt} <{'|'.join(choices)}>" in out, (cmd, opt, out)
+    args = {"map": ["a.yaml", "b.yaml"], "export": ["x.db"], "calibrate": [], "show": ["x.db", "0"]}
+    for cmd, opt, _ in cases:
+        r = runner.invoke(app, [cmd, *args[cmd], opt, "nonsense"])
+        assert r.exit_code == 2, (cmd, opt, r.output)
+        assert f"Invalid value for '{opt}'" in r.output and "'nonsense'" in r.output, (cmd, opt, r.output)
+
+
 def test_output_defaults_are_the_study_output_folder(tmp_path, monkeypatch):
     """-o means one thing: export, plot and report write where run wrote (the config's
     output folder), under the names run gives the files."""

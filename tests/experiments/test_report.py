@@ -316,3 +316,30 @@ def test_parameter_importances_find_what_matters():
     # too few trials: no importances, a note saying how many are needed
     none, why = parameter_importances(df.iloc[:5], OBJS)
     assert none is None and "8 feasible trials" in why
+
+
+def test_parallel_coordinates_ticks_never_overlap(tmp_path):
+    """Issue 43 item 6, readable ticks: with few trials an objective axis once ticked every
+    trial's value (here 2566 and 2597 uJ, 2 % of the axis apart, printed over each other),
+    and the colour bar ticked quartiles of the data. Now every axis and the colour bar
+    tick values at least 8 % of their length apart: the parameters' own values where they
+    lie apart, else round values with units."""
+    from experiments.report import parallel_figure
+
+    s = make_study(tmp_path / "s.db", n=8)
+    df = s.trials_dataframe()
+    energy = sorted(df["metrics_energy_uj"].dropna().unique())
+    assert min(np.diff(energy)) / (energy[-1] - energy[0]) < 0.05  # the case: two trials close together
+    fig, _ = parallel_figure(df, s.objectives)
+    trace = fig["data"][0]
+    for dim in trace["dimensions"]:
+        pos = dim["tickvals"]
+        assert pos == sorted(pos) and len(pos) >= 2, dim["label"]
+        assert min(np.diff(pos)) >= 0.08, (dim["label"], dim["ticktext"])
+    by_label = {d["label"]: d for d in trace["dimensions"]}
+    assert by_label["rows (log)"]["ticktext"] == ["8", "16", "32", "64", "128"]  # a parameter's values
+    assert by_label["energy_uj"]["ticktext"] == ["2 mJ", "2.5 mJ", "3 mJ", "3.5 mJ"]  # round, with units
+    bar = trace["line"]["colorbar"]
+    assert bar["ticktext"] == ["2 mJ", "2.5 mJ", "3 mJ", "3.5 mJ", "selected"]
+    span = trace["line"]["cmax"] - trace["line"]["cmin"]
+    assert min(np.diff(bar["tickvals"])) >= 0.08 * span

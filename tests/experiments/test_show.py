@@ -90,7 +90,9 @@ def test_show_errors_are_one_line(nested_db, tmp_path):
     res = runner.invoke(app, ["show", str(path), "0", "--layer", "conv9"])
     assert res.exit_code == 2 and "--layer 'conv9'" in res.output and "'conv1'" in res.output
     res = runner.invoke(app, ["show", str(path), "99"])
-    assert res.exit_code == 2 and "no trial number 99" in res.output
+    n = len(Study.load(None, str(path)).trials)
+    assert res.exit_code == 2 and "TRIAL 99: study " in res.output, res.output
+    assert f"has no such trial (its {n} trials are numbered 0..{n - 1})" in res.output  # its name, not its row id
     res = runner.invoke(app, ["show", str(path), str(2**70)])
     assert res.exit_code == 2 and "TRIAL" in res.output
     res = runner.invoke(app, ["show", str(path), "0", "--format", "xml"])
