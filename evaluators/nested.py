@@ -54,10 +54,12 @@ with each layer's figures for one instance (multiply by ``repeat`` for the netwo
 Where a layer's mapping is a loop nest, the breakdown also holds the chosen mappings,
 ``"mappings": [record, ...]`` (:func:`mappers.mapping_record.mapping_record`: per level its
 factors, loop order, kept operands and tile words), each distinct one once, and the
-layer's row names its own by index, ``"mapping": i``; the loop-nest text (Timeloop's
-``map.txt`` form) and the Timeloop mapping YAML are rendered from the record
-(:func:`~mappers.mapping_record.loop_nest_text`, :func:`~mappers.mapping_record.timeloop_yaml`)
-by ``coexplore show`` and the report, so they are not stored twice.
+layer's row names its own by index, ``"mapping": i``; beside them
+``"mapping_texts": [text, ...]``, each record's compact loop-nest text (Timeloop's
+``map.txt`` form, :func:`~mappers.mapping_record.loop_nest_text`), so a reader of the
+stored trial sees the loop nest without this package. The Timeloop mapping YAML is
+rendered from the record (:func:`~mappers.mapping_record.timeloop_yaml`) by
+``coexplore show``.
 
 **Reuse across hardware points** (``NestedEvaluator(reuse=True)``; ``reuse: true`` in a
 config's evaluator options; off by default, see *Measured* below). Two things, both in the memory of
@@ -169,7 +171,7 @@ from mappers.base import (
 )
 from mappers.fit import smallest_tile_shortfalls
 from mappers.mapping import MappingBatch
-from mappers.mapping_record import mapping_record
+from mappers.mapping_record import loop_nest_text, mapping_record
 from mappers.mapping_space import batch_from_columns, mapping_space
 from mappers.registry import make_mapper
 from mappers.workload_files import resolve_workload
@@ -359,6 +361,7 @@ def breakdown(arch: ArchSpec, units: Sequence[Any], results: Sequence[MappingRes
     out: dict[str, Any] = {"levels": levels, "layers": rows}
     if mappings:
         out["mappings"] = mappings
+        out["mapping_texts"] = [loop_nest_text(rec) for rec in mappings]
     return out
 
 

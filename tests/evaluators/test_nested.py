@@ -111,6 +111,8 @@ def test_the_breakdown_stores_each_distinct_chosen_mapping_once():
         assert float(one.latency_cycles[0]) == float(two.latency_cycles[0])
     text = loop_nest_text(bd["mappings"][0])
     assert text.splitlines()[0].startswith("DRAM [ W:288 I:144 O:128 ]") and text.endswith("<< Compute >>")
+    # the trial stores the loop-nest text beside each record, as the reader sees it
+    assert bd["mapping_texts"] == [loop_nest_text(rec) for rec in bd["mappings"]] and bd["mapping_texts"][0] == text
 
 
 def test_mapping_in_parallel_gives_the_same_numbers():
