@@ -3,6 +3,7 @@ tiny run end to end (N = 20, a few hundred images: seconds of CPU)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -44,7 +45,7 @@ def test_unknown_geometry_is_refused(capsys):
 def test_cuda_without_cuda_is_refused_before_any_work(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("CUDA is available here")
-    with pytest.raises(SystemExit, match="--device 'cuda'.*CUDA is not available"):
+    with pytest.raises(SystemExit, match=r"--device 'cuda'.*CUDA is not available"):
         ps.main(["--device", "cuda", "--store", str(tmp_path / "s"), "--out", str(tmp_path / "o.json")])
     assert not (tmp_path / "o.json").exists() and not (tmp_path / "s").exists()
 
@@ -92,7 +93,7 @@ def test_tiny_run_records_trains_and_resumes(tmp_path, capsys):
     assert len(v["loadavg_start"]) == 3 and len(v["epoch_s"]) == 3
     # it trains: the loss falls every epoch
     losses = v["loss_per_epoch"]
-    assert all(b < a for a, b in zip(losses, losses[1:])), losses
+    assert all(b < a for a, b in itertools.pairwise(losses)), losses
     # at N = 20 over 0.3 m the ASM on pad 10 is past its critical distance: the planner picks RS
     assert (v["propagation"]["method"], v["propagation"]["pad"]) == ("rs", 10)
     # the stored phases are the trained model's: reloaded, they score the recorded accuracy
