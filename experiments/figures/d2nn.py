@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from experiments.figures.fmt import signed
+from experiments.figures.fmt import signed, thousands
 from experiments.figures.records import RecordError, load_csv, load_json
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "codesign_front",
     "codesign_rerun",
     "multitask",
+    "paper_scale",
     "robustness",
     "single_task",
 ]
@@ -25,6 +26,10 @@ RESULTS = "docs/reproduction/results/d2nn/results.json"
 RESULTS_4 = "docs/reproduction/results/d2nn_epochs4/results.json"
 MORE_EPOCHS = "docs/reproduction/results/d2nn_epochs4/more_epochs_fashion_s0.json"
 FRONT = "docs/reproduction/results/d2nn/codesign_pareto_front.csv"
+#: the paper-scale (N = 200) model of ``python -m experiments.reproduce.d2nn_paper_scale``
+PAPER_SCALE = "docs/reproduction/results/d2nn/paper_scale.json"
+#: MNIST's training split, for the full-epoch CPU time extrapolated from the subset's
+MNIST_TRAIN = 60_000
 
 #: published accuracies quoted as references (not ours): the ASM re-run of Lin et al. 2018
 #: (Science 361, 1004) with 200² neurons, 5 layers, 20 epochs, as in table.md; and Li et al.
@@ -219,8 +224,49 @@ def codesign_front(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def paper_scale(root: Path) -> str:
+    """The N = 200 model: geometry, the planner's propagator (and the stated default it
+    refused), data, accuracy, wall and CPU time of training and testing, load average, and
+    the CPU hours of a full 60,000-image epoch at the measured rate."""
+    d = load_json(root, PAPER_SCALE)
+    rec = d["record"]
+    st, v = rec["settings"], rec["value"]
+    sp, pr = v["spec"], v["propagation"]
+    if (st["train_images"], st["epochs"]) != (v["train_images"], len(v["epoch_s"])):
+        raise RecordError(f"{PAPER_SCALE}: settings and value disagree on the training images or epochs")
+    refused = [t for t in pr["tried"] if (t["method"], t["pad"]) != (pr["method"], pr["pad"])]
+    ref = "; ".join(f"{t['method'].upper()} pad {t['pad']}: {t['padding_error']:.3g}" for t in refused)
+    geom = (f"λ = {1e3 * sp['wavelength_m']:.2f} mm, pitch {1e3 * sp['pitch_m']:.1f} mm, z = {100 * sp['z_m']:.0f} cm"
+            if sp["wavelength_m"] > 1e-4 else
+            f"λ = {1e9 * sp['wavelength_m']:.0f} nm, pitch {1e6 * sp['pitch_m']:.0f} µm, z = {sp['z_m']:.2f} m")
+    lo0, lo1 = v["loadavg_start"][0], v["loadavg_end"][0]
+    full_h = v["train_cpu_s_per_image_epoch"] * MNIST_TRAIN / 3600
+    rows = [
+        f"`{PAPER_SCALE}` (`{d['command']}`)",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| geometry | `{st['geometry']}`: N = {sp['n']}, {geom}, L = {sp['layers']} phase-only layers, "
+        f"{sp['detector_regions']} regions of {sp['detector_px']} px |",
+        f"| propagation (planner, tol {pr['tol']:g}) | {pr['method'].upper()}, pad {pr['pad']} (grid {pr['grid']}), "
+        f"padding error {pr['padding_error']:.2g}; refused before it: {ref or 'none'} |",
+        f"| data | MNIST, {thousands(v['train_images'])} training images (stratified subset of "
+        f"{thousands(MNIST_TRAIN)}), {st['epochs']} epoch{'s' * (st['epochs'] != 1)}, batch {st['batch']}, lr {st['lr']:g}; "
+        f"{thousands(v['test_images'])} test images |",
+        f"| test accuracy | **{_p(v['acc'])}** |",
+        f"| training | {thousands(v['train_s'])} s wall, {thousands(v['train_cpu_s'])} s CPU ({v['steps']} steps, "
+        f"{v['threads']} thread{'s' * (v['threads'] != 1)}, {v['device']}): {1e3 * v['train_cpu_s_per_image_epoch']:.0f} ms CPU per image |",
+        f"| testing | {thousands(v['test_s'])} s wall, {thousands(v['test_cpu_s'])} s CPU: "
+        f"{1e3 * v['test_cpu_s_per_image']:.0f} ms CPU per image |",
+        f"| load average (1 min) at start / end | {lo0:.1f} / {lo1:.1f} on {v['cpu_count']} cores |",
+        f"| a full {thousands(MNIST_TRAIN)}-image epoch at this rate | {full_h:.2f} CPU hours |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
 FIGURES = {
     "d2nn-codesign-front": ((RESULTS, FRONT), codesign_front),
+    "d2nn-paper-scale": ((PAPER_SCALE,), paper_scale),
     "d2nn-codesign-rerun": ((RESULTS,), codesign_rerun),
     "d2nn-robustness": ((RESULTS,), robustness),
     "d2nn-single-task": ((RESULTS, RESULTS_4, MORE_EPOCHS), single_task),

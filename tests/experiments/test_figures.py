@@ -274,3 +274,22 @@ def test_meloppr_host_reading_refuses_a_record_that_breaks_it(tmp_path):
     (root / MELOPPR).write_text(json.dumps(rec))
     with pytest.raises(RecordError, match="not the rtl cycle model"):
         cycle_factor(root)
+def test_d2nn_paper_scale_recomputed_from_its_record(tmp_path):
+    """The N = 200 block's accuracy, CPU rate and full-epoch hours are the record's, and a
+    record whose settings and value disagree is refused."""
+    from experiments.figures.d2nn import PAPER_SCALE, paper_scale
+    from experiments.figures.records import RecordError
+
+    d = json.loads((ROOT / PAPER_SCALE).read_text())
+    v = d["record"]["value"]
+    text = paper_scale(ROOT)
+    assert f"| test accuracy | **{100 * v['acc']:.2f} %** |" in text
+    per_image = v["train_cpu_s"] / (v["train_images"] * d["record"]["settings"]["epochs"])
+    assert f"{1e3 * per_image:.0f} ms CPU per image" in text
+    assert f"| {per_image * 60_000 / 3600:.2f} CPU hours |" in text
+    assert f"{v['propagation']['method'].upper()}, pad {v['propagation']['pad']}" in text
+    d["record"]["settings"]["train_images"] += 1
+    (tmp_path / PAPER_SCALE).parent.mkdir(parents=True)
+    (tmp_path / PAPER_SCALE).write_text(json.dumps(d))
+    with pytest.raises(RecordError, match="disagree"):
+        paper_scale(tmp_path)
