@@ -198,7 +198,11 @@ def test_quick_reproduction_runs_end_to_end(tmp_path):
     assert saved["settings"]["budget"] == 6
     assert (tmp_path / "pareto_gemm_GEMM.png").stat().st_size > 1000
     assert (tmp_path / "sw_convergence_gemm_GEMM.png").stat().st_size > 1000
-    assert "1.25x-1.44x" in (tmp_path / "table.md").read_text()
+    table = (tmp_path / "table.md").read_text()
+    assert "1.25x-1.44x" in table and "## Separate / co-design energy and EDP of the same designs" in table
+    # the run's own statistics: energy and EDP ratios of its designs, with intervals
+    assert saved["settings"]["command"].startswith("coexplore reproduce hasco --quick")
+    assert len(pair["metric_ratios"]["proxy"]["energy_uj"]["values"]) == 2
     # the finish phase is cached per pair: a second run reads it back unchanged
     assert len(RecordStore(tmp_path / "records").keys(rep.KINDS["finish"])) == 1
     again = rep.main(["--quick", "--pairs", "gemm:GEMM", "--seeds", "2", "--budget", "6", "--n-init", "3",
