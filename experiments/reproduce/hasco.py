@@ -29,7 +29,11 @@ and each seed:
   given the same per-layer software search on the real workload.
 * **Comparison**: from each flow, the lowest-latency feasible design (on the proxy for
   the separate flow, which does not know the real workload). Reported: separate latency /
-  co-design latency on the real workload (paper: 1.25-1.44).
+  co-design latency on the real workload (paper: 1.25-1.44); beside it the energy and EDP
+  of the same designs (:func:`noise_and_energy`), and for every median its percentile
+  bootstrap interval (:data:`BOOTSTRAP`; :func:`bootstrap_median`,
+  :func:`bootstrap_median_of_medians`). ``--retable DIR`` recomputes these from a
+  finished run's ``results.json`` without running anything.
 * **Pareto fronts**: latency/power/area of MOBO's and random search's evaluations and the
   hypervolume per iteration (log-scaled objectives normalized by the bounds of every run
   of the pair, reference point 1.1 on each axis).

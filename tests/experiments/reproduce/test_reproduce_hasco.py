@@ -285,3 +285,22 @@ def test_the_committed_table_is_rebuilt_from_the_committed_results_byte_for_byte
     pairs = [{k: v for k, v in p.items() if k != "metric_ratios"} for p in results["pairs"]]
     assert json.loads(json.dumps(rep.noise_and_energy(pairs))) == kept
     assert [p["metric_ratios"] for p in pairs] == [p["metric_ratios"] for p in results["pairs"]]
+
+
+def test_retable_rewrites_the_committed_files_unchanged_and_needs_the_command(tmp_path):
+    import shutil
+
+    shutil.copy(COMMITTED / "results.json", tmp_path / "results.json")
+    rep.main(["--retable", str(tmp_path)])
+    for name in ("results.json", "table.md"):
+        assert (tmp_path / name).read_bytes() == (COMMITTED / name).read_bytes(), name
+    # a results.json from before the command was stored needs it given
+    r = json.loads((tmp_path / "results.json").read_text())
+    del r["settings"]["command"], r["overall"]["metric_ratios"]
+    (tmp_path / "results.json").write_text(json.dumps(r))
+    with pytest.raises(SystemExit, match="does not say which command made it; give --command"):
+        rep.main(["--retable", str(tmp_path)])
+    rep.main(["--retable", str(tmp_path), "--command", "coexplore reproduce hasco --seeds 10"])
+    assert "Command: `coexplore reproduce hasco --seeds 10`" in (tmp_path / "table.md").read_text()
+    with pytest.raises(SystemExit, match="not found"):
+        rep.main(["--retable", str(tmp_path / "nothing")])
