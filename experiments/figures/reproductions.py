@@ -169,6 +169,25 @@ def _pair(p: dict[str, Any]) -> str:
     return f"{PAIR_NAMES.get(p['workload'], p['workload'])}/{p['intrinsic']}"
 
 
+def _hasco_noise(ov: dict[str, Any]) -> str:
+    """The bootstrap interval of the proxy flow's latency ratio and the energy and EDP of
+    the same designs (issue 49), from ``overall.metric_ratios``."""
+    try:
+        mr = ov["metric_ratios"]
+        lat, en, edp = (mr["proxy"][k] for k in ("latency_ms", "energy_uj", "edp_uj_ms"))
+        level = mr["bootstrap"]["level"]
+    except KeyError as e:
+        raise RecordError(f"{hasco_records.RESULTS}: overall.metric_ratios lacks {e}") from None
+    lo, hi = lat["ci"]
+    holds = "holding" if lat["ci_holds_1"] else "excluding"
+    return (
+        f"The {lat['median_of_pair_medians']:.2f}x has a {level:.0%} bootstrap interval (over pairs and seeds) of "
+        f"[{lo:.2f}, {hi:.2f}], {holds} 1.00x, as do {lat['pairs_ci_holds_1']} of the {lat['pairs']} pairs' "
+        f"intervals; its latency-selected designs give energy {en['median_of_pair_medians']:.2f}x and EDP "
+        f"{edp['median_of_pair_medians']:.2f}x."
+    )
+
+
 def hasco_row(root: Path) -> str:
     r = load_json(root, hasco_records.RESULTS)
     sw_0_2, sw_3_5, sw_6_15 = (load_json(root, x) for x in (HASCO_SW, HASCO_SW_3_5, HASCO_SW_6_15))
@@ -194,7 +213,8 @@ def hasco_row(root: Path) -> str:
         f"{a['n']} comparisons {a['median']:.2f}x, IQR {a['q25']:.2f}x–{a['q75']:.2f}x; {len(big)} of {len(pairs)} "
         f"pairs at 1.25x or more: {big_list}; ResNet-50 "
         f"{resnet['GEMM']:.2f}x on GEMM, {resnet['CONV']:.2f}x on CONV); **{ref['median_of_pair_medians']:.2f}x** "
-        "with separate = a fixed Gemmini-like design. Where the proxy flow ends with the co-designed PE array "
+        f"with separate = a fixed Gemmini-like design. {_hasco_noise(ov)} Where the proxy flow ends with the "
+        "co-designed PE array "
         f"({br['same_array']['n']} of {br['comparisons']}) the median is {br['same_array']['median']:.2f}x, "
         f"elsewhere {br['other_array']['median']:.3f}x. FlexTensor's Q-network software search beats random search "
         f"on {ov['sw']['qnetwork_beats_random']} of {ov['sw']['pairs']} pairs in the run (and on "

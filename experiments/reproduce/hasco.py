@@ -29,7 +29,11 @@ and each seed:
   given the same per-layer software search on the real workload.
 * **Comparison**: from each flow, the lowest-latency feasible design (on the proxy for
   the separate flow, which does not know the real workload). Reported: separate latency /
-  co-design latency on the real workload (paper: 1.25-1.44).
+  co-design latency on the real workload (paper: 1.25-1.44); beside it the energy and EDP
+  of the same designs (:func:`noise_and_energy`), and for every median its percentile
+  bootstrap interval (:data:`BOOTSTRAP`; :func:`bootstrap_median`,
+  :func:`bootstrap_median_of_medians`). ``--retable DIR`` recomputes these from a
+  finished run's ``results.json`` without running anything.
 * **Pareto fronts**: latency/power/area of MOBO's and random search's evaluations and the
   hypervolume per iteration (log-scaled objectives normalized by the bounds of every run
   of the pair, reference point 1.1 on each axis).
@@ -421,6 +425,144 @@ def quartiles(values: Sequence[float]) -> dict[str, float] | None:
             "max": float(q[4]), "n": len(v)}
 
 
+BOOTSTRAP = {"resamples": 10_000, "level": 0.95, "seed": 0}
+"""The percentile bootstrap of the ratios' medians (:func:`bootstrap_median`,
+:func:`bootstrap_median_of_medians`): resamples, confidence level, RNG seed."""
+
+
+def _check_bootstrap(resamples: int, level: float) -> None:
+    if not isinstance(resamples, int | np.integer) or resamples < 1:
+        raise ValueError(f"resamples must be a positive integer, got {resamples!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+
+
+def _resampled_medians(values: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Medians of ``n`` resamples of ``values`` with replacement (each as long as ``values``)."""
+    return np.median(values[rng.integers(len(values), size=(n, len(values)))], axis=1)
+
+
+def _sample(values: Sequence[float | None], name: str) -> np.ndarray:
+    v = np.asarray([x for x in values if x is not None], dtype=float)
+    if not len(v):
+        raise ValueError(f"{name}: no values to bootstrap")
+    if not np.isfinite(v).all():
+        raise ValueError(f"{name}: non-finite value in {v.tolist()}")
+    return v
+
+
+def bootstrap_median(values: Sequence[float | None], resamples: int = BOOTSTRAP["resamples"],
+                     level: float = BOOTSTRAP["level"], seed: int = BOOTSTRAP["seed"]) -> tuple[float, float]:
+    """Percentile bootstrap interval of the median of ``values`` (``None`` entries
+    dropped): ``resamples`` resamples with replacement, each as long as the sample, from a
+    generator seeded with ``seed``; the interval is the ``(1 - level) / 2`` and
+    ``(1 + level) / 2`` quantiles of their medians (numpy's linear interpolation)."""
+    _check_bootstrap(resamples, level)
+    v = _sample(values, "values")
+    boot = _resampled_medians(v, int(resamples), np.random.default_rng(seed))
+    lo, hi = np.percentile(boot, [50 * (1 - level), 50 * (1 + level)])
+    return float(lo), float(hi)
+
+
+def bootstrap_median_of_medians(groups: Sequence[Sequence[float | None]], resamples: int = BOOTSTRAP["resamples"],
+                                level: float = BOOTSTRAP["level"],
+                                seed: int = BOOTSTRAP["seed"]) -> tuple[float, float]:
+    """Percentile bootstrap interval of the median over ``groups`` of each group's median
+    (the "median of pair medians"), resampled at both levels: each resample draws as many
+    groups as there are, with replacement, and within each drawn group its values with
+    replacement (so both the choice of pairs and the seeds' noise count); quantiles as
+    :func:`bootstrap_median`."""
+    _check_bootstrap(resamples, level)
+    if not len(groups):
+        raise ValueError("groups: no groups to bootstrap")
+    vs = [_sample(g, f"groups[{i}]") for i, g in enumerate(groups)]
+    rng = np.random.default_rng(seed)
+    which = rng.integers(len(vs), size=(int(resamples), len(vs)))
+    meds = np.empty(which.shape)
+    for j, v in enumerate(vs):
+        drawn = which == j
+        meds[drawn] = _resampled_medians(v, int(drawn.sum()), rng)
+    lo, hi = np.percentile(np.median(meds, axis=1), [50 * (1 - level), 50 * (1 + level)])
+    return float(lo), float(hi)
+
+
+METRICS = {"latency_ms": "latency", "energy_uj": "energy", "edp_uj_ms": "EDP"}
+"""The metrics compared between the flows' designs (separate / co-design), by their key
+in a design's metrics and their name in the table."""
+FLOWS = {"proxy": "ratio", "reference": "ratio_reference"}
+"""The two definitions of "separate" (:data:`RATIOS`), by a short name and the key of
+their latency ratio in a seed record."""
+SELECTION = ("latency only: each flow's lowest-latency feasible design under the area cap (the proxy flow's "
+             "lowest on its proxy), as for the latency ratio; energy and EDP are those same designs' on the "
+             "real workload with the same software search, not designs re-selected for energy or EDP")
+"""The rule that picks the compared designs (the paper's abstract states none)."""
+
+
+def metric_ratios(res: dict[str, Any]) -> dict[str, dict[str, list[float | None]]]:
+    """Per flow of :data:`FLOWS` and metric of :data:`METRICS`, separate / co-design of the
+    seed records of the finished pair ``res``, in seed order (``None`` where a flow has no
+    design); the latency ratios are the seed records' own (checked against the metrics)."""
+    ref = res.get("reference", {}).get("metrics")
+    out: dict[str, dict[str, list[float | None]]] = {f: {m: [] for m in METRICS} for f in FLOWS}
+    for s in sorted(res["seeds"], key=int):
+        rec = res["seeds"][s]
+        co = (rec.get("codesign") or {}).get("metrics")
+        designs = {"proxy": (rec.get("separate") or {}).get("metrics"), "reference": ref}
+        for flow, key in FLOWS.items():
+            sep = designs[flow] if rec.get(key) is not None else None
+            for m in METRICS:
+                out[flow][m].append(sep[m] / co[m] if sep is not None and co is not None else None)
+            lat = out[flow]["latency_ms"][-1]
+            if lat is not None and not math.isclose(lat, rec[key], rel_tol=1e-9):
+                raise ValueError(f"{res['workload']}/{res['intrinsic']} seed {s}: {key} {rec[key]} is not the "
+                                 f"designs' latency ratio {lat}")
+    return out
+
+
+def ratio_summary(values: Sequence[float | None]) -> dict[str, Any] | None:
+    """:func:`quartiles` of ``values`` with the bootstrap interval of their median
+    (``ci``, :data:`BOOTSTRAP`) and whether it holds 1.00x (``ci_holds_1``)."""
+    q = quartiles(values)
+    if q is None:
+        return None
+    lo, hi = bootstrap_median(values)
+    return {**q, "ci": [lo, hi], "ci_holds_1": lo <= 1.0 <= hi}
+
+
+def noise_and_energy(finished: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Adds ``metric_ratios`` to every finished pair (per flow and metric, the ratios per
+    seed and :func:`ratio_summary`) and returns the summary over pairs: per flow and
+    metric the median of the pair medians, its two-level bootstrap interval
+    (:func:`bootstrap_median_of_medians`), and how many pairs' intervals hold 1.00x, lie
+    above or below it; with :data:`BOOTSTRAP` and :data:`SELECTION`."""
+    per_pair = []
+    for res in finished:
+        ratios = metric_ratios(res)
+        res["metric_ratios"] = {f: {m: {"values": v, "summary": ratio_summary(v)} for m, v in ms.items()}
+                                for f, ms in ratios.items()}
+        per_pair.append(ratios)
+    overall: dict[str, Any] = {"bootstrap": dict(BOOTSTRAP, method="percentile; a pair over its seeds, all pairs "
+                                                 "over pairs and then seeds within each"),
+                               "selection": SELECTION}
+    for flow in FLOWS:
+        overall[flow] = {}
+        for m in METRICS:
+            groups = [r[flow][m] for r in per_pair if any(x is not None for x in r[flow][m])]
+            sums = [res["metric_ratios"][flow][m]["summary"] for res in finished]
+            sums = [x for x in sums if x is not None]
+            if not groups:
+                overall[flow][m] = None
+                continue
+            lo, hi = bootstrap_median_of_medians(groups)
+            overall[flow][m] = {
+                "median_of_pair_medians": float(np.median([x["median"] for x in sums])), "pairs": len(sums),
+                "ci": [lo, hi], "ci_holds_1": lo <= 1.0 <= hi,
+                "pairs_ci_holds_1": sum(x["ci_holds_1"] for x in sums),
+                "pairs_ci_above_1": sum(x["ci"][0] > 1.0 for x in sums),
+                "pairs_ci_below_1": sum(x["ci"][1] < 1.0 for x in sums)}
+    return overall
+
+
 ARRAY_KEYS = ("pe", "pe_x", "pe_y")
 """The hardware parameters that size the PE array (:func:`evaluators.intrinsic_codesign.hardware_space`:
 ``pe`` on GEMM/GEMV, ``pe_x`` x ``pe_y`` on CONV/DOT)."""
@@ -490,6 +632,7 @@ def summarize(finished: list[dict[str, Any]], store: Path, budget: int, n_init: 
                         "pairs": len(per_pair), "all_comparisons": quartiles(every),
                         "pairs_with_median_at_least_1.25": sum(m >= PAPER_RATIO[0] for m in per_pair)}
     overall["proxy_breakdown"] = proxy_breakdown(finished)
+    overall["metric_ratios"] = noise_and_energy(finished)
     sw = [res for res in finished if "sw_final_median_cycles" in res]
     if sw:
         f = [res["sw_final_median_cycles"] for res in sw]
@@ -595,31 +738,63 @@ def _fmt(st: dict[str, float] | None) -> str:
     return f"{st['median']:.2f}x [{st['q25']:.2f}, {st['q75']:.2f}]"
 
 
-def write_table(results: dict[str, Any], path: Path, cmd: str) -> None:
+def _ci(st: dict[str, Any] | None) -> str:
+    """A bootstrap interval ``[lo, hi]``, with "holds 1.00x" where it does."""
+    if not st:
+        return "n/a"
+    lo, hi = st["ci"]
+    return f"[{lo:.2f}, {hi:.2f}]" + (" holds 1.00x" if st["ci_holds_1"] else "")
+
+
+def _median_ci(st: dict[str, Any] | None, key: str = "median") -> str:
+    return "n/a" if not st else f"{st[key]:.2f}x {_ci(st)}"
+
+
+def write_table(results: dict[str, Any], path: Path, cmd: str | None = None) -> None:
     """``table.md``: HASCO's comparison as the paper states it first (separate / co-design
-    latency, both definitions of separate, median [IQR] over seeds), then the software
-    searches against random search and the exact mapper's reference."""
+    latency, both definitions of separate, median [IQR] over seeds and the bootstrap
+    interval of the median), the energy and EDP of the same designs, then the software
+    searches against random search and the exact mapper's reference. ``cmd``: the command
+    named in the table (default: ``results["settings"]["command"]``)."""
     lo, hi = PAPER_RATIO
     st = results["settings"]
     ov = results["overall"]
+    if cmd is None:
+        cmd = st["command"]
+    mr = ov["metric_ratios"]
+    boot = mr["bootstrap"]
     lines = [f"Settings: {len(results['pairs'])} workload x intrinsic pairs, {len(st['seeds'])} seeds, {st['budget']} hardware evaluations per search "
              f"({st['n_init']} Sobol + {st['budget'] - st['n_init']} MOBO), {st['sw_budget']} schedules per layer "
              f"in the loop, {st['sw_conv_budget']} per stage in the software comparison"
              f"{'' if st.get('random_hardware_search', True) else ', no random hardware search'}. Command: `{cmd}`.",
              "",
+             f"Compared designs, selection rule: {mr['selection']}. Intervals: {boot['level']:.0%} percentile "
+             f"bootstrap of the median, {boot['resamples']:,} resamples, RNG seed {boot['seed']}; a pair's over "
+             "its seeds; over all pairs, the pairs resampled and then the seeds within each. \"holds 1.00x\": "
+             "the interval contains 1.00x, so the seeds do not tell the two flows apart.",
+             "",
              "## Separate / co-design latency (paper: "
-             f"{lo:.2f}x-{hi:.2f}x), median [25th, 75th percentile] over seeds", "",
-             "| workload | intrinsic | separate = MOBO on a proxy, then SW tuned | separate = Gemmini-like "
-             "reference, then SW tuned |", "|---|---|---|---|"]
+             f"{lo:.2f}x-{hi:.2f}x), median [25th, 75th percentile] over seeds, and the median's "
+             f"{boot['level']:.0%} bootstrap interval", "",
+             "| workload | intrinsic | separate = MOBO on a proxy, then SW tuned | its interval | separate = "
+             "Gemmini-like reference, then SW tuned | its interval |", "|---|---|---|---|---|---|"]
     for res in results["pairs"]:
+        m = res.get("metric_ratios", {})
         lines.append(f"| {res['workload']} | {res['intrinsic']} | {_fmt(res.get('ratio_stats'))} | "
-                     f"{_fmt(res.get('ratio_reference_stats'))} |")
+                     f"{_ci(m.get('proxy', {}).get('latency_ms', {}).get('summary'))} | "
+                     f"{_fmt(res.get('ratio_reference_stats'))} | "
+                     f"{_ci(m.get('reference', {}).get('latency_ms', {}).get('summary'))} |")
     row = ["**all pairs** (median of pair medians; all comparisons median [IQR])"]
-    for key in RATIOS:
+    for key, flow in zip(RATIOS, FLOWS):
         o = ov[key]
         m = o["median_of_pair_medians"]
         row.append(f"{m:.2f}x; {_fmt(o['all_comparisons'])}" if m is not None else "n/a")
-    lines.append(f"| {row[0]} | | {row[1]} | {row[2]} |")
+        row.append(_ci(mr[flow]["latency_ms"]))
+    lines.append(f"| {row[0]} | | " + " | ".join(row[1:]) + " |")
+    counts = "; ".join(f"{name} {mr[flow]['latency_ms']['pairs_ci_holds_1']} of {mr[flow]['latency_ms']['pairs']}"
+                       for flow, name in (("proxy", "proxy MOBO"), ("reference", "reference design"))
+                       if mr[flow]["latency_ms"])
+    lines += ["", f"Pairs whose latency interval holds 1.00x: {counts}."]
     b = ov.get("proxy_breakdown")
     if b and b["comparisons"]:
         def part(q: dict[str, float] | None) -> str:
@@ -631,6 +806,26 @@ def write_table(results: dict[str, Any], path: Path, cmd: str) -> None:
                   f"({b['same_point']} with the co-designed point itself). Evaluations of infeasible designs "
                   f"(the unknown bank limit), all searches: MOBO {b['infeasible_evaluations']['mobo']}, "
                   f"random {b['infeasible_evaluations']['random']}."]
+    names = {"proxy": "MOBO on a proxy", "reference": "Gemmini-like reference"}
+    cols = [(f, m) for f in FLOWS for m in METRICS if m != "latency_ms"]
+    lines += ["", f"## Separate / co-design energy and EDP of the same designs, median over seeds and its "
+              f"{boot['level']:.0%} bootstrap interval", "",
+              "| workload | intrinsic | " + " | ".join(f"{METRICS[m]}, separate = {names[f]}" for f, m in cols) + " |",
+              "|---|---|" + "---|" * len(cols)]
+    for res in results["pairs"]:
+        m = res.get("metric_ratios", {})
+        lines.append(f"| {res['workload']} | {res['intrinsic']} | "
+                     + " | ".join(_median_ci(m.get(f, {}).get(k, {}).get("summary")) for f, k in cols) + " |")
+    lines.append("| **all pairs** (median of pair medians) | | "
+                 + " | ".join(_median_ci(mr[f][k], "median_of_pair_medians") for f, k in cols) + " |")
+    spans = []
+    for f, k in cols:
+        o = mr[f][k]
+        if o:
+            spans.append(f"{METRICS[k]} vs {names[f]}: {o['pairs_ci_holds_1']} hold 1.00x, {o['pairs_ci_above_1']} "
+                        f"lie above, {o['pairs_ci_below_1']} below")
+    lines += ["", f"Pairs' intervals (of {len(results['pairs'])}): " + "; ".join(spans) + ". The reference design is "
+              "one design per pair, so its ratios vary over the seeds only through the co-design."]
     lines += ["", f"## Software search: best cycles after {st['sw_conv_budget']} schedules per stage "
               "(three largest stages), median over seeds, and as a ratio to the exact mapper's bound", "",
               "| workload | intrinsic | " + " | ".join(SW_METHODS) + " | exact bound (cycles) | bound is the optimum |",
@@ -659,6 +854,31 @@ def write_table(results: dict[str, Any], path: Path, cmd: str) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def _dump(results: dict[str, Any]) -> str:
+    return json.dumps(jsonable(results), indent=1, default=float)
+
+
+def retable(directory: Path, command: str | None = None) -> dict[str, Any]:
+    """Recompute, from the designs recorded in ``directory/results.json``, what
+    :func:`noise_and_energy` derives (energy and EDP ratios, bootstrap intervals; nothing is
+    searched or evaluated again), store it there with the run's ``command`` (required
+    where ``settings`` lacks it) and rewrite ``table.md`` from it."""
+    path = Path(directory) / "results.json"
+    if not path.is_file():
+        raise SystemExit(f"--retable: {path} not found")
+    results = json.loads(path.read_text())
+    st = results["settings"]
+    if command is not None:
+        st["command"] = command
+    elif "command" not in st:
+        raise SystemExit(f"--retable: {path} does not say which command made it; give --command")
+    results["overall"]["metric_ratios"] = noise_and_energy(results["pairs"])
+    path.write_text(_dump(results))
+    write_table(results, path.with_name("table.md"))
+    print(f"rewrote {path} and {path.with_name('table.md')}")
+    return results
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(prog="coexplore reproduce hasco", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
@@ -678,7 +898,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="also a time limit in seconds per operand group (default none: results independent of load)")
     ap.add_argument("--workers", type=int, default=1, help="processes running searches in parallel")
     ap.add_argument("--out", type=Path, default=Path("runs/reproduce/hasco"))
+    ap.add_argument("--retable", type=Path, default=None, metavar="DIR",
+                    help="run nothing: recompute the statistics derived from DIR/results.json's designs (energy "
+                         "and EDP ratios, bootstrap intervals) and rewrite it and DIR/table.md")
+    ap.add_argument("--command", default=None,
+                    help="with --retable: the command that made DIR/results.json, where it does not say")
     args = ap.parse_args(argv)
+    if args.retable is not None:
+        return retable(args.retable, args.command)
     args.exact_max_nodes = args.exact_max_nodes or None      # 0: no limit
     logging.basicConfig(level=logging.WARNING)
     q = args.quick
@@ -729,8 +956,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               f"HV MOBO {h.get('mobo', math.nan):.3f} random {h.get('random', math.nan):.3f}; SW best / bound "
               + " ".join(f"{m} {v:.2f}" for m, v in sc.items()))
     cmd = "coexplore reproduce hasco " + " ".join(argv if argv is not None else sys.argv[1:])
+    results["settings"]["command"] = cmd
     results["plots"] = plots
-    (args.out / "results.json").write_text(json.dumps(jsonable(results), indent=1, default=float))
+    (args.out / "results.json").write_text(_dump(results))
     write_table(results, args.out / "table.md", cmd)
     print(f"results: {args.out / 'results.json'}, table: {args.out / 'table.md'} "
           f"({time.perf_counter() - t0:.0f} s)")

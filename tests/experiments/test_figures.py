@@ -166,6 +166,52 @@ def test_hasco_headline_recomputed_from_the_pairs():
     assert f"| {sum(m >= 1.25 for m in medians)} of {len(medians)} |" in text
 
 
+HASCO = "docs/reproduction/results/hasco/results.json"
+
+
+def test_hasco_energy_and_noise_counts_the_pairs_own_intervals(tmp_path):
+    from experiments.figures.records import RecordError
+
+    rec = json.loads((ROOT / HASCO).read_text())
+    text = figure("hasco-energy-noise").render(ROOT)
+    sums = [p["metric_ratios"]["proxy"]["latency_ms"]["summary"] for p in rec["pairs"]]
+    holds = sum(lo <= 1 <= hi for lo, hi in (s["ci"] for s in sums))
+    lo, hi = rec["overall"]["metric_ratios"]["proxy"]["latency_ms"]["ci"]
+    assert f"| **latency** | **{statistics.median(s['median'] for s in sums):.2f}x** [{lo:.2f}, {hi:.2f}]" in text
+    assert f"| pairs whose intervals hold 1.00x (latency / energy / EDP) | {holds} / " in text
+    # a summary that disagrees with the pairs is refused, naming the field
+    root = _tree(tmp_path, HASCO)
+    rec["overall"]["metric_ratios"]["proxy"]["energy_uj"]["pairs_ci_holds_1"] += 1
+    (root / HASCO).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match=r"metric_ratios\.proxy\.energy_uj\.pairs_ci_holds_1"):
+        figure("hasco-energy-noise").render(root)
+    del rec["overall"]["metric_ratios"]
+    (root / HASCO).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match="--retable"):
+        figure("hasco-energy-noise").render(root)
+
+
+ENUM = "docs/reproduction/results/hasco-enumerate/results.json"
+
+
+def test_hasco_ground_truth_recounts_the_optima_from_the_seeds(tmp_path):
+    from experiments.figures.records import RecordError
+
+    rec = json.loads((ROOT / ENUM).read_text())
+    text = figure("hasco-ground-truth").render(ROOT)
+    p = rec["pairs"][0]
+    regrets = [m["regret"] for m in p["mobo_25"]["seeds"]]
+    want = f"{statistics.median(regrets):.3f}x, {sum(x == 1.0 for x in regrets)} of {len(regrets)}"
+    assert _row(text, p["workload"])[4] == want
+    found = sum(m["regret"] == 1.0 for q in rec["pairs"] for m in q["mobo_25"]["seeds"])
+    assert f"is the optimum in {found} of {sum(len(q['mobo_25']['seeds']) for q in rec['pairs'])} runs" in text
+    root = _tree(tmp_path, ENUM)
+    rec["pairs"][0]["mobo_25"]["found_optimum"] += 1
+    (root / ENUM).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match=r"mobo_25\.found_optimum is"):
+        figure("hasco-ground-truth").render(root)
+
+
 def test_the_command_line_check_passes_on_this_checkout():
     out = subprocess.run(
         [sys.executable, "-m", "experiments.figures", "render", "--check"],

@@ -43,7 +43,9 @@ SW_SEARCH = {
                                   "runs/benchmarks/hasco_sw_search_nodes_s6-15",
 }
 
-REUSE_TESTED = {"shi2020"}    # test_reproduce_shi2020.py rebuilds it through --reuse
+#: rebuilt by their own reproduction's tests: shi2020 through --reuse (test_reproduce_shi2020.py),
+#: the HASCO enumeration through its write_table (test_reproduce_hasco_enumerate.py)
+REUSE_TESTED = {"shi2020", "hasco-enumerate"}
 
 NOT_REASSEMBLED = {
     # The steps-only run predates the current table (no infeasible-proposals column, no

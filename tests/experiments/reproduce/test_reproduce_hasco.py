@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -43,8 +44,17 @@ def test_quartiles():
     assert rep.quartiles([None]) is None
 
 
-def designs(co: dict, sep: dict) -> dict:
-    return {"codesign": {"point": co}, "separate": {"point": sep}}
+def metrics(latency_ms: float, energy_uj: float) -> dict:
+    return {"latency_ms": latency_ms, "energy_uj": energy_uj, "edp_uj_ms": latency_ms * energy_uj}
+
+
+def designs(co: dict, sep: dict, co_metrics: tuple | None = None, sep_metrics: tuple | None = None) -> dict:
+    """The seed record's two designs; with (latency, energy) metrics where given."""
+    out = {"codesign": {"point": co}, "separate": {"point": sep}}
+    for k, m in (("codesign", co_metrics), ("separate", sep_metrics)):
+        if m is not None:
+            out[k]["metrics"] = metrics(*m)
+    return out
 
 
 def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
@@ -52,10 +62,14 @@ def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
               "qnetwork": [[9.0, 4.0], [9.0, 5.0]], "random": [[9.0, 6.0], [9.0, 6.0]]}
     finished = [{
         "workload": "gemm", "intrinsic": "GEMM",
-        "seeds": {0: {"ratio": 1.3, "ratio_reference": 2.0, **designs({"pe": 32, "sp_kib": 64}, {"pe": 32, "sp_kib": 128}),
+        # the reference design: 3 ms, 2 uJ; each seed's co-design at 1 uJ and 1.5 / 3 / 2 ms
+        "reference": {"point": {"pe": 16}, "metrics": metrics(3.0, 2.0)},
+        "seeds": {0: {"ratio": 1.3, "ratio_reference": 2.0,
+                      **designs({"pe": 32, "sp_kib": 64}, {"pe": 32, "sp_kib": 128}, (1.5, 1.0), (1.95, 0.9)),
                       "infeasible": {"mobo": 1, "random": 2}},
-                  1: {"ratio": 1.1, "ratio_reference": 1.0, **designs({"pe": 8}, {"pe": 32})},
-                  2: {"ratio": None, "ratio_reference": 1.5, "infeasible": {"mobo": 0, "random": 3}}},
+                  1: {"ratio": 1.1, "ratio_reference": 1.0, **designs({"pe": 8}, {"pe": 32}, (3.0, 1.0), (3.3, 1.5))},
+                  2: {"ratio": None, "ratio_reference": 1.5, "codesign": {"point": {"pe": 8}, "metrics": metrics(2.0, 1.0)},
+                      "infeasible": {"mobo": 0, "random": 3}}},
         "sw_convergence": {"budget": 2, "curves": curves, "oracle": {"bound": 4.0, "optimum": True, "stages": []}},
     }, {
         "workload": "ttm", "intrinsic": "GEMV",
@@ -84,8 +98,22 @@ def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
     res["settings"] = {"seeds": [0, 1, 2], "budget": 8, "n_init": 4, "sw_budget": 10, "sw_conv_budget": 2}
     rep.write_table(res, tmp_path / "t.md", "coexplore reproduce hasco --seeds 3")
     text = (tmp_path / "t.md").read_text()
-    assert "| gemm | GEMM | 1.20x [1.15, 1.25] | 1.50x [1.25, 1.75] |" in text
-    assert "| ttm | GEMV | 0.90x [0.85, 0.95] | 3.00x [3.00, 3.00] |" in text
+    # latency: median [IQR] and the median's bootstrap interval; the resampled medians of
+    # (1.3, 1.1) are 1.1, 1.2 and 1.3, of (2.0, 1.0, 1.5) 1.0 to 2.0; ttm has no metrics
+    assert ("| gemm | GEMM | 1.20x [1.15, 1.25] | [1.10, 1.30] | 1.50x [1.25, 1.75] | [1.00, 2.00] holds 1.00x |"
+            in text)
+    assert "| ttm | GEMV | 0.90x [0.85, 0.95] | n/a | 3.00x [3.00, 3.00] | n/a |" in text
+    # energy and EDP of the same designs: proxy 0.9 and 1.5 (EDP 1.95 * 0.9 / 1.5 = 1.17 and
+    # 3.3 * 1.5 / 3 = 1.65); the reference 2 uJ against 1 uJ in every seed, EDP 6 / (1.5, 3, 2)
+    assert ("| gemm | GEMM | 1.20x [0.90, 1.50] holds 1.00x | 1.41x [1.17, 1.65] | 2.00x [2.00, 2.00] | "
+            "3.00x [2.00, 4.00] |") in text
+    mr = g["metric_ratios"]
+    assert mr["proxy"]["energy_uj"]["values"] == [0.9, 1.5, None]
+    assert mr["reference"]["edp_uj_ms"]["values"] == pytest.approx([4.0, 2.0, 3.0])
+    assert mr["proxy"]["latency_ms"]["summary"]["ci_holds_1"] is False
+    assert ov["metric_ratios"]["reference"]["latency_ms"]["pairs_ci_holds_1"] == 1
+    assert ov["metric_ratios"]["reference"]["energy_uj"]["pairs_ci_above_1"] == 1
+    assert "selection rule: latency only" in text and "10,000 resamples, RNG seed 0" in text
     assert "co-designed PE array in 2 comparisons, median 1.150x; with another array in 2" in text
     assert "4.5 (1.12x)" in text and "| yes |" in text
     assert "Q-network beats random search on 1 of 1 pairs" in text
@@ -170,7 +198,11 @@ def test_quick_reproduction_runs_end_to_end(tmp_path):
     assert saved["settings"]["budget"] == 6
     assert (tmp_path / "pareto_gemm_GEMM.png").stat().st_size > 1000
     assert (tmp_path / "sw_convergence_gemm_GEMM.png").stat().st_size > 1000
-    assert "1.25x-1.44x" in (tmp_path / "table.md").read_text()
+    table = (tmp_path / "table.md").read_text()
+    assert "1.25x-1.44x" in table and "## Separate / co-design energy and EDP of the same designs" in table
+    # the run's own statistics: energy and EDP ratios of its designs, with intervals
+    assert saved["settings"]["command"].startswith("coexplore reproduce hasco --quick")
+    assert len(pair["metric_ratios"]["proxy"]["energy_uj"]["values"]) == 2
     # the finish phase is cached per pair: a second run reads it back unchanged
     assert len(RecordStore(tmp_path / "records").keys(rep.KINDS["finish"])) == 1
     again = rep.main(["--quick", "--pairs", "gemm:GEMM", "--seeds", "2", "--budget", "6", "--n-init", "3",
@@ -191,3 +223,84 @@ def test_attainment_takes_a_search_that_reaches_the_proven_bound_as_witness():
     # a bound that is not proven (search stopped) certifies nothing, even where a search meets it
     stopped = NS(attained=False, proved=False, bound=100.0)
     assert rep.attainment(stopped, {"random": 100.0}) == {"attained": False, "witness": None}
+
+
+def test_bootstrap_median_exact_small_cases():
+    # a constant sample: every resample's median is the constant, a zero-width interval
+    assert rep.bootstrap_median([1.25] * 7) == (1.25, 1.25)
+    assert rep.bootstrap_median([2.0]) == (2.0, 2.0)
+    # (0, 1, 10): a resample's median is 0 with probability 7/27, 1 with 13/27, 10 with
+    # 7/27, so the 30th and 70th percentiles are 1 and the 2.5th and 97.5th 0 and 10 (the
+    # mean's bootstrap would spread over 0 to 10 at every level)
+    assert rep.bootstrap_median([0.0, 1.0, 10.0], level=0.4) == (1.0, 1.0)
+    assert rep.bootstrap_median([0.0, 1.0, 10.0]) == (0.0, 10.0)
+    assert rep.bootstrap_median([0.0, None, 1.0, 10.0], level=0.4) == (1.0, 1.0)      # None dropped
+    # fixed RNG seed: the same interval every time, another seed another draw
+    v = [0.8, 1.1, 1.3, 0.95, 1.6, 1.02, 1.4, 0.99, 1.2, 1.7]
+    a = rep.bootstrap_median(v)
+    assert a == rep.bootstrap_median(v) and a[0] < float(np.median(v)) < a[1]
+    assert rep.bootstrap_median(v, resamples=200, seed=1) != rep.bootstrap_median(v, resamples=200, seed=2)
+    for bad, match in (({"resamples": 0}, "resamples must be a positive integer, got 0"),
+                       ({"level": 1.0}, r"level must be in \(0, 1\), got 1.0")):
+        with pytest.raises(ValueError, match=match):
+            rep.bootstrap_median(v, **bad)
+    with pytest.raises(ValueError, match="values: no values"):
+        rep.bootstrap_median([None])
+    with pytest.raises(ValueError, match="non-finite"):
+        rep.bootstrap_median([1.0, float("nan")])
+
+
+def test_bootstrap_of_the_median_of_medians_resamples_pairs_and_seeds():
+    assert rep.bootstrap_median_of_medians([[2.0, 2.0], [2.0, 2.0, 2.0]]) == (2.0, 2.0)
+    # two constant pairs: a resample's median of medians is 1, 2 or 3 (probabilities 1/4,
+    # 1/2, 1/4), so the 30th and 70th percentiles are 2
+    assert rep.bootstrap_median_of_medians([[1.0, 1.0], [3.0, 3.0]], level=0.4) == (2.0, 2.0)
+    assert rep.bootstrap_median_of_medians([[1.0, 1.0], [3.0, 3.0]]) == (1.0, 3.0)
+    # one pair: only its seeds vary, as the one-level bootstrap of that pair (resampling
+    # the pairs alone would give a zero-width interval)
+    assert rep.bootstrap_median_of_medians([[0.0, 1.0, 10.0]], level=0.4) == (1.0, 1.0)
+    assert rep.bootstrap_median_of_medians([[0.0, 1.0, 10.0]]) == (0.0, 10.0)
+    with pytest.raises(ValueError, match="no groups"):
+        rep.bootstrap_median_of_medians([])
+    with pytest.raises(ValueError, match=r"groups\[1\]: no values"):
+        rep.bootstrap_median_of_medians([[1.0], [None]])
+
+
+def test_a_latency_ratio_that_is_not_its_designs_is_an_error():
+    res = {"workload": "gemm", "intrinsic": "GEMM", "reference": {"metrics": metrics(2.0, 1.0)},
+           "seeds": {"0": {"ratio": 1.5, "ratio_reference": 2.0, **designs({}, {}, (1.0, 1.0), (1.2, 1.0))}}}
+    with pytest.raises(ValueError, match=r"gemm/GEMM seed 0: ratio 1\.5 is not the designs. latency ratio 1\.2"):
+        rep.metric_ratios(res)
+
+
+COMMITTED = Path(__file__).resolve().parents[3] / "docs/reproduction/results/hasco"
+
+
+def test_the_committed_table_is_rebuilt_from_the_committed_results_byte_for_byte(tmp_path):
+    results = json.loads((COMMITTED / "results.json").read_text())
+    rep.write_table(results, tmp_path / "table.md")
+    assert (tmp_path / "table.md").read_bytes() == (COMMITTED / "table.md").read_bytes()
+    # and the derived statistics are those of the recorded designs (retable reproduces them)
+    kept = json.loads(json.dumps(results["overall"]["metric_ratios"]))
+    pairs = [{k: v for k, v in p.items() if k != "metric_ratios"} for p in results["pairs"]]
+    assert json.loads(json.dumps(rep.noise_and_energy(pairs))) == kept
+    assert [p["metric_ratios"] for p in pairs] == [p["metric_ratios"] for p in results["pairs"]]
+
+
+def test_retable_rewrites_the_committed_files_unchanged_and_needs_the_command(tmp_path):
+    import shutil
+
+    shutil.copy(COMMITTED / "results.json", tmp_path / "results.json")
+    rep.main(["--retable", str(tmp_path)])
+    for name in ("results.json", "table.md"):
+        assert (tmp_path / name).read_bytes() == (COMMITTED / name).read_bytes(), name
+    # a results.json from before the command was stored needs it given
+    r = json.loads((tmp_path / "results.json").read_text())
+    del r["settings"]["command"], r["overall"]["metric_ratios"]
+    (tmp_path / "results.json").write_text(json.dumps(r))
+    with pytest.raises(SystemExit, match="does not say which command made it; give --command"):
+        rep.main(["--retable", str(tmp_path)])
+    rep.main(["--retable", str(tmp_path), "--command", "coexplore reproduce hasco --seeds 10"])
+    assert "Command: `coexplore reproduce hasco --seeds 10`" in (tmp_path / "table.md").read_text()
+    with pytest.raises(SystemExit, match="not found"):
+        rep.main(["--retable", str(tmp_path / "nothing")])
