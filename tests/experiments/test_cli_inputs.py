@@ -284,6 +284,64 @@ def test_full_disk_while_writing_exports_exits_3(tmp_path, monkeypatch):
     assert "Traceback" not in r.output
 
 
+@pytest.fixture(scope="module")
+def finished_study(tmp_path_factory):
+    d = tmp_path_factory.mktemp("finished")
+    r = runner.invoke(app, ["run", str(write(d)), "--no-progress", "--n-trials", "3"])
+    assert r.exit_code == 0, r.output
+    return d
+
+
+def _no_space(*_a, **_k):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device", "/full/disk/file")
+
+
+@pytest.mark.parametrize("command", ["export", "export-json", "plot", "report", "show", "map"])
+def test_a_full_disk_ends_a_writing_command_with_one_line_and_status_3(
+        finished_study, tmp_path, monkeypatch, command):
+    # Before: export, plot, report, show -o and map let the OSError (ENOSPC) out as a
+    # traceback with status 1; a full disk is not the user's mistake, so 3 (as `run`).
+    import matplotlib.figure
+
+    from tests.experiments.test_map_command import PROBLEM, TL_ARCH, TL_ERT
+
+    db = str(finished_study / "cli.db")
+    argv = {"export": ["export", db, "-o", str(tmp_path / "t.csv")],
+            "export-json": ["export", db, "-o", str(tmp_path / "t.json")],
+            "plot": ["plot", db, "-o", str(tmp_path / "p")],
+            "report": ["report", db, "-o", str(tmp_path / "r.html")],
+            "show": ["show", db, "0", "--format", "json", "-o", str(tmp_path / "t0.json")],
+            "map": ["map", str(tmp_path / "arch.yaml"), str(tmp_path / "problem.yaml"),
+                    "--ert", str(tmp_path / "ERT.yaml"), "-o", str(tmp_path / "m.yaml")]}[command]
+    for name, text in (("arch.yaml", TL_ARCH), ("problem.yaml", PROBLEM), ("ERT.yaml", TL_ERT)):
+        (tmp_path / name).write_text(text)
+    import experiments.show as show_mod
+    import experiments.study as study_mod
+
+    # this study's evaluator stores no mappings to show: what show writes is not the point
+    monkeypatch.setattr(show_mod, "show_text", lambda *a: "the mappings")
+    monkeypatch.setattr(Path, "write_text", _no_space)
+    monkeypatch.setattr(Path, "write_bytes", _no_space)
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", _no_space)
+    monkeypatch.setattr(study_mod, "write_table", _no_space)
+    r = runner.invoke(app, argv)
+    assert r.exit_code == 3, r.output
+    assert "No space left on device" in _one_error_line(r.output)
+    assert "free disk space" in r.output
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".coexplore-")]   # no temp left
+
+
+def test_a_path_the_os_refuses_to_write_is_one_line_and_status_2(finished_study, tmp_path):
+    (tmp_path / "afile").write_text("")
+    for argv in (["export", str(finished_study / "cli.db"), "-o", str(tmp_path / "afile" / "t.csv")],
+                 ["report", str(finished_study / "cli.db"), "-o", str(tmp_path)]):
+        r = runner.invoke(app, argv)
+        assert r.exit_code == 2, r.output
+        _one_error_line(r.output)
+
+
 def test_good_config_still_runs(tmp_path):
     r = runner.invoke(app, ["validate", str(write(tmp_path, GOOD.format(db=tmp_path / "g.db",
                                                                       out=tmp_path / "o")))])
