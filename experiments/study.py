@@ -352,7 +352,7 @@ def _reconcile(st: Storage, record: StudyRecord, *, identity: Mapping[str, Any],
         fixed = [k for k in diff if k not in _CHANGEABLE]
         if diff and (fixed or not allow_changed):
             raise StudyConfigMismatch(
-                f"study {name!r} in {st.url} was created with a different configuration "
+                f"study {name!r} in {st.display_url} was created with a different configuration "
                 f"({', '.join(diff) or 'configuration'} differ); resume it with the "
                 "original configuration, or use a new study name"
                 + ("" if fixed else
@@ -373,7 +373,7 @@ def _reconcile(st: Storage, record: StudyRecord, *, identity: Mapping[str, Any],
         changes += [c for c in behaviour_changes(stored, fingerprints) if c not in changes]
     if changes and not allow_changed:
         raise StudyBehaviourChanged(
-            f"study {name!r} in {st.url} was run with a different evaluator or space "
+            f"study {name!r} in {st.display_url} was run with a different evaluator or space "
             f"function: {'; '.join(changes)}. Its trials would mix results of two codes. "
             "Resume it with the original code, use a new study name, or pass "
             "--allow-changed (allow_changed=True) to continue anyway, which is recorded in "
@@ -614,11 +614,11 @@ class Study:
             )
         if not created:
             if not load_if_exists:
-                raise ValueError(f"study {name!r} already exists in {st.url}")
+                raise ValueError(f"study {name!r} already exists in {st.display_url}")
             record = _reconcile(st, record, identity=identity, chash=chash,
                                 fingerprints=fingerprints, reporting=dict(extra_config or {}),
                                 allow_changed=allow_changed, space=space)
-            logger.info("resuming study %r from %s", name, st.url)
+            logger.info("resuming study %r from %s", name, st.display_url)
         return cls(record, st, space, ev, optimizer, opts, timeout_s)
 
     @classmethod
@@ -660,7 +660,7 @@ class Study:
             studies = st.list_studies()
             if len(studies) != 1:
                 raise ValueError(
-                    f"{st.url} holds {len(studies)} studies "
+                    f"{st.display_url} holds {len(studies)} studies "
                     f"({[s.name for s in studies]}); name one with --study"
                 )
             record = studies[0]
@@ -673,7 +673,7 @@ class Study:
         if space is not None:
             if not _same(_space_json(space), record.space):
                 raise StudyConfigMismatch(
-                    f"study {record.name!r} in {st.url}: the space given is not the one stored "
+                    f"study {record.name!r} in {st.display_url}: the space given is not the one stored "
                     "with the study; give the space it was created with")
         else:
             space = _stored_space(st, record, trust)

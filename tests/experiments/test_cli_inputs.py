@@ -422,3 +422,39 @@ def test_the_cli_never_prints_a_storage_password(tmp_path, pg_url):
     for out in (r.output, r2.output, r3.output, (tmp_path / "out" / "run.log").read_text()):
         assert not [leak for leak in leaks if leak in out], out
     assert ":***@" in r.output
+
+
+def test_resume_messages_and_logs_never_carry_a_storage_password(tmp_path, pg_url, caplog):
+    # Study.create / Study.load named the storage by its raw URL in the "resuming" log line
+    # and in the errors of a mismatched resume or an ambiguous study, which the CLI prints.
+    import logging
+
+    import sqlalchemy as sa
+
+    from experiments.study import Study
+
+    password = sa.engine.make_url(pg_url).password
+    if not password:
+        pytest.skip("the test server's URL has no password")
+    leaks = (f":{password}@", f"password={password}", f"'password': '{password}'")
+    cfg = write(tmp_path)
+    r1 = runner.invoke(app, ["run", str(cfg), "--no-progress", "--n-trials", "2", "--storage", pg_url])
+    assert r1.exit_code == 0, r1.output
+    r2 = runner.invoke(app, ["-v", "run", str(cfg), "--no-progress", "--n-trials", "2", "--storage", pg_url])
+    assert r2.exit_code == 0, r2.output
+    assert "resuming study 'cli' from postgresql" in r2.output
+    changed = write(tmp_path, GOOD.replace("{{f1: min, f2: min}}", "{{f1: max, f2: min}}").format(
+        db=tmp_path / "cli.db", out=tmp_path / "out"))
+    r3 = runner.invoke(app, ["run", str(changed), "--no-progress", "--n-trials", "2", "--storage", pg_url])
+    assert r3.exit_code == 2, r3.output
+    assert "was created with a different configuration" in _one_error_line(r3.output)
+    runner.invoke(app, ["run", str(cfg), "--no-progress", "--n-trials", "1", "--storage", pg_url,
+                        "--study", "second"])
+    with caplog.at_level(logging.INFO, logger="experiments.study"), pytest.raises(ValueError) as two:
+        Study.load(None, pg_url)
+    assert "holds 2 studies" in str(two.value)
+    texts = [r1.output, r2.output, r3.output, str(two.value), caplog.text,
+             (tmp_path / "out" / "run.log").read_text()]
+    for out in texts:
+        assert not [leak for leak in leaks if leak in out], out
+    assert ":***@" in r2.output and ":***@" in r3.output and ":***@" in str(two.value)
