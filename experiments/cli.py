@@ -142,8 +142,20 @@ def _log_to_file(path: Path) -> logging.Handler:
     return h
 
 
+MAX_ERROR_CHARS = 1000
+"""Longest error message printed whole; a longer one (a 200 kB value echoed back) keeps
+its start, which names the file and key, and its end."""
+
+
+def _clip(msg: str) -> str:
+    if len(msg) <= MAX_ERROR_CHARS:
+        return msg
+    cut = len(msg) - 800
+    return f"{msg[:600]} ... [{cut} characters cut] ... {msg[-200:]}"
+
+
 def _fail(msg: str) -> None:
-    typer.secho(f"error: {msg}", fg=typer.colors.RED, err=True)
+    typer.secho(f"error: {_clip(msg)}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
 
 
@@ -166,7 +178,7 @@ def _infrastructure_errors():
 def _stop(e: Exception, written: bool = True) -> None:
     """The database or the Dask scheduler went away, or the disk is full: exit 3 with
     what to do. ``written=False``: a command that only writes files (it changes no study)."""
-    typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
+    typer.secho(f"error: {_clip(str(e))}", fg=typer.colors.RED, err=True)
     if not written:
         typer.echo("stopped: no study was changed; free disk space, then run the same command "
                    "again", err=True)

@@ -18,13 +18,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from accelerators.interop.accelforge import number
+from accelerators.interop.accelforge import count
 from mappers.workloads import Layer, TensorSpec
 
 __all__ = ["layer_from_accelforge"]
 
 _BOUND = re.compile(r"^\s*0\s*<=\s*([A-Za-z_][A-Za-z_0-9]*)\s*<\s*(.+?)\s*$")
-_TERM = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?([A-Za-z_][A-Za-z_0-9]*)\s*(?:\*\s*(\d+))?\s*$")
+_TERM = re.compile(r"^\s*(?:(\d{1,18})\s*\*\s*)?([A-Za-z_][A-Za-z_0-9]*)\s*(?:\*\s*(\d{1,18}))?\s*$")
 
 
 def layer_from_accelforge(workload: Mapping[str, Any], einsum: str | None = None
@@ -51,7 +51,7 @@ def layer_from_accelforge(workload: Mapping[str, Any], einsum: str | None = None
     widths = set(bpv.values()) if isinstance(bpv, Mapping) else {bpv}
     if len(widths) != 1:
         raise ValueError(f"AccelForge {where}: bits_per_value {bpv} differ between tensors; an ArchSpec has one word size")
-    bits = int(number(widths.pop(), "bits_per_value"))
+    bits = count(widths.pop(), "bits_per_value")
     shape = {}
     for var, b in (root.get("iteration_space_shape") or {}).items():
         if isinstance(b, int):
@@ -60,7 +60,7 @@ def layer_from_accelforge(workload: Mapping[str, Any], einsum: str | None = None
         m = _BOUND.match(str(b))
         if not m or m.group(1) != var:
             raise ValueError(f"AccelForge iteration_space_shape.{var}: {b!r} is not '0 <= {var} < N'")
-        shape[str(var)] = int(number(m.group(2), f"iteration_space_shape.{var}"))
+        shape[str(var)] = count(m.group(2), f"iteration_space_shape.{var}")
     accesses = e.get("tensor_accesses") or []
     if len(accesses) != 3:
         raise ValueError(f"AccelForge {where}: {len(accesses)} tensors; a Layer has three (input, weight, output)")
