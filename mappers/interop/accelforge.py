@@ -48,10 +48,11 @@ def layer_from_accelforge(workload: Mapping[str, Any], einsum: str | None = None
         e = hits[0]
     where = f"einsum {e.get('name')!r}"
     bpv = root.get("bits_per_value", {"All": 8})
-    widths = set(bpv.values()) if isinstance(bpv, Mapping) else {bpv}
+    widths = {count(v, "bits_per_value") for v in (bpv.values() if isinstance(bpv, Mapping) else [bpv])}
     if len(widths) != 1:
-        raise ValueError(f"AccelForge {where}: bits_per_value {bpv} differ between tensors; an ArchSpec has one word size")
-    bits = count(widths.pop(), "bits_per_value")
+        raise ValueError(f"AccelForge {where}: bits_per_value {bpv} differ between tensors (or name none); "
+                         "an ArchSpec has one word size")
+    bits = widths.pop()
     shape = {}
     for var, b in (root.get("iteration_space_shape") or {}).items():
         if isinstance(b, int):
