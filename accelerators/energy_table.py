@@ -55,6 +55,9 @@ from typing import Any
 
 import yaml
 
+from design_space.errors import ConfigError
+from design_space.yamlio import load_yaml_file
+
 __all__ = [
     "BUILTIN_TABLES",
     "COMPONENT_CLASSES",
@@ -299,14 +302,17 @@ def table_from_dict(data: Any, where: str = "<table>", base_dir: Path | None = N
 def load_energy_table(path: str | Path) -> EnergyTable:
     """Read a YAML table (:class:`EnergyTableError` naming the file for any problem)."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise EnergyTableError(f"{p}: cannot read the energy table: {exc.strerror or exc}") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise EnergyTableError(f"{p}: not valid YAML: {exc}") from exc
+    if not p.is_file():
+        raise EnergyTableError(f"{p}: cannot read the energy table: "
+                               f"{'it is a directory' if p.is_dir() else 'no such file'}")
+    try:   # bounded like a config: size, aliases, nesting; one line with the line number
+        data, _ = load_yaml_file(p)
+    except ConfigError as exc:
+        if exc.detail.startswith("cannot read"):
+            raise EnergyTableError(f"{p}: {exc.detail}") from None
+        where = f" (line {exc.line})" if exc.line is not None else ""
+        raise EnergyTableError(f"{p}: not valid YAML{where}: "
+                               f"{exc.detail.removeprefix('malformed YAML: ')}") from None
     return table_from_dict(data, where=str(p), base_dir=p.parent)
 
 

@@ -83,7 +83,11 @@ MAX_DEPTH = 100
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class SafeLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The loader :func:`load_yaml` constructs with: PyYAML's safe constructor (libyaml's
+    parser where present). Subclass it to add constructors for a format's own tags (the
+    Timeloop importer keeps ``!Component`` ...) and pass the subclass as ``loader``."""
+
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         # a value that looks like a YAML type but is not one (2001-13-45 resolved as a
         # date, `!!int x`) makes its constructor raise a bare ValueError: give it its line
@@ -247,24 +251,27 @@ def _walk(root: yaml.Node, lines: dict[PathT, int], source: str | None) -> None:
 
 
 def load_yaml(text: str, source: str | None = None, *, max_nodes: int = MAX_NODES,
-              max_depth: int = MAX_DEPTH) -> tuple[Any, LineMap]:
+              max_depth: int = MAX_DEPTH, loader: type[SafeLoader] = SafeLoader) -> tuple[Any, LineMap]:
     """Parse ``text`` once; every problem is a :class:`ConfigError` with the line.
 
-    See the module docstring for the limits (``max_nodes`` and ``max_depth`` lower them).
+    See the module docstring for the limits (``max_nodes`` and ``max_depth`` lower them);
+    ``loader``: a :class:`SafeLoader` subclass to construct with.
     """
     if len(text) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{len(text)} characters is more than a config may have "
                           f"({MAX_CONFIG_BYTES} bytes)", source=source)
-    loader = None
+    if not (isinstance(loader, type) and issubclass(loader, SafeLoader)):
+        raise TypeError(f"loader must be a subclass of design_space.yamlio.SafeLoader, got {loader!r}")
+    opened = None
     try:
-        loader = _Loader(text)
-        node = _compose(loader, source, max_nodes, max_depth)
+        opened = loader(text)
+        node = _compose(opened, source, max_nodes, max_depth)
         lines: dict[PathT, int] = {}
         if node is None:
             return None, LineMap(lines, source)
         lines[()] = node.start_mark.line + 1
         _walk(node, lines, source)
-        data = loader.construct_document(node)
+        data = opened.construct_document(node)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise ConfigError(f"malformed YAML: {e.problem or e}", line=_line(mark),
@@ -284,14 +291,15 @@ def load_yaml(text: str, source: str | None = None, *, max_nodes: int = MAX_NODE
         raise ConfigError("malformed YAML: merge keys (<<) or keys nested too deeply",
                           source=source) from None
     finally:
-        if loader is not None:
-            loader.dispose()
+        if opened is not None:
+            opened.dispose()
     return data, LineMap(lines, source)
 
 
-def load_yaml_file(path: str | Path) -> tuple[Any, LineMap]:
+def load_yaml_file(path: str | Path, *, loader: type[SafeLoader] = SafeLoader) -> tuple[Any, LineMap]:
     """Read and parse a YAML file (at most :data:`MAX_CONFIG_BYTES`; UTF-8, or UTF-16
-    with a byte-order mark); every problem is a :class:`ConfigError` naming the file."""
+    with a byte-order mark); every problem is a :class:`ConfigError` naming the file.
+    ``loader`` as in :func:`load_yaml`."""
     p = Path(path)
     try:
         with p.open("rb") as f:
@@ -309,4 +317,4 @@ def load_yaml_file(path: str | Path) -> tuple[Any, LineMap]:
         raise ConfigError(f"not {encoding.removesuffix('-sig').upper()} text: byte "
                           f"0x{raw[e.start]:02x} at offset {e.start} cannot be decoded ({e.reason})",
                           line=line, source=str(p)) from None
-    return load_yaml(text, source=str(p))
+    return load_yaml(text, source=str(p), loader=loader)

@@ -45,9 +45,11 @@ also appends them to ``run.log`` in its output folder.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -147,8 +149,20 @@ def _log_to_file(path: Path) -> logging.Handler:
     return h
 
 
+MAX_ERROR_CHARS = 1000
+"""Longest error message printed whole; a longer one (a 200 kB value echoed back) keeps
+its start, which names the file and key, and its end."""
+
+
+def _clip(msg: str) -> str:
+    if len(msg) <= MAX_ERROR_CHARS:
+        return msg
+    cut = len(msg) - 800
+    return f"{msg[:600]} ... [{cut} characters cut] ... {msg[-200:]}"
+
+
 def _fail(msg: str) -> None:
-    typer.secho(f"error: {msg}", fg=typer.colors.RED, err=True)
+    typer.secho(f"error: {_clip(msg)}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
 
 
@@ -168,17 +182,44 @@ def _infrastructure_errors():
     return (StorageUnavailableError, ExecutorLostError)
 
 
-def _stop(e: Exception) -> None:
+def _stop(e: Exception, written: bool = True) -> None:
     """The database or the Dask scheduler went away, or the disk is full: exit 3 with
-    what to do."""
-    typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
-    if _disk_full(e):
+    what to do. ``written=False``: a command that only writes files (it changes no study)."""
+    typer.secho(f"error: {_clip(str(e))}", fg=typer.colors.RED, err=True)
+    if not written:
+        typer.echo("stopped: no study was changed; free disk space, then run the same command "
+                   "again", err=True)
+    elif _disk_full(e):
         typer.echo("stopped: nothing finished is lost and the study is resumable; free disk "
                    "space, then run the same command again", err=True)
     else:
         typer.echo("stopped: nothing finished is lost and the study is resumable; run the same "
                    "command again once it is back", err=True)
     raise typer.Exit(3)
+
+
+@contextlib.contextmanager
+def _writing() -> Iterator[None]:
+    """Around a command that writes files (``export``, ``plot``, ``report``, ``show -o``,
+    ``map``, ``calibrate``): a full disk or quota ends it with one ``error:`` line and
+    status 3 (:func:`_disk_full`), a path the OS refuses to write (permission, a folder
+    where a file goes, a file where a folder goes) and the user's other mistakes with one
+    line and status 2; never a traceback."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except _infrastructure_errors() as e:
+        _stop(e)
+    except OSError as e:
+        if _disk_full(e):
+            _stop(e, written=False)
+        if isinstance(e, (*_user_errors(), PermissionError, IsADirectoryError, NotADirectoryError,
+                          FileExistsError)):
+            _fail(str(e))
+        raise
+    except _user_errors() as e:
+        _fail(str(e))
 
 
 def _disk_full(e: BaseException) -> bool:
@@ -472,7 +513,7 @@ def export(
     """Write the trials (or the Pareto front) of a study to CSV, JSON or Parquet."""
     from experiments.study import Study
 
-    try:
+    with _writing():
         s = Study.load(study, _open_existing(storage))
         objs = None
         if pareto_of:
@@ -485,8 +526,6 @@ def export(
             output = _output_dir(s) / f"{'pareto_front' if front else 'trials'}.{format or 'csv'}"
         path = s.export(output, pareto=front, format=format,
                         feasible_only=not include_infeasible, objectives=objs)
-    except _user_errors() as e:
-        _fail(str(e))
     typer.echo(str(path))
 
 
@@ -499,12 +538,10 @@ def plot(
     """Pareto front, optimization history and parallel coordinates as PNG."""
     from experiments.study import Study
 
-    try:
+    with _writing():
         s = Study.load(study, _open_existing(storage))
         for p in s.plot(output or _output_dir(s)):
             typer.echo(str(p))
-    except _user_errors() as e:
-        _fail(str(e))
 
 
 @app.command()
@@ -519,7 +556,7 @@ def report(
     coordinates, trial table, and the breakdown of selected designs."""
     from experiments.study import Study
 
-    try:
+    with _writing():
         if max_points < 1:
             raise ValueError(f"--max-points must be >= 1, got {max_points}")
         if max_details < 0:
@@ -527,8 +564,6 @@ def report(
         s = Study.load(study, _open_existing(storage))
         path = s.report(output or _output_dir(s) / "report.html", max_points=max_points,
                         max_details=max_details)
-    except _user_errors() as e:
-        _fail(str(e))
     typer.echo(str(path))
 
 
@@ -569,8 +604,9 @@ def show(
     if output is None:
         typer.echo(text)
     else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf-8")
+        with _writing():
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text + "\n", encoding="utf-8")
         typer.echo(str(output))
 
 
@@ -657,7 +693,8 @@ def calibrate(
                                     max_time_s=0.05 if quick else 0.5)
     except (RuntimeError, ValueError) as e:
         _fail(str(e))
-    path = result.save(output or cal.default_path(device))
+    with _writing():
+        path = result.save(output or cal.default_path(device))
     typer.echo(cal.format_report(result))
     typer.echo(f"calibration:    {path}")
 
@@ -701,7 +738,8 @@ def map_(
         _fail(str(e))
     path = output or Path(problem.name.removesuffix(".yaml") + ".coexplore-map.yaml")
     fmt, text = out.mapping_yaml()
-    path.write_text(text)
+    with _writing():
+        path.write_text(text, encoding="utf-8")
     for line in format_loop_nest(out.result.mapping, out.translation, out.layer):
         typer.echo(line)
     for line in summary(out):

@@ -84,6 +84,7 @@ from design_space.errors import SpaceDefinitionError
 from design_space.references import callable_ref, import_ref
 from design_space.serialization import space_from_dict, space_references, space_to_dict, space_view
 from design_space.space_view import SpaceView
+from design_space.suggest import did_you_mean
 from evaluators.base import EvalStatus
 from experiments.executor_factory import make_executor
 from experiments.executors import Result, Task
@@ -99,7 +100,7 @@ from experiments.storage import (
     owner_is_alive,
 )
 from optimizer.base import Objective, Optimizer, TrialStatus, parse_objectives
-from optimizer.registry import make_optimizer
+from optimizer.registry import available_optimizers, make_optimizer
 
 logger = logging.getLogger(__name__)
 
@@ -352,7 +353,7 @@ def _reconcile(st: Storage, record: StudyRecord, *, identity: Mapping[str, Any],
         fixed = [k for k in diff if k not in _CHANGEABLE]
         if diff and (fixed or not allow_changed):
             raise StudyConfigMismatch(
-                f"study {name!r} in {st.url} was created with a different configuration "
+                f"study {name!r} in {st.display_url} was created with a different configuration "
                 f"({', '.join(diff) or 'configuration'} differ); resume it with the "
                 "original configuration, or use a new study name"
                 + ("" if fixed else
@@ -373,7 +374,7 @@ def _reconcile(st: Storage, record: StudyRecord, *, identity: Mapping[str, Any],
         changes += [c for c in behaviour_changes(stored, fingerprints) if c not in changes]
     if changes and not allow_changed:
         raise StudyBehaviourChanged(
-            f"study {name!r} in {st.url} was run with a different evaluator or space "
+            f"study {name!r} in {st.display_url} was run with a different evaluator or space "
             f"function: {'; '.join(changes)}. Its trials would mix results of two codes. "
             "Resume it with the original code, use a new study name, or pass "
             "--allow-changed (allow_changed=True) to continue anyway, which is recorded in "
@@ -549,7 +550,7 @@ class Study:
         space: Any,
         objectives: Mapping[str, str] | Sequence[str] | str,
         evaluator: Any = None,
-        optimizer: str = "random",
+        optimizer: str | Mapping[str, Any] = "random",
         *,
         optimizer_options: Mapping[str, Any] | None = None,
         evaluator_options: Mapping[str, Any] | None = None,
@@ -565,6 +566,8 @@ class Study:
         behaviour (the code of the evaluator and of the space's functions, the exact
         evaluator options: see the module docstring).
 
+        ``optimizer``: a registered name, or the config's form ``{"name": ..., "options":
+        {...}}`` (then without ``optimizer_options``).
         ``allow_changed``: resume even though the evaluator (name, options or code) or the
         code of a space function changed; the change is recorded in the study.
         ``extra_config``: reporting choices stored with the study (``pareto``, ``output``,
@@ -575,12 +578,17 @@ class Study:
                 says which parts differ).
             StudyBehaviourChanged: it exists with another evaluator or space-function
                 code, and ``allow_changed`` is false (the message names each change).
-            ValueError: unknown optimizer (lists the known ones), bad objectives, an
-                evaluator that cannot be imported.
+            ValueError: unknown optimizer (lists the known ones), an optimizer mapping
+                with other keys than name and options, options that are not a mapping,
+                bad objectives, an evaluator that cannot be imported.
         """
         refuse_reimported_main()
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"study name must be a non-empty string, got {name!r}")
+        optimizer, optimizer_options = _optimizer_spec(optimizer, optimizer_options)
+        if evaluator_options is not None and not isinstance(evaluator_options, Mapping):
+            raise ValueError(f"evaluator_options must be a mapping of option name to value, got "
+                             f"{type(evaluator_options).__name__} {_short(evaluator_options)}")
         objs = parse_objectives(objectives)
         st = storage if isinstance(storage, Storage) else Storage(storage)
         ev = resolve_evaluator(evaluator, evaluator_options) if evaluator is not None else None
@@ -614,11 +622,11 @@ class Study:
             )
         if not created:
             if not load_if_exists:
-                raise ValueError(f"study {name!r} already exists in {st.url}")
+                raise ValueError(f"study {name!r} already exists in {st.display_url}")
             record = _reconcile(st, record, identity=identity, chash=chash,
                                 fingerprints=fingerprints, reporting=dict(extra_config or {}),
                                 allow_changed=allow_changed, space=space)
-            logger.info("resuming study %r from %s", name, st.url)
+            logger.info("resuming study %r from %s", name, st.display_url)
         return cls(record, st, space, ev, optimizer, opts, timeout_s)
 
     @classmethod
@@ -660,7 +668,7 @@ class Study:
             studies = st.list_studies()
             if len(studies) != 1:
                 raise ValueError(
-                    f"{st.url} holds {len(studies)} studies "
+                    f"{st.display_url} holds {len(studies)} studies "
                     f"({[s.name for s in studies]}); name one with --study"
                 )
             record = studies[0]
@@ -673,7 +681,7 @@ class Study:
         if space is not None:
             if not _same(_space_json(space), record.space):
                 raise StudyConfigMismatch(
-                    f"study {record.name!r} in {st.url}: the space given is not the one stored "
+                    f"study {record.name!r} in {st.display_url}: the space given is not the one stored "
                     "with the study; give the space it was created with")
         else:
             space = _stored_space(st, record, trust)
@@ -1027,6 +1035,36 @@ class Study:
         with _atomic_dir(path.parent) as tmp:
             os.replace(write_report(self, tmp / path.name, **options), path)
         return path
+
+
+def _optimizer_spec(optimizer: Any, options: Any) -> tuple[str, dict[str, Any]]:
+    """``Study.create``'s ``optimizer`` and ``optimizer_options`` as (name, options): a
+    name, or the config's ``{name, options}`` mapping; anything else a ValueError naming
+    the parameter and the value."""
+    if options is not None and not isinstance(options, Mapping):
+        raise ValueError(f"optimizer_options must be a mapping of option name to value, got "
+                         f"{type(options).__name__} {_short(options)}")
+    if isinstance(optimizer, Mapping):
+        unknown = sorted(map(str, set(optimizer) - {"name", "options"}))
+        if unknown:
+            raise ValueError(f"optimizer {_short(dict(optimizer))}: unknown key {unknown[0]!r}"
+                             f"{did_you_mean(unknown[0], ['name', 'options'])}; an optimizer mapping "
+                             "has 'name' and optionally 'options'")
+        if "name" not in optimizer:
+            raise ValueError(f"optimizer {_short(dict(optimizer))}: needs a 'name' (one of "
+                             f"{available_optimizers()})")
+        inner = optimizer.get("options")
+        if inner is not None and not isinstance(inner, Mapping):
+            raise ValueError(f"optimizer options must be a mapping of option name to value, got "
+                             f"{type(inner).__name__} {_short(inner)}")
+        if inner and options:
+            raise ValueError("optimizer: options given twice, in the optimizer mapping and as "
+                             "optimizer_options; give them in one place")
+        optimizer, options = optimizer["name"], inner or options
+    if not isinstance(optimizer, str):
+        raise ValueError(f"optimizer must be a name (one of {available_optimizers()}) or a mapping "
+                         f"{{name, options}}, got {type(optimizer).__name__} {_short(optimizer)}")
+    return optimizer, dict(options or {})
 
 
 @contextlib.contextmanager

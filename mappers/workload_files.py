@@ -277,11 +277,10 @@ def load_workload(spec: str | Mapping[str, Any], base_dir: str | Path | None = N
 
         return [layer_from_timeloop(load_timeloop_yaml(path(spec["timeloop"])))[0]]
     if kind == "zigzag":
-        import yaml
-
+        from design_space.yamlio import load_yaml_file
         from mappers.interop.zigzag import layers_from_zigzag
 
-        return layers_from_zigzag(yaml.safe_load(path(spec["zigzag"]).read_text()))
+        return layers_from_zigzag(load_yaml_file(path(spec["zigzag"]))[0])
     if kind == "accelforge":
         from accelerators.interop.timeloop import load_timeloop_yaml
         from mappers.interop.accelforge import layer_from_accelforge

@@ -44,7 +44,7 @@ from typing import Any
 from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
 from accelerators.interop.timeloop import TimeloopTranslation
 
-__all__ = ["ROLE_NAMES", "arch_from_accelforge", "number"]
+__all__ = ["MAX_EXPRESSION_CHARS", "ROLE_NAMES", "arch_from_accelforge", "count", "number"]
 
 ROLE_NAMES = {"input": "I", "weight": "W", "output": "O"}
 """AccelForge's role names (a workload's ``renames``) -> operands."""
@@ -53,16 +53,40 @@ _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
         ast.Pow: operator.pow, ast.FloorDiv: operator.floordiv}
 
 
+MAX_EXPRESSION_CHARS = 200
+"""Longest arithmetic expression :func:`number` reads: a spec's numbers are short
+(``64 * 1024 * 8``); a longer one is a mistake or an attack (deep nesting, huge powers)."""
+
+
+def _shown(v: Any) -> str:
+    """``v`` for a one-line message: its repr, cut to 60 characters."""
+    r = repr(v)
+    return r if len(r) <= 60 else f"{r[:57]}..."
+
+
 def number(v: Any, where: str) -> float:
-    """A number, ``inf``, or an arithmetic expression of numbers (``"12 * 16"``)."""
+    """A number, ``inf``, or an arithmetic expression of numbers (``"12 * 16"``; at most
+    :data:`MAX_EXPRESSION_CHARS` characters). Anything else, a NaN, a result that
+    overflows, divides by zero or is not a finite real number (only ``inf`` itself may be
+    infinite) is a one-line ``ValueError`` naming ``where``; never a hang: each operation
+    is on floats, whose powers overflow at once instead of growing as integers do."""
     if isinstance(v, bool):
         raise ValueError(f"AccelForge {where}: expected a number, got {v!r}")
     if isinstance(v, int | float):
-        return float(v)
+        try:
+            x = float(v)
+        except OverflowError:
+            raise ValueError(f"AccelForge {where}: {_shown(v)} is too large for a number") from None
+        if math.isnan(x):
+            raise ValueError(f"AccelForge {where}: expected a number, got NaN")
+        return x
     if not isinstance(v, str):
-        raise ValueError(f"AccelForge {where}: expected a number, got {v!r}")
+        raise ValueError(f"AccelForge {where}: expected a number, got {_shown(v)}")
     if v.strip().lower() in ("inf", "infinity"):
         return math.inf
+    if len(v) > MAX_EXPRESSION_CHARS:
+        raise ValueError(f"AccelForge {where}: an expression of {len(v)} characters is longer than "
+                         f"the {MAX_EXPRESSION_CHARS} read ({_shown(v)})")
 
     def ev(node: ast.AST) -> float:
         if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
@@ -72,15 +96,30 @@ def number(v: Any, where: str) -> float:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
         if isinstance(node, ast.Name):
-            raise ValueError(f"AccelForge {where}: {v!r} names {node.id!r}; expand the spec's variables and "
-                             "templates first (numbers and arithmetic are read)")
-        raise ValueError(f"AccelForge {where}: {v!r} is not arithmetic of numbers")
+            raise ValueError(f"AccelForge {where}: {_shown(v)} names {node.id!r}; expand the spec's variables "
+                             "and templates first (numbers and arithmetic are read)")
+        raise ValueError(f"AccelForge {where}: {_shown(v)} is not arithmetic of numbers")
 
     try:
-        tree = ast.parse(v.strip(), mode="eval")
-    except SyntaxError:
-        raise ValueError(f"AccelForge {where}: {v!r} is not arithmetic of numbers") from None
-    return ev(tree.body)
+        x = ev(ast.parse(v.strip(), mode="eval").body)
+    except (SyntaxError, RecursionError, MemoryError):
+        raise ValueError(f"AccelForge {where}: {_shown(v)} is not arithmetic of numbers") from None
+    except OverflowError:
+        raise ValueError(f"AccelForge {where}: {_shown(v)} overflows (its value is beyond a float's range)") from None
+    except ZeroDivisionError:
+        raise ValueError(f"AccelForge {where}: {_shown(v)} divides by zero") from None
+    if not isinstance(x, float) or not math.isfinite(x):   # (-8) ** 0.5 is complex; 1e308 * 10 is inf
+        raise ValueError(f"AccelForge {where}: {_shown(v)} is not a finite real number "
+                         f"(it evaluates to {x}); write inf itself for an unbounded size")
+    return x
+
+
+def count(v: Any, where: str) -> int:
+    """A positive whole number (:func:`number`, then checked): a bit width, a loop bound."""
+    x = number(v, where)
+    if not (math.isfinite(x) and x >= 1 and x.is_integer()):
+        raise ValueError(f"AccelForge {where}: expected a positive whole number, got {_shown(v)}")
+    return int(x)
 
 
 _TOKEN = re.compile(r"\s*(~|\||&|\(|\)|[A-Za-z_][A-Za-z_0-9]*)")
@@ -229,7 +268,7 @@ def arch_from_accelforge(spec: Mapping[str, Any], roles: Mapping[str, str] | Non
             entries.append({"name": nm, "tensors": held, "size": size, "vector": int(vec),
                             "read": number(acts["read"]["energy"], f"{where} read energy") * 1e12,
                             "write": number(acts["write"]["energy"], f"{where} write energy") * 1e12,
-                            "leak": leak_w * 1e12 / (clock_mhz * 1e6), "area": number(node.get("area", 0), where) * 1e6,
+                            "leak": leak_w * 1e12 / (clock_mhz * 1e6), "area": number(node.get("area", 0), f"{where} area") * 1e6,
                             "fanout": _fanout(node, where)})
         elif tag == "Fanout":
             entries.append({"name": nm, "tensors": frozenset(), "size": 0.0, "vector": 1, "read": 0.0, "write": 0.0,
@@ -247,7 +286,7 @@ def arch_from_accelforge(spec: Mapping[str, Any], roles: Mapping[str, str] | Non
                 ex, ey = entries[-1]["fanout"]
                 entries[-1]["fanout"] = (ex * fx, ey * fy)
             mac_pj = number(acts["compute"]["energy"], f"{where} compute energy") * 1e12
-            mac_area = number(node.get("area", 0), where) * 1e6
+            mac_area = number(node.get("area", 0), f"{where} area") * 1e6
         else:
             raise ValueError(f"AccelForge {where}: a !{tag or type(node).__name__} node cannot be expressed "
                              "(!Memory, !Fanout and !Compute are read)")

@@ -64,6 +64,7 @@ from typing import Any
 import yaml
 
 from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
+from design_space.yamlio import SafeLoader, load_yaml, load_yaml_file
 
 __all__ = [
     "DATASPACE_ROLES",
@@ -102,8 +103,8 @@ def _tagged_constructor(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -
     return loader.construct_scalar(node)
 
 
-class _Loader(yaml.SafeLoader):
-    pass
+class _Loader(SafeLoader):
+    """design_space.yamlio's bounded loader, keeping the ``!`` tags on the nodes."""
 
 
 _Loader.add_multi_constructor("!", _tagged_constructor)
@@ -113,16 +114,16 @@ def load_timeloop_yaml(path: str | Path) -> Any:
     """A Timeloop/Accelergy (or AccelForge) YAML file, its ``!Container`` /
     ``!Component`` / ``!Parallel`` (``!Memory`` ...) tags kept on the nodes
     (``node.tag``). Jinja templates and ``<<<``-style includes are not expanded: give the
-    processed file."""
-    return loads_timeloop_yaml(Path(path).read_text(), str(path))
+    processed file. Read as configs are (:func:`design_space.yamlio.load_yaml_file`):
+    bounded in size, alias expansion and depth, a cycle refused, duplicate keys refused;
+    every problem a one-line :class:`~design_space.errors.ConfigError` (a ``ValueError``)
+    naming the file and line."""
+    return load_yaml_file(path, loader=_Loader)[0]
 
 
 def loads_timeloop_yaml(text: str, source: str = "<text>") -> Any:
     """:func:`load_timeloop_yaml` of a string."""
-    try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: builds plain data only
-    except yaml.YAMLError as e:
-        raise ValueError(f"{source}: malformed YAML: {e}") from None
+    return load_yaml(text, source, loader=_Loader)[0]
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,8 @@ def _ert_table(ert: Any) -> dict[str, dict[str, float]]:
         name = _leaf_name(str(t["name"]))
         acts: dict[str, float] = {}
         for a in t.get("actions", []):
-            an, e = str(a["name"]), float(a["energy"])
+            an = str(a["name"])
+            e = _real(a.get("energy"), f"ERT {name!r} action {an!r} energy")
             if an in acts and acts[an] != e:
                 raise ValueError(f"ERT: {name!r} action {an!r} has argument-dependent energies ({acts[an]} and {e}); "
                                  "an ArchSpec has one energy per access")
@@ -180,7 +182,8 @@ def _art_table(art: Any) -> dict[str, float]:
     root = art.get("ART", art) if isinstance(art, Mapping) else None
     if not isinstance(root, Mapping) or not isinstance(root.get("tables"), list):
         raise ValueError("the ART must be a mapping with 'tables' (Accelergy's ART.yaml)")
-    return {_leaf_name(str(t["name"])): float(t["area"]) for t in root["tables"]}
+    return {_leaf_name(str(t["name"])): _real(t.get("area"), f"ART {str(t['name'])!r} area")
+            for t in root["tables"]}
 
 
 def _leaf_name(full: str) -> str:
@@ -245,13 +248,38 @@ def _dataspace(node: Mapping[str, Any], roles: Mapping[str, str], key: str) -> s
     return out
 
 
+def _shown(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else f"{r[:57]}..."
+
+
+def _real(v: Any, where: str) -> float:
+    """A finite number >= 0 read from a Timeloop or Accelergy file (an energy, an area, a
+    cycle time), or a one-line error naming ``where``."""
+    if isinstance(v, str) and len(v) <= 100:   # YAML 1.1 reads 2e-9 (no dot) as a string
+        try:
+            v = float(v)
+        except ValueError:
+            pass
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ValueError(f"Timeloop {where}: expected a number, got {_shown(v)}")
+    try:
+        x = float(v)
+    except OverflowError:
+        raise ValueError(f"Timeloop {where}: {_shown(v)} is too large for a number") from None
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"Timeloop {where}: expected a finite number >= 0, got {_shown(v)}")
+    return x
+
+
 def _num(attrs: Mapping[str, Any], key: str, where: str) -> float | None:
     v = attrs.get(key)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"Timeloop {where}: attribute {key} must be a positive number, got {v!r}")
-    return float(v)
+    x = _real(v, f"{where}: attribute {key}")
+    if x <= 0:
+        raise ValueError(f"Timeloop {where}: attribute {key} must be a positive number, got {_shown(v)}")
+    return x
 
 
 def _tree_entries(root: Mapping[str, Any], roles: Mapping[str, str]
@@ -271,7 +299,7 @@ def _tree_entries(root: Mapping[str, Any], roles: Mapping[str, str]
         if kind == "container":
             v = (node.get("attributes") or {}).get("global_cycle_seconds")
             if v is not None:
-                cycle_s = float(v)
+                cycle_s = _real(v, f"container {node.get('name')!r}: attribute global_cycle_seconds")
 
     # top-down entries: (level name, node or None, tensors, mesh of the level's fanout source)
     entries: list[dict[str, Any]] = []
@@ -339,7 +367,7 @@ def _processed_entries(root: Mapping[str, Any], arch_constraints: Any, roles: Ma
     for st in root.get("subtree") or []:
         v = (st.get("attributes") or {}).get("global_cycle_seconds")
         if v is not None:
-            cycle_s = float(v)
+            cycle_s = _real(v, f"subtree {st.get('name')!r}: attribute global_cycle_seconds")
     if not items:
         raise ValueError("Timeloop architecture: the flattened form has no levels")
     targets = (arch_constraints or {}).get("targets") or [] if isinstance(arch_constraints, Mapping) else []
@@ -446,10 +474,10 @@ def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None
         if "network" in node or "networks" in node:
             raise ValueError(f"Timeloop {where}: network specifications cannot be expressed")
         for k, want in (("cluster_size", 1), ("multiple_buffering", 1)):
-            if k in attrs and float(attrs[k]) != want:
+            if k in attrs and _real(attrs[k], f"{where}: attribute {k}") != want:
                 raise ValueError(f"Timeloop {where}: {k} = {attrs[k]} cannot be expressed (an ArchSpec level "
                                  f"has {k} {want}); refused rather than approximated")
-        if "min_utilization" in attrs and float(attrs["min_utilization"]) != 0:
+        if "min_utilization" in attrs and _real(attrs["min_utilization"], f"{where}: attribute min_utilization") != 0:
             raise ValueError(f"Timeloop {where}: min_utilization = {attrs['min_utilization']} is a mapspace "
                              "constraint the ArchSpec cannot hold")
         datawidth = _num(attrs, "datawidth", where) or _num(attrs, "word_bits", where)

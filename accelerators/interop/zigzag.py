@@ -47,12 +47,50 @@ class Translation:
     axes: dict[tuple[int, str], str]
 
 
+def _shown(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else f"{r[:57]}..."
+
+
+def _real(v: Any, where: str) -> float:
+    """A finite number >= 0 (an energy, a cost) read from the file, or a one-line error
+    naming ``where``; never an expression (ZigZag's files hold plain numbers)."""
+    if isinstance(v, str) and len(v) <= 100:   # YAML 1.1 reads 2e-9 (no dot) as a string
+        try:
+            v = float(v)
+        except ValueError:
+            pass
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ValueError(f"ZigZag {where}: expected a number, got {_shown(v)}")
+    try:
+        x = float(v)
+    except OverflowError:
+        raise ValueError(f"ZigZag {where}: {_shown(v)} is too large for a number") from None
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"ZigZag {where}: expected a finite number >= 0, got {_shown(v)}")
+    return x
+
+
+def _whole(v: Any, where: str) -> int:
+    """A positive whole number (a size in bits, a port width, an array size)."""
+    if isinstance(v, str) and len(v) <= 100:   # a number written as a string, or 1e10 (YAML 1.1: a string)
+        try:
+            v = float(v)
+        except ValueError:
+            pass
+    if isinstance(v, float) and math.isfinite(v) and v.is_integer():   # 1.0e10 written as a float
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"ZigZag {where}: expected a positive whole number, got {_shown(v)}")
+    return v
+
+
 def _port_bits(mem: dict[str, Any], name: str, mem_op: str, direction: str) -> int:
     """Width in bits of the port that serves ``mem_op`` in ``direction`` (ZigZag's
     ``tl`` read to the level below, ``fh`` write from the level above)."""
     for port in mem["ports"]:
         if f"{mem_op}, {direction}" in [a.replace(" ", "").replace(",", ", ") for a in port["allocation"]]:
-            return int(port["bandwidth_max"])
+            return _whole(port.get("bandwidth_max"), f"memory {name!r} port {port.get('name')!r} bandwidth_max")
     raise ValueError(f"ZigZag memory {name!r}: no port allocated to '{mem_op}, {direction}'")
 
 
@@ -78,8 +116,17 @@ def arch_from_zigzag(hw: dict[str, Any], bits: int = 8) -> Translation:
     """
     if not isinstance(bits, int) or bits < 1:
         raise ValueError(f"bits must be a positive integer, got {bits!r}")
+    try:
+        return _arch_from_zigzag(hw, bits)
+    except KeyError as e:
+        raise ValueError(f"ZigZag accelerator {hw.get('name')!r}: a memory, port or the operational_array "
+                         f"lacks the key {e}") from None
+
+
+def _arch_from_zigzag(hw: dict[str, Any], bits: int) -> Translation:
     oa = hw["operational_array"]
-    dims, sizes = list(oa["dimensions"]), [int(x) for x in oa["sizes"]]
+    dims = list(oa["dimensions"])
+    sizes = [_whole(x, f"operational_array.sizes[{i}]") for i, x in enumerate(oa["sizes"])]
     size_of = dict(zip(dims, sizes))
     names = list(hw["memories"])
     if not names:
@@ -122,34 +169,32 @@ def arch_from_zigzag(hw: dict[str, Any], bits: int = 8) -> Translation:
         if last:
             cap: Any = None
         elif len(g) == 1 and len(ops) > 1:
-            cap = int(mems[0]["size"]) // bits
+            cap = _whole(mems[0]["size"], f"memory {g[0][0]!r} size") // bits
         else:
-            cap = {o[0]: int(m["size"]) // bits for (_, _, o), m in zip(g, mems)}
+            cap = {o[0]: _whole(m["size"], f"memory {n!r} size") // bits for (n, _, o), m in zip(g, mems)}
         rd, wr = {}, {}
         for (n, _, o), m in zip(g, mems):
             for op in o:
-                rd[op] = float(m["r_cost"]) * bits / _port_bits(m, n, MEMORY_OPERAND[op], "tl")
-                wr[op] = float(m["w_cost"]) * bits / _port_bits(m, n, MEMORY_OPERAND[op], "fh")
-        bw = sum(int(p["bandwidth_max"]) for m in mems for p in m["ports"]) / bits
+                rd[op] = _real(m["r_cost"], f"memory {n!r} r_cost") * bits / _port_bits(m, n, MEMORY_OPERAND[op], "tl")
+                wr[op] = _real(m["w_cost"], f"memory {n!r} w_cost") * bits / _port_bits(m, n, MEMORY_OPERAND[op], "fh")
+        bw = sum(_whole(p.get("bandwidth_max"), f"memory {n!r} port {p.get('name')!r} bandwidth_max")
+                 for (n, _, _), m in zip(g, mems) for p in m["ports"]) / bits
         instances = math.prod(size_of[d] for d in dims if d not in served)
         levels.append(MemoryLevel("+".join(n for n, _, _ in g), tensors=frozenset(ops), capacity_words=cap,
                                   instances=instances, fanout_x=fan[0], fanout_y=fan[1], read_energy_pj=rd,
                                   write_energy_pj=wr, bandwidth_words_per_cycle=bw))
         for n, _, _ in g:
             level_of[n] = li
-    arch = ArchSpec(str(hw.get("name", "zigzag")), tuple(levels), mac_energy_pj=float(oa["unit_energy"]),
+    arch = ArchSpec(str(hw.get("name", "zigzag")), tuple(levels), mac_energy_pj=_real(oa["unit_energy"], "operational_array.unit_energy"),
                     word_bits=bits)
     return Translation(arch, level_of, tuple(tuple(n for n, _, _ in g) for g in groups), axes)
 
 
 def load_zigzag_accelerator(path: str | Path, bits: int = 8) -> Translation:
     """:func:`arch_from_zigzag` of a ZigZag 3.x accelerator file (``hardware/*.yaml``)."""
-    import yaml
+    from design_space.yamlio import load_yaml_file
 
-    try:
-        hw = yaml.safe_load(Path(path).read_text())
-    except yaml.YAMLError as e:
-        raise ValueError(f"{path}: malformed YAML: {e}") from None
+    hw = load_yaml_file(path)[0]   # bounded, one-line errors naming file and line (a ValueError)
     if not isinstance(hw, dict) or "memories" not in hw or "operational_array" not in hw:
         raise ValueError(f"{path}: a ZigZag accelerator has 'memories' and 'operational_array'")
     return arch_from_zigzag(hw, bits)

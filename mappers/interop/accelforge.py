@@ -18,13 +18,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from accelerators.interop.accelforge import number
+from accelerators.interop.accelforge import count
 from mappers.workloads import Layer, TensorSpec
 
 __all__ = ["layer_from_accelforge"]
 
 _BOUND = re.compile(r"^\s*0\s*<=\s*([A-Za-z_][A-Za-z_0-9]*)\s*<\s*(.+?)\s*$")
-_TERM = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?([A-Za-z_][A-Za-z_0-9]*)\s*(?:\*\s*(\d+))?\s*$")
+_TERM = re.compile(r"^\s*(?:(\d{1,18})\s*\*\s*)?([A-Za-z_][A-Za-z_0-9]*)\s*(?:\*\s*(\d{1,18}))?\s*$")
 
 
 def layer_from_accelforge(workload: Mapping[str, Any], einsum: str | None = None
@@ -48,10 +48,11 @@ def layer_from_accelforge(workload: Mapping[str, Any], einsum: str | None = None
         e = hits[0]
     where = f"einsum {e.get('name')!r}"
     bpv = root.get("bits_per_value", {"All": 8})
-    widths = set(bpv.values()) if isinstance(bpv, Mapping) else {bpv}
+    widths = {count(v, "bits_per_value") for v in (bpv.values() if isinstance(bpv, Mapping) else [bpv])}
     if len(widths) != 1:
-        raise ValueError(f"AccelForge {where}: bits_per_value {bpv} differ between tensors; an ArchSpec has one word size")
-    bits = int(number(widths.pop(), "bits_per_value"))
+        raise ValueError(f"AccelForge {where}: bits_per_value {bpv} differ between tensors (or name none); "
+                         "an ArchSpec has one word size")
+    bits = widths.pop()
     shape = {}
     for var, b in (root.get("iteration_space_shape") or {}).items():
         if isinstance(b, int):
@@ -60,7 +61,7 @@ def layer_from_accelforge(workload: Mapping[str, Any], einsum: str | None = None
         m = _BOUND.match(str(b))
         if not m or m.group(1) != var:
             raise ValueError(f"AccelForge iteration_space_shape.{var}: {b!r} is not '0 <= {var} < N'")
-        shape[str(var)] = int(number(m.group(2), f"iteration_space_shape.{var}"))
+        shape[str(var)] = count(m.group(2), f"iteration_space_shape.{var}")
     accesses = e.get("tensor_accesses") or []
     if len(accesses) != 3:
         raise ValueError(f"AccelForge {where}: {len(accesses)} tensors; a Layer has three (input, weight, output)")

@@ -175,7 +175,7 @@ def zigzag_accelerator(arch: Any, mapping: Mapping) -> dict[str, Any]:
 
 _ACCESS = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)((?:\[[A-Za-z_0-9]+\])+)")
 _RELATION = re.compile(r"^\s*([a-z_][a-z_0-9]*)\s*=\s*(.+)$")
-_REL_TERM = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?([a-z_][a-z_0-9]*)\s*$")
+_REL_TERM = re.compile(r"^\s*(?:(\d{1,18})\s*\*\s*)?([a-z_][a-z_0-9]*)\s*$")
 #: ZigZag operator types with no multiply-accumulate layer of their own (skipped)
 ZIGZAG_MAC_FREE = ("Add", "Pooling", "Relu", "Concat")
 
@@ -220,7 +220,12 @@ def layers_from_zigzag(workload: Any) -> list[Layer]:
         if len(out_names) != 1 or sorted(in_names) != ["I", "W"] or "*" not in rhs:
             raise ValueError(f"{where}: equation {eq!r} is not O[...] += W[...] * I[...]; it cannot be expressed")
         dims_zz = [str(d) for d in entry.get("loop_dims") or []]
-        sizes = [int(s) for s in entry.get("loop_sizes") or []]
+        sizes = entry.get("loop_sizes") or []
+        if not isinstance(sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1
+                                                  for s in sizes):
+            shown = repr(sizes)
+            raise ValueError(f"{where}: loop_sizes must be a list of positive whole numbers, got "
+                             f"{shown if len(shown) <= 60 else shown[:57] + '...'}")
         if len(dims_zz) != len(sizes) or not dims_zz:
             raise ValueError(f"{where}: loop_dims and loop_sizes must be lists of the same length")
         relations: dict[str, list[tuple[str, int]]] = {}

@@ -260,6 +260,12 @@ def test_an_incomplete_table_names_what_the_model_needs(tmp_path):
 
 def test_file_level_errors(tmp_path):
     assert "not valid YAML" in _error(tmp_path, "table: [unclosed")
+    # read by the bounded loader (was yaml.safe_load: a multi-line error, no alias bound)
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n" for p, n in zip("abcdef", "bcdefg"))
+    msg = _error(tmp_path, laughs + FULL_7NM)
+    assert "not valid YAML (line 6): the document expands to more than" in msg and "\n" not in msg
+    assert "\n" not in _error(tmp_path, "table: [unclosed")
     assert "write 1.0e-6" in _error(tmp_path, FULL_7NM.replace("1.0e-6", "1e-6"))
     assert "entries: must be a non-empty list" in _error(tmp_path, "table: x\nentries: []\n")
     assert "base: 'nowhere.yaml' is neither" in _error(tmp_path, FULL_7NM + "base: nowhere.yaml\n")

@@ -85,15 +85,15 @@ def test_size_limit(tmp_path, monkeypatch):
 
 def test_the_c_loader_parses_the_text_once(monkeypatch):
     if yaml.__with_libyaml__:
-        assert issubclass(yamlio._Loader, yaml.CSafeLoader)
+        assert issubclass(yamlio.SafeLoader, yaml.CSafeLoader)
     made = []
-    real_init = yamlio._Loader.__init__
+    real_init = yamlio.SafeLoader.__init__
 
     def counting(self, stream):
         made.append(stream)
         real_init(self, stream)
 
-    monkeypatch.setattr(yamlio._Loader, "__init__", counting)
+    monkeypatch.setattr(yamlio.SafeLoader, "__init__", counting)
     for name in ("safe_load", "load", "compose", "compose_all", "load_all"):
         monkeypatch.setattr(yaml, name, lambda *a, **k: pytest.fail("a second parse"))
     data, lm = load_yaml("p:\n  - {name: a, low: 1}\n")

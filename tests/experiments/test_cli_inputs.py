@@ -284,6 +284,64 @@ def test_full_disk_while_writing_exports_exits_3(tmp_path, monkeypatch):
     assert "Traceback" not in r.output
 
 
+@pytest.fixture(scope="module")
+def finished_study(tmp_path_factory):
+    d = tmp_path_factory.mktemp("finished")
+    r = runner.invoke(app, ["run", str(write(d)), "--no-progress", "--n-trials", "3"])
+    assert r.exit_code == 0, r.output
+    return d
+
+
+def _no_space(*_a, **_k):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device", "/full/disk/file")
+
+
+@pytest.mark.parametrize("command", ["export", "export-json", "plot", "report", "show", "map"])
+def test_a_full_disk_ends_a_writing_command_with_one_line_and_status_3(
+        finished_study, tmp_path, monkeypatch, command):
+    # Before: export, plot, report, show -o and map let the OSError (ENOSPC) out as a
+    # traceback with status 1; a full disk is not the user's mistake, so 3 (as `run`).
+    import matplotlib.figure
+
+    from tests.experiments.test_map_command import PROBLEM, TL_ARCH, TL_ERT
+
+    db = str(finished_study / "cli.db")
+    argv = {"export": ["export", db, "-o", str(tmp_path / "t.csv")],
+            "export-json": ["export", db, "-o", str(tmp_path / "t.json")],
+            "plot": ["plot", db, "-o", str(tmp_path / "p")],
+            "report": ["report", db, "-o", str(tmp_path / "r.html")],
+            "show": ["show", db, "0", "--format", "json", "-o", str(tmp_path / "t0.json")],
+            "map": ["map", str(tmp_path / "arch.yaml"), str(tmp_path / "problem.yaml"),
+                    "--ert", str(tmp_path / "ERT.yaml"), "-o", str(tmp_path / "m.yaml")]}[command]
+    for name, text in (("arch.yaml", TL_ARCH), ("problem.yaml", PROBLEM), ("ERT.yaml", TL_ERT)):
+        (tmp_path / name).write_text(text)
+    import experiments.show as show_mod
+    import experiments.study as study_mod
+
+    # this study's evaluator stores no mappings to show: what show writes is not the point
+    monkeypatch.setattr(show_mod, "show_text", lambda *a: "the mappings")
+    monkeypatch.setattr(Path, "write_text", _no_space)
+    monkeypatch.setattr(Path, "write_bytes", _no_space)
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", _no_space)
+    monkeypatch.setattr(study_mod, "write_table", _no_space)
+    r = runner.invoke(app, argv)
+    assert r.exit_code == 3, r.output
+    assert "No space left on device" in _one_error_line(r.output)
+    assert "free disk space" in r.output
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".coexplore-")]   # no temp left
+
+
+def test_a_path_the_os_refuses_to_write_is_one_line_and_status_2(finished_study, tmp_path):
+    (tmp_path / "afile").write_text("")
+    for argv in (["export", str(finished_study / "cli.db"), "-o", str(tmp_path / "afile" / "t.csv")],
+                 ["report", str(finished_study / "cli.db"), "-o", str(tmp_path)]):
+        r = runner.invoke(app, argv)
+        assert r.exit_code == 2, r.output
+        _one_error_line(r.output)
+
+
 def test_good_config_still_runs(tmp_path):
     r = runner.invoke(app, ["validate", str(write(tmp_path, GOOD.format(db=tmp_path / "g.db",
                                                                       out=tmp_path / "o")))])
@@ -364,3 +422,39 @@ def test_the_cli_never_prints_a_storage_password(tmp_path, pg_url):
     for out in (r.output, r2.output, r3.output, (tmp_path / "out" / "run.log").read_text()):
         assert not [leak for leak in leaks if leak in out], out
     assert ":***@" in r.output
+
+
+def test_resume_messages_and_logs_never_carry_a_storage_password(tmp_path, pg_url, caplog):
+    # Study.create / Study.load named the storage by its raw URL in the "resuming" log line
+    # and in the errors of a mismatched resume or an ambiguous study, which the CLI prints.
+    import logging
+
+    import sqlalchemy as sa
+
+    from experiments.study import Study
+
+    password = sa.engine.make_url(pg_url).password
+    if not password:
+        pytest.skip("the test server's URL has no password")
+    leaks = (f":{password}@", f"password={password}", f"'password': '{password}'")
+    cfg = write(tmp_path)
+    r1 = runner.invoke(app, ["run", str(cfg), "--no-progress", "--n-trials", "2", "--storage", pg_url])
+    assert r1.exit_code == 0, r1.output
+    r2 = runner.invoke(app, ["-v", "run", str(cfg), "--no-progress", "--n-trials", "2", "--storage", pg_url])
+    assert r2.exit_code == 0, r2.output
+    assert "resuming study 'cli' from postgresql" in r2.output
+    changed = write(tmp_path, GOOD.replace("{{f1: min, f2: min}}", "{{f1: max, f2: min}}").format(
+        db=tmp_path / "cli.db", out=tmp_path / "out"))
+    r3 = runner.invoke(app, ["run", str(changed), "--no-progress", "--n-trials", "2", "--storage", pg_url])
+    assert r3.exit_code == 2, r3.output
+    assert "was created with a different configuration" in _one_error_line(r3.output)
+    runner.invoke(app, ["run", str(cfg), "--no-progress", "--n-trials", "1", "--storage", pg_url,
+                        "--study", "second"])
+    with caplog.at_level(logging.INFO, logger="experiments.study"), pytest.raises(ValueError) as two:
+        Study.load(None, pg_url)
+    assert "holds 2 studies" in str(two.value)
+    texts = [r1.output, r2.output, r3.output, str(two.value), caplog.text,
+             (tmp_path / "out" / "run.log").read_text()]
+    for out in texts:
+        assert not [leak for leak in leaks if leak in out], out
+    assert ":***@" in r2.output and ":***@" in r3.output and ":***@" in str(two.value)

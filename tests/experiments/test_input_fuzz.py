@@ -1,9 +1,12 @@
-"""Property-based fuzzing of the three parsers that take text from users: the config/YAML
-loader, the constraint-expression parser (and interpreter), and the storage URL.
+"""Property-based fuzzing of the parsers that take text from users: the config/YAML
+loader, the constraint-expression parser (and interpreter), the storage URL, and the
+Timeloop / AccelForge / ZigZag spec importers of ``coexplore map`` (one number of an
+example spec replaced by hostile arithmetic or YAML).
 
 Every input must end in a result or in the project's own one-line error --
 ``ConfigError`` / ``SpaceDefinitionError`` / ``UnsatisfiableSpaceError`` for configs,
-``SpaceDefinitionError`` for expressions, ``StorageError`` for storage URLs -- never
+``SpaceDefinitionError`` for expressions, ``StorageError`` for storage URLs, a ``ValueError``
+for spec files -- never
 another exception, a hang, or memory beyond a bound. The properties run in a child
 process that the test limits with ``resource.setrlimit``: its address space may grow by
 :data:`CHILD_MEMORY_BYTES` after its imports (a blow-up is a ``MemoryError``, which fails
@@ -40,7 +43,7 @@ from tests.experiments.conftest import subprocess_env
 ROOT = Path(__file__).resolve().parents[2]
 CHILD_MEMORY_BYTES = 768 * 2**20
 PER_EXAMPLE_CPU_S = 5.0
-TARGETS = ("yaml", "config", "expression", "storage_url")
+TARGETS = ("yaml", "config", "expression", "storage_url", "spec")
 
 
 # -- strategies ----------------------------------------------------------------------------
@@ -153,6 +156,19 @@ def _storage_urls() -> st.SearchStrategy[str]:
     structured = st.tuples(scheme, sep, st.lists(part, max_size=4)).map(
         lambda t: t[0] + t[1] + "/".join(t[2]))
     return st.one_of(structured, structured, st.text(max_size=40))
+
+
+_SPEC_VALUES = ["9**9**9", "10**10**10", "2**100000000", "1/0", "0**-1", "(-8)**0.5", "1e308*10", "inf",
+                "-inf", ".inf", ".nan", "nan", "-1", "0", "1e400", "1" + "0" * 5000, "64 * 1024 * 8", "~",
+                "[1, 2]", "{a: 1}", "*x", "&a [*a]", "'x' * 9", "__import__('os')", "True"]
+
+
+def _spec_values() -> st.SearchStrategy[str]:
+    """Values put in place of one number of a spec file: hostile arithmetic and YAML, or
+    an expression the constraint strategy draws (names in it are refused by name)."""
+    quoted = _expressions().filter(lambda e: "\x00" not in e).map(lambda e: "'" + e.replace("'", "''") + "'")
+    return st.one_of(st.sampled_from(_SPEC_VALUES), st.sampled_from(_SPEC_VALUES).map(lambda v: f"'{v}'"),
+                     quoted, st.floats(allow_nan=True).map(repr), st.integers(-(2**80), 2**80).map(str))
 
 
 # -- the properties (run in the limited child) --------------------------------------------
@@ -294,6 +310,52 @@ def check_storage_url(text: str) -> None:
     assert sorted(os.listdir(".")) == before, "a read-only open created files"
 
 
+_SPEC_FILES = None
+_SPEC_NUMBER = None
+
+
+def _spec_files() -> dict[str, tuple[str, str, str]]:
+    """format -> (arch, problem, ERT) texts: the importers' test examples."""
+    global _SPEC_FILES, _SPEC_NUMBER
+    if _SPEC_FILES is None:
+        import re
+
+        import yaml
+
+        from tests.accelerators.test_interop_accelforge import MATMUL, THREE_LEVEL
+        from tests.accelerators.test_interop_zigzag import toy
+        from tests.experiments.test_map_command import PROBLEM, TL_ARCH, TL_ERT
+
+        zz = yaml.safe_dump(toy(), sort_keys=False, default_flow_style=None)
+        _SPEC_FILES = {"timeloop": (TL_ARCH, PROBLEM, TL_ERT), "accelforge": (THREE_LEVEL, MATMUL, ""),
+                       "zigzag": (zz, PROBLEM, "")}
+        # a number after "key: " (block or flow), or a list element
+        _SPEC_NUMBER = re.compile(r"(?<=: )-?[0-9][0-9.e*+ -]*(?=[,}\n\]])|(?<=[\[ ])[0-9]+(?=[,\]])")
+    return _SPEC_FILES
+
+
+def check_spec(case: tuple[str, int, int, str]) -> None:
+    """One number of a Timeloop, AccelForge or ZigZag spec (arch, problem or ERT) replaced
+    by ``value``: the design loads, or the error is one line (a ValueError: ConfigError,
+    the importers' own)."""
+    from experiments.map_command import load_design
+
+    fmt, which, spot, value = case
+    files = list(_spec_files()[fmt])
+    which %= 3 if fmt == "timeloop" else 2
+    spots = [m.span() for m in _SPEC_NUMBER.finditer(files[which])]
+    a, b = spots[spot % len(spots)]
+    files[which] = files[which][:a] + value + files[which][b:]
+    for name, text in zip(("arch.yaml", "problem.yaml", "ert.yaml"), files):
+        with open(name, "w", encoding="utf-8") as f:
+            f.write(text)
+    with _cpu_limit():
+        try:
+            load_design("arch.yaml", "problem.yaml", ert="ert.yaml" if fmt == "timeloop" else None)
+        except ValueError as e:
+            _one_line(e)
+
+
 _FIELD_VALUES = {
     "seed": st.one_of(st.sampled_from(["-5", "1e29", str(10**29), str(2**63), str(2**63 - 1), "true",
                                        "'3'", "3.0", "~", "[1]"]), _yaml_values()),
@@ -311,6 +373,8 @@ _PROPERTIES = {
         lambda d: st.fixed_dictionaries({k: _FIELD_VALUES[k] for k in d}))),
     "expression": (check_expression, _expressions()),
     "storage_url": (check_storage_url, _storage_urls()),
+    "spec": (check_spec, st.tuples(st.sampled_from(["timeloop", "accelforge", "zigzag"]), st.integers(0, 2),
+                                   st.integers(0, 200), _spec_values())),
 }
 
 
@@ -331,6 +395,8 @@ def child_main(targets: list[str], examples: int) -> None:
 
     check_config(dict(_DEFAULTS))    # the lazy imports of a whole config load, once
     check_expression("rows > 0")
+    os.chdir(tempfile.mkdtemp(prefix="fuzz-spec-"))
+    check_spec(("timeloop", 0, 0, "16"))    # the importers' imports, once
     signal.signal(signal.SIGPROF, _on_prof)
     resource.setrlimit(resource.RLIMIT_AS, (_address_space_bytes() + CHILD_MEMORY_BYTES,
                                             resource.RLIM_INFINITY))

@@ -150,6 +150,33 @@ def test_bad_inputs_are_named_errors(tmp_path):
         s.optimize(3, workers=0)
 
 
+@pytest.mark.parametrize("kw, message", [
+    # an optimizer mapping (the config's form) with a bad key was "unhashable type: 'dict'"
+    ({"optimizer": {"name": "random", "bogus": 1}}, r"optimizer \{'name': 'random', 'bogus': 1\}: unknown key 'bogus'"),
+    ({"optimizer": {"nme": "random"}}, r"unknown key 'nme' \(did you mean 'name'\?\)"),
+    ({"optimizer": {"options": {}}}, r"optimizer \{'options': \{\}\}: needs a 'name'"),
+    ({"optimizer": {"name": "nope"}}, r"unknown optimizer 'nope'"),
+    ({"optimizer": {"name": "random", "options": [1]}}, r"optimizer options must be a mapping .* got list \[1\]"),
+    ({"optimizer": {"name": "random", "options": {"a": 1}}, "optimizer_options": {"b": 2}}, "options given twice"),
+    ({"optimizer": 5}, r"optimizer must be a name .* got int 5"),
+    ({"optimizer": "random", "optimizer_options": [1]}, r"optimizer_options must be a mapping .* got list \[1\]"),
+    ({"optimizer": "random", "optimizer_options": {"bogus": 1}}, r"optimizer 'random': bad options \{'bogus': 1\}"),
+    ({"evaluator_options": [1]}, r"evaluator_options must be a mapping .* got list \[1\]"),
+])
+def test_a_bad_optimizer_or_options_is_a_named_error(tmp_path, kw, message):
+    with pytest.raises(ValueError, match=message):
+        make(tmp_path, **kw)
+    assert not Storage(tmp_path / "s.db").list_studies()      # refused before anything is stored
+
+
+def test_an_optimizer_mapping_is_the_name_with_its_options(tmp_path):
+    s = make(tmp_path, optimizer={"name": "constrained-bo", "options": {"n_init": 2}})
+    assert s.optimizer_name == "constrained-bo"
+    assert s.record.config["optimizer"] == {"name": "constrained-bo", "options": {"n_init": 2}}
+    again = make(tmp_path, optimizer="constrained-bo", optimizer_options={"n_init": 2})   # the same study
+    assert again.record.id == s.record.id
+
+
 def test_trial_seeds_are_derived_and_passed(tmp_path):
     space = DesignSpace(Integer("x", 0, 0))
     s = Study.create("n", space, {"edp": "min"}, ev.noisy, storage=tmp_path / "n.db", seed=9)
