@@ -353,12 +353,12 @@ def test_the_sliding_input_refinement_is_a_bound_on_many_more_cases():
 
 
 def test_the_sliding_input_refinement_is_a_bound_on_windows_of_stride_1_to_3_and_filter_1_to_4():
-    assert _sliding_refinement_raised(4, 7900, 300, wide=True) > 0
+    assert _sliding_refinement_raised(3, 7902, 300, wide=True) > 0
 
 
 @pytest.mark.slow
 def test_the_sliding_input_refinement_is_a_bound_on_many_more_wide_windows():
-    assert _sliding_refinement_raised(40, 8000, 2000, wide=True) > 0
+    assert _sliding_refinement_raised(40, 7902, 2000, wide=True) > 0
 
 
 def _gate_case():
