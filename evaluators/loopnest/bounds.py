@@ -256,11 +256,14 @@ def bound_hook(known: int, arch: ArchSpec, stationary: Any = None,
         if not single:
             # a sliding operand the loops above c move (issue 41): every visit's MACs are
             # at most table x the words the visit fetches; the MACs of all visits are the
-            # decided loops' product times the share's volume (lower_bound's argument)
+            # decided loops' product times the share's volume (lower_bound's argument).
+            # It applies where the share's bounding box (the tile c would hold were no
+            # loop of c + 1 .. b over the operand's dimensions > 1) does not fit c.
             volume = np.prod(extents, axis=0)
+            box = np.prod([axis_extent(ax, extents) for ax in ctx.axes if ax], axis=0)
             moving = np.where((ctx.t == codes[ctx.c]) | (table <= 0), 0.0,
                               out_all * volume / np.where(table > 0, table, 1.0))
-            return np.where((inner <= cap) | (table < 0), sweeps, np.maximum(sweeps, moving))
+            return np.where((box <= cap) | (table < 0), sweeps, np.maximum(sweeps, moving))
         # the loops of levels c + 1 .. b (all undecided) lie above c: unless the operand
         # keeps a tile of its whole share, unless it is the one operand the innermost of
         # them is irrelevant to, every one of them refetches its tile
@@ -395,11 +398,16 @@ def lower_bound(layer: Layer, arch: ArchSpec, batch: MappingBatch, known: int, *
       forms).
     * a sliding-window operand at such a level (issue 41), given the same table, whose
       column is then an upper bound ``rho`` on the MACs per fetched word
-      (:func:`mappers.exact.irrelevant_tile_table`), when its share does not fit ``c``
-      and it is not the level's stationary operand: at least ``P V / rho`` words, ``P``
-      the decided loops' product and ``V`` the MACs of one pass of ``b``'s tile per
-      instance of ``c`` (the product of the share's extents). Why: the share does not
-      fit, so some temporal loop of the levels ``c + 1 .. b`` has a factor > 1; let ``m``
+      (:func:`mappers.exact.irrelevant_tile_table`), when the bounding box of its share
+      does not fit ``c`` and it is not the level's stationary operand: at least
+      ``P V / rho`` words, ``P`` the decided loops' product and ``V`` the MACs of one
+      pass of ``b``'s tile per instance of ``c`` (the product of the share's extents).
+      Why: were every temporal loop of the levels ``c + 1 .. b`` over the operand's
+      dimensions of factor 1, ``c``'s tile would have the share's extents along them,
+      hence the share's bounding box as its words, which does not fit; so some temporal
+      loop of those levels has a factor > 1 (the gate is the box, not the share's
+      distinct words: a window axis split by a fanout between ``c`` and ``b`` has a sumset
+      count that may fit where the box does not); let ``m``
       be the innermost loop above ``c`` with a factor > 1 (over dimension ``m`` of
       factor ``f``), relevant to the operand (else the operand is the stationary one).
       The instance makes ``N = P V / V_c`` visits (``V_c`` the MACs of its tile, the

@@ -66,7 +66,11 @@ Lower-bound mode: the fill count of every (operand, level) pair is replaced as t
 bound changes (``tests/evaluators/test_loopnest_kernel.py``
 checks that the two agree exactly, the stationary operand and the irrelevant-tile table
 included). Its fills need not be integers, so the NoC deliveries are summed operand by
-operand, in the numpy model's order.
+operand, in the numpy model's order. numba inlines it here and keys its on-disk cache of
+this module's functions by this file alone: a change to ``kernel_bounds.py`` that leaves
+this file untouched runs the old bound from a warm cache (delete this package's
+``__pycache__/kernel*.nbi`` and ``*.nbc``, or change this file, e.g. this line: bound
+revision 2, issue 41's box gate of the sliding input).
 """
 
 from __future__ import annotations

@@ -253,15 +253,23 @@ def bound_fill(t: int, c: int, b: int, F: float, w: float, single: bool, bdim: A
     sweeps = max(plain + (out_all - mult) * extra, _run_words(c, n_ax, ax_d, ax_cf, E, SPf))
     if irr < 0:                                     # irr < 0: no refinement at c
         return sweeps
-    if inner <= cap:
-        return sweeps
     if not single:                                  # a sliding operand the loops above c move
-        if t == stationary or irr <= 0:
+        # where the share's bounding box (c's tile were no loop of c + 1 .. b over the
+        # operand's dimensions > 1) does not fit c
+        box = 1.0
+        for k in range(n_ax):
+            x = 1.0 + ax_cf[k, 0] * (ex[ax_d[k, 0]] - 1.0)
+            if ax_d[k, 1] >= 0:
+                x = x + ax_cf[k, 1] * (ex[ax_d[k, 1]] - 1.0)
+            box = box * x
+        if box <= cap or t == stationary or irr <= 0:
             return sweeps
         volume = 1.0
         for d in range(D):
             volume = volume * ex[d]
         return max(sweeps, out_all * volume / irr)
+    if inner <= cap:
+        return sweeps
     reach = 1.0
     for d in range(D):
         if not bdim[d]:

@@ -295,19 +295,20 @@ def test_spatial_floor_declines_a_systolic_dataflow():
     assert LOOPNEST.spatial_floor(random_layer(np.random.default_rng(0)), arch, "edp", np.ones(2)) is None
 
 
-def _sliding_refinement_raised(n_cases: int, seed: int, per_chunk: int) -> int:
+def _sliding_refinement_raised(n_cases: int, seed: int, per_chunk: int, wide: bool = False) -> int:
     """The capacity-aware bound of a sliding-window input (issue 41) at every refined
     level, with each mapping's own stationary operands: at most every legal mapping's
     figures, on strided convolutions with small register files and bypass (every mapping
     enumerated); and it raises the input's bounded traffic on some of them (else this
-    test could not fail for it)."""
+    test could not fail for it). ``wide``: windows of stride 1 to 3 and filter 1 to 4
+    (:func:`tests.mappers.test_exact.sliding_layer_wide`)."""
     from mappers.exact import irrelevant_tile_table
     from mappers.exhaustive import enumerate_mappings
-    from tests.mappers.test_exact import sliding_cases
+    from tests.mappers.test_exact import sliding_cases, sliding_layer, sliding_layer_wide
 
     raised = 0
     rng = np.random.default_rng(seed + 1)
-    for layer, arch in sliding_cases(n_cases, seed):
+    for layer, arch in sliding_cases(n_cases, seed, layers=sliding_layer_wide if wide else sliding_layer):
         valid = []
         for chunk in enumerate_mappings(layer, arch, bypass=True, orders=True, max_mappings=400_000):
             ok = np.flatnonzero(np.asarray(evaluate_batch(layer, arch, chunk).valid))
@@ -349,3 +350,81 @@ def test_the_sliding_input_refinement_is_a_bound_and_is_active():
 @pytest.mark.slow
 def test_the_sliding_input_refinement_is_a_bound_on_many_more_cases():
     assert _sliding_refinement_raised(40, 7800, 2000) > 0
+
+
+def test_the_sliding_input_refinement_is_a_bound_on_windows_of_stride_1_to_3_and_filter_1_to_4():
+    assert _sliding_refinement_raised(3, 7902, 300, wide=True) > 0
+
+
+@pytest.mark.slow
+def test_the_sliding_input_refinement_is_a_bound_on_many_more_wide_windows():
+    assert _sliding_refinement_raised(40, 7902, 2000, wide=True) > 0
+
+
+def _gate_case():
+    """A stride-3 convolution whose register file holds 3 input words, under a 2 x 2
+    fanout: the partial mapping (row 35 of 400 random ones, known = 2) splits the window
+    axis ``3 P + R`` spatially, so an instance's share of the input has at least
+    ``X_P + X_R - 1 = 3`` distinct words (the sumset bound) but a bounding box of more
+    than 3 words."""
+    from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
+    from mappers.sampling import random_mappings
+    from mappers.workloads import conv2d
+
+    layer = conv2d("gate", N=1, K=4, C=1, P=4, Q=1, R=2, S=1, stride=3, dilation=1)
+    rf = MemoryLevel("RF", tensors=frozenset(OPERANDS), capacity_words={"W": 1, "I": 3, "O": 1}, instances=4,
+                     read_energy_pj=0.5, write_energy_pj=0.5, bandwidth_words_per_cycle=None)
+    glb = MemoryLevel("GLB", tensors=frozenset(OPERANDS), capacity_words=200, instances=1, fanout_x=2, fanout_y=2,
+                      read_energy_pj=5.0, write_energy_pj=5.0, multicast=True, bandwidth_words_per_cycle=4.0)
+    dram = MemoryLevel("DRAM", read_energy_pj=100.0, write_energy_pj=100.0, bandwidth_words_per_cycle=2.0)
+    arch = ArchSpec("gate", (rf, glb, dram), mac_energy_pj=1.0)
+    return layer, arch, random_mappings(layer, arch, 400, seed=35, bypass=True).take(np.array([35]))
+
+
+def test_the_sliding_refinement_applies_where_the_shares_box_does_not_fit():
+    """The sliding input's capacity-aware bound is gated on the bounding box of an
+    instance's share (the tile the level would hold were no loop above it over the
+    input's dimensions > 1), not on the sumset bound of its distinct words, which may fit
+    where the box does not: on :func:`_gate_case` the refinement raises the input's fills
+    (a gate on the distinct words left them at the unrefined bound), and the least bound
+    over the stationary operands stays at most every completion of the partial mapping
+    (every split of its undecided factors between the register file and the buffer, every
+    loop order of the buffer)."""
+    import itertools
+
+    from mappers.exact import irrelevant_tile_table
+    from mappers.mapping_space import divisors
+
+    layer, arch, row = _gate_case()
+    known, L = 2, arch.n_levels
+    table = np.full((1, L, 3), -1.0)
+    table[:, 0] = irrelevant_tile_table(layer, arch, 0, row.keep[:, 0, :])
+    plain = table.copy()
+    plain[:, :, 1] = -1.0
+    refined = LOOPNEST.lower_bound(layer, arch, row, known, stationary=[0, -1, -1], irrelevant_tile=table)
+    base = LOOPNEST.lower_bound(layer, arch, row, known, stationary=[0, -1, -1], irrelevant_tile=plain)
+    assert np.asarray(refined.writes)[0, 0, 1] > np.asarray(base.writes)[0, 0, 1] + 0.5
+    # every completion: the undecided factors (levels 0 and 1) split every way, every order of level 1
+    rem = row.temporal[0, 0] * row.temporal[0, 1]
+    D = len(row.dims)
+    splits = list(itertools.product(*[divisors(int(r)) for r in rem]))
+    perms = np.array(list(itertools.permutations(range(D))))
+    T = np.repeat(row.temporal, len(splits) * len(perms), axis=0)
+    lower = np.repeat(np.array(splits, dtype=np.int64), len(perms), axis=0)
+    T[:, 0], T[:, 1] = lower, rem[None, :] // lower
+    order = np.repeat(row.order, len(T), axis=0)
+    order[:, 1] = np.tile(perms, (len(splits), 1))
+    n = len(T)
+    comps = MappingBatch(row.dims, T, np.repeat(row.spatial_x, n, 0), np.repeat(row.spatial_y, n, 0), order,
+                         np.repeat(row.keep, n, 0))
+    exact = evaluate_batch(layer, arch, comps)
+    ok = np.asarray(exact.valid)
+    assert ok.any()
+    least = {f: np.inf for f in ("energy_pj", "compute_cycles", "bandwidth_cycles")}
+    for s in range(3):
+        r = LOOPNEST.lower_bound(layer, arch, row, known, stationary=[s, -1, -1], irrelevant_tile=table)
+        for f in least:
+            least[f] = np.minimum(least[f], np.asarray(getattr(r, f))[0])
+    for f, bound in least.items():
+        got = np.asarray(getattr(exact, f))[ok]
+        assert (np.asarray(bound) <= got * (1 + 1e-9) + 1e-9).all(), f

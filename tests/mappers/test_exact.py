@@ -346,6 +346,15 @@ def sliding_layer(rng: np.random.Generator):
                   R=r(2, 3), S=r(1, 2), stride=r(2, 3), dilation=1)
 
 
+def sliding_layer_wide(rng: np.random.Generator):
+    """A small convolution over the wider range of sliding windows the issue-41 bounds
+    must hold on: stride 1 to 3 and filter 1 to 4 along the first axis (a stride above the
+    filter leaves gaps between windows, one at or below it makes them overlap)."""
+    r = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    return conv2d("sliding", N=1, K=int(rng.choice([1, 2, 4])), C=r(1, 2), P=int(rng.choice([2, 3, 4])), Q=r(1, 2),
+                  R=r(1, 4), S=r(1, 2), stride=r(1, 3), dilation=1)
+
+
 def small_capacity_hierarchy(rng: np.random.Generator) -> ArchSpec:
     """A register file (per-operand words, a few) under a shared buffer, with a 2 x 1 or
     2 x 2 fanout and bypass: the input tile of a strided convolution rarely fits, so the
@@ -365,13 +374,14 @@ def small_capacity_hierarchy(rng: np.random.Generator) -> ArchSpec:
     return ArchSpec("small-rf", (rf, glb, dram), mac_energy_pj=1.0)
 
 
-def sliding_cases(n: int, seed: int, limit: int = 3000) -> list:
+def sliding_cases(n: int, seed: int, limit: int = 3000, layers=sliding_layer) -> list:
     """``n`` (strided convolution, small-capacity hierarchy) pairs small enough to
-    enumerate (at most ``limit`` factorizations x bypass choices, orders aside)."""
+    enumerate (at most ``limit`` factorizations x bypass choices, orders aside);
+    ``layers``: the layer generator (:func:`sliding_layer` or :func:`sliding_layer_wide`)."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
-        layer, arch = sliding_layer(rng), small_capacity_hierarchy(rng)
+        layer, arch = layers(rng), small_capacity_hierarchy(rng)
         try:
             size = sum(len(b) for b in enumerate_mappings(layer, arch, bypass=True, orders=False,
                                                           max_mappings=limit))
@@ -391,6 +401,23 @@ def test_strided_convolutions_on_small_register_files_against_brute_force(case):
     bypassable buffer: the exact mapper, with the sliding input's capacity-aware bound,
     proves the brute-force minimum."""
     check(*SLIDING_CASES[case])
+
+
+WIDE_SLIDING_CASES = sliding_cases(8, 20261203, layers=sliding_layer_wide)
+
+
+@pytest.mark.parametrize("case", range(len(WIDE_SLIDING_CASES)))
+def test_sliding_windows_of_stride_1_to_3_and_filter_1_to_4_against_brute_force(case):
+    """The wider range of sliding windows (stride 1 to 3, filter 1 to 4: gaps, abutting
+    and overlapping windows) on the same small register files: the exact mapper proves
+    the brute-force minimum (a bound that overshoots some mapping prunes it)."""
+    check(*WIDE_SLIDING_CASES[case])
+
+
+@pytest.mark.slow
+def test_sliding_windows_of_stride_1_to_3_and_filter_1_to_4_on_many_more_cases():
+    for layer, arch in sliding_cases(120, 4713, layers=sliding_layer_wide):
+        check(layer, arch)
 
 
 @pytest.mark.slow
