@@ -72,6 +72,8 @@ class Run:
     settings: dict[str, Any]
     started_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     load_start: list[float] | None = field(default_factory=_load)
+    #: taken at the start: the code that ran, even if the checkout changes meanwhile
+    checkout: dict[str, Any] = field(default_factory=git_commit)
     _t0: float = field(default_factory=time.monotonic)
 
     def write(self, path: str | Path | None, rows: Any, ok: bool) -> dict[str, Any] | None:
@@ -82,7 +84,7 @@ class Run:
             "record_version": RECORD_VERSION,
             "harness": self.harness,
             "settings": self.settings,
-            **git_commit(),
+            **self.checkout,
             "started_at": self.started_at,
             "wall_s": round(time.monotonic() - self._t0, 3),
             "load_avg_1_5_15_start": self.load_start,
