@@ -2,7 +2,7 @@
 the commit it ran at, its wall time and the machine's load average at start and end.
 
 The figures in ``docs/howto/scale-out.md`` are rendered from these records
-(:mod:`experiments.figures.harnesses`), so a table there says which run it is and
+(:mod:`experiments.figures.scale_out`), so a table there says which run it is and
 on how loaded a machine its times were taken.
 """
 
