@@ -27,6 +27,7 @@ def _write(root: Path, rel: str, rec: dict) -> None:
 def _chaos_row(executor: str, backend: str, requeued: int, complete: int = 50) -> dict:
     return {"executor": executor, "backend": backend, "kills": 4, "trials": 50, "COMPLETE": complete,
             "numbers_ok": True, "distinct_params": complete, "requeued": requeued, "RUNNING": 0,
+            "complete_at_each_kill": [0, 3, 10, 30],
             "WAITING": 0, "max_attempts": 2, "ok": complete == 50}
 
 
@@ -43,9 +44,9 @@ def test_chaos_table_is_the_records_rows(tmp_path):
     _write(tmp_path, CHAOS_DASK, _record("experiments.harnesses.chaos", _chaos_settings("dask"),
                                          [_chaos_row("dask", "sqlite", 3)]))
     text = chaos(tmp_path)
-    assert "| process | SQLite | 4 | 50 | 50 | 7 | every trial once, none lost |" in text
-    assert "| process | PostgreSQL | 4 | 49 | 49 | 9 | MISMATCH |" in text
-    assert "| dask | SQLite | 4 | 50 | 50 | 3 |" in text
+    assert "| process | SQLite | 4 | 0, 3, 10, 30 | 50 | 50 | 7 | every trial once, none lost |" in text
+    assert "| process | PostgreSQL | 4 | 0, 3, 10, 30 | 49 | 49 | 9 | MISMATCH |" in text
+    assert "| dask | SQLite | 4 | 0, 3, 10, 30 | 50 | 50 | 3 |" in text
     assert "commit abcdef0" in text and "load average 5.5 at its start and 7.2 at its end" in text
 
 
