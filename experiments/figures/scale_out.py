@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from experiments.figures.fmt import fixed
 from experiments.figures.records import RecordError, load_json
 
 __all__ = ["FIGURES", "chaos", "faults", "scaling"]
@@ -100,7 +101,7 @@ def scaling(root: Path) -> str:
         if key not in over:
             raise RecordError(f"{SCALING}: no overhead row for {key}")
         lines.append(f"| {t['executor']} | {t['workers']} | {t['per_min']:.1f} | "
-                     f"{t['steady_per_min']:.1f} | {over[key]['overhead_ms']:.1f} |")
+                     f"{t['steady_per_min']:.1f} | {fixed(over[key]['overhead_ms'])} |")
     ideal = 60.0 / s["sleep_s"]
     extra = ""
     execs = {t["executor"] for t in rows["throughput"]}
@@ -108,7 +109,7 @@ def scaling(root: Path) -> str:
         def mean(ex: str) -> float:
             v = [o["overhead_ms"] for (e, _w), o in over.items() if e == ex]
             return sum(v) / len(v)
-        extra = (f" Dask costs {mean('dask') - mean('process'):.1f} ms more per trial than the local "
+        extra = (f" Dask costs {fixed(mean('dask') - mean('process'))} ms more per trial than the local "
                  "process pool here (mean over 1 and 2 workers).")
     return ("\n".join(lines) + "\n\n(Wall-clock rates, so they move with the machine's load: "
             + _provenance(r, SCALING) + f".) The ideal is {ideal:g} trials/min per worker." + extra
