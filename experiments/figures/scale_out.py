@@ -111,6 +111,9 @@ def scaling(root: Path) -> str:
             return sum(v) / len(v)
         extra = (f" Dask costs {fixed(mean('dask') - mean('process'))} ms more per trial than the local "
                  "process pool here (mean over 1 and 2 workers).")
+    if any(o["overhead_ms"] < 0 for o in rows["overhead"]):
+        extra += (" A negative overhead means that run was faster per trial than the driver alone: "
+                  "on this record the noise of the machine's load is larger than the cost measured.")
     return ("\n".join(lines) + "\n\n(Wall-clock rates, so they move with the machine's load: "
             + _provenance(r, SCALING) + f".) The ideal is {ideal:g} trials/min per worker." + extra
             + "\n")

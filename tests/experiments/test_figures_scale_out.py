@@ -76,7 +76,13 @@ def test_scaling_table_pairs_throughput_with_overhead(tmp_path):
     assert "| process | 1 | 100.0 | 110.0 | 2.0 |" in text and "| dask | 1 | 90.0 | 100.0 | 12.5 |" in text
     assert "at 10.4 ms/trial" in text and "ideal is 120 trials/min" in text
     assert "Dask costs 10.5 ms more per trial" in text
-    assert "on 2 cores" in text
+    assert "on 2 cores" in text and "negative overhead" not in text
+    rows["overhead"][1]["overhead_ms"] = -3.0
+    _write(tmp_path, SCALING, _record("experiments.harnesses.scaling",
+                                      {"trials": 40, "sleep_s": 0.5, "overhead_trials": 200,
+                                       "executors": ["process", "dask"]}, rows))
+    assert "| process | 1 | 100.0 | 110.0 | \u22123.0 |" in scaling(tmp_path)
+    assert "negative overhead" in scaling(tmp_path)
 
 
 def test_a_record_of_another_harness_is_refused(tmp_path):
