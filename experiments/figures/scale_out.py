@@ -71,8 +71,9 @@ def chaos(root: Path) -> str:
                          f"{row['requeued']} | {result} |")
         lo, hi = s["kill_window"]
         notes.append(f"{s['executor']} rows: {s['trials']} trials, {s['workers']} workers, "
-                     f"{s['optimizer']} search, {s['sleep_s']:g} s evaluations, {s['kills']} kills "
-                     f"each {lo:g}–{hi:g} s after the driver starts (seed {s['seed']}); "
+                     f"{s['optimizer']} search, {s['sleep_s']:g} s evaluations, up to {s['kills']} kills "
+                     f"each {lo:g}–{hi:g} s after the driver starts, fewer when the study finished first "
+                     f"(seed {s['seed']}); "
                      + _provenance(r, rel))
     return ("\n".join(lines) + "\n\n(" + "; ".join(notes) + ". Re-queued: trials run more than "
             "once because a kill cut them short; a kill that came while the study had 0 trials "
