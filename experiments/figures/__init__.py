@@ -13,6 +13,8 @@ one module per kind of record:
 * :mod:`experiments.figures.meloppr` -- MeLoPPR's ``results.json`` and its FPGA rerun;
 * :mod:`experiments.figures.benchmarks` -- the JSON outputs of the benchmark and
   search-quality scripts;
+* :mod:`experiments.figures.scale_out` -- the ``--json`` records of the fault and scale
+  harnesses (docs/howto/scale-out.md);
 * :mod:`experiments.figures.reproductions` -- the headline table of docs/REPRODUCTION.md,
   one row per paper from that paper's records.
 

@@ -11,6 +11,10 @@ the trials asked for, none lost, none twice), exiting non-zero when a check fail
   the Dask scheduler lost.
 * :mod:`~experiments.harnesses.scaling` -- sweep throughput at 1 and 2 workers and each
   executor's cost per trial.
+
+Each takes ``--json FILE``: the rows it prints, its settings, the commit, its wall time and
+the load average at its start and end (:mod:`~experiments.harnesses.record`); the tables
+of docs/howto/scale-out.md are rendered from those records.
 """
 
 __all__: list[str] = []  # scripts: run them as modules

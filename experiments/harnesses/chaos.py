@@ -9,7 +9,7 @@ exactly ``--trials`` COMPLETE trials, numbers ``0..n-1`` each once, distinct par
 sets, nothing left RUNNING or WAITING -- and prints the figures.
 
 Run: ``python -m experiments.harnesses.chaos [--trials 200] [--kills 10] [--postgres URL]
-[--executor dask --kill-window 4 12]``.
+[--executor dask --kill-window 4 12] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+
+from experiments.harnesses.record import Run, public_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,7 +132,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
                     help="each kill comes a uniform LO..HI seconds after the driver starts")
     ap.add_argument("--postgres", default=os.environ.get("COEXPLORE_TEST_POSTGRES_URL"),
                     help="SQLAlchemy URL of a PostgreSQL database to test as well")
+    ap.add_argument("--json", metavar="FILE", help="also write the rows, settings, commit, wall time "
+                    "and load average to FILE (experiments/harnesses/record.py)")
     args = ap.parse_args(argv)
+    run = Run("experiments.harnesses.chaos", public_settings(args))
     backends = [("sqlite", f"sqlite:///{Path(tempfile.mkdtemp()) / 'chaos.db'}")]
     if args.postgres:
         backends.append(("postgresql", args.postgres))
@@ -150,6 +155,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
               f"{'exact: every trial once, none lost' if r['ok'] else 'MISMATCH'}")
         print(f"{'':11} COMPLETE trials at each kill: {r['complete_at_each_kill']}")
     print(json.dumps(rows, default=str))
+    run.write(args.json, rows, all(r["ok"] for r in rows))
     if not all(r["ok"] for r in rows):
         sys.exit(1)
     return rows

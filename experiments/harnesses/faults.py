@@ -23,7 +23,8 @@ check fails.
 
 Run: ``python -m experiments.harnesses.faults race [--postgres URL]``,
 ``... pg-restart --postgres URL``, ``... pg-timeout --postgres URL``,
-``... dask-scheduler`` (``--postgres`` defaults to ``COEXPLORE_TEST_POSTGRES_URL``).
+``... dask-scheduler`` (``--postgres`` defaults to ``COEXPLORE_TEST_POSTGRES_URL``); each takes
+``--json FILE`` to write its rows, settings, commit, wall time and load average.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from experiments.harnesses.chaos import CONFIG, counts
+from experiments.harnesses.record import Run, public_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -161,8 +163,11 @@ def _require_restartable(url: str | None) -> str:
     return url
 
 
-def _report(rows: list[dict], ok: bool) -> None:
+def _report(rows: list[dict], ok: bool, args: argparse.Namespace) -> None:
     print(json.dumps(rows, default=str))
+    run = getattr(args, "run", None)
+    if run is not None:
+        run.write(args.json, rows, ok)
     if not ok:
         print("MISMATCH: a check failed (see above)")
         sys.exit(1)
@@ -212,7 +217,7 @@ def race(args: argparse.Namespace) -> list[dict]:
               f"{r['mean_round_s']:>12.1f} {r['max_round_s']:>11.1f}  "
               + ("every round: exact budget, each number once, no driver failed"
                  if r["bad_rounds"] == 0 else "MISMATCH"))
-    _report(rows, all(r["bad_rounds"] == 0 for r in rows))
+    _report(rows, all(r["bad_rounds"] == 0 for r in rows), args)
     return rows
 
 
@@ -257,7 +262,7 @@ def _pg_restart(args: argparse.Namespace, base: str, workdir: Path) -> list[dict
           f"{row['retry_warnings']}; outages (stop..start) "
           + ", ".join(f"{s:.1f}" for s in outages) + " s; driver back after "
           + ", ".join(f"{s:.1f} s ({n} retries)" for s, n in recovered) + f"; wall {wall:.1f} s")
-    _report([row], ok)
+    _report([row], ok, args)
     return [row]
 
 
@@ -295,7 +300,7 @@ def _pg_timeout(args: argparse.Namespace, base: str, workdir: Path) -> list[dict
           f"the same command then: exit {rc2}, COMPLETE {c.get('COMPLETE', 0)} of {args.trials}, "
           f"numbers 0..n-1 once: {c['numbers_ok']}, re-run {c['requeued']}")
     print("driver said: " + row["message"].replace("\n", " | "))
-    _report([row], ok)
+    _report([row], ok, args)
     return [row]
 
 
@@ -377,7 +382,7 @@ def _dask_scheduler(args: argparse.Namespace, workdir: Path) -> list[dict]:
     print(f"final run on a new cluster: exit {rc}; COMPLETE {c.get('COMPLETE', 0)} of "
           f"{args.trials}; numbers 0..n-1 once: {c['numbers_ok']}; FAILED {c.get('FAILED', 0)}; "
           f"re-run after a kill {c['requeued']}; wall {row['wall_s']:.1f} s")
-    _report([row], ok)
+    _report([row], ok, args)
     return [row]
 
 
@@ -417,7 +422,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--sleep-s", type=float, default=0.5)
     p.add_argument("--seed", type=int, default=0)
 
+    for p in sub.choices.values():
+        p.add_argument("--json", metavar="FILE", help="also write the rows, settings, commit, wall "
+                       "time and load average to FILE (experiments/harnesses/record.py)")
     args = ap.parse_args(argv)
+    args.run = Run(f"experiments.harnesses.faults {args.scenario}", public_settings(args))
     return {"race": race, "pg-restart": pg_restart, "pg-timeout": pg_timeout,
             "dask-scheduler": dask_scheduler}[args.scenario](args)
 

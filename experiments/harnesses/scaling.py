@@ -13,7 +13,7 @@ temporary SQLite file:
   two SQLite transactions per trial, measured in the same run). That difference is what
   shipping a trial to a worker and back costs.
 
-Run: ``python -m experiments.harnesses.scaling [--trials 40] [--sleep-s 0.5]``.
+Run: ``python -m experiments.harnesses.scaling [--trials 40] [--sleep-s 0.5] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from design_space import DesignSpace, Integer, Real
+from experiments.harnesses.record import Run, public_settings
 
 
 class Work:
@@ -68,7 +69,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--sleep-s", type=float, default=0.5, help="seconds per evaluation")
     ap.add_argument("--overhead-trials", type=int, default=200)
     ap.add_argument("--executors", nargs="+", default=["process", "dask"])
+    ap.add_argument("--json", metavar="FILE", help="also write the rows, settings, commit, wall time "
+                    "and load average to FILE (experiments/harnesses/record.py)")
     args = ap.parse_args(argv)
+    run = Run("experiments.harnesses.scaling", public_settings(args))
     tmp = Path(tempfile.mkdtemp())
     out: dict = {"throughput": [], "overhead": []}
 
@@ -101,6 +105,7 @@ def main(argv: list[str] | None = None) -> dict:
             r["overhead_ms"] = 1e3 * (r["steady_s_per_trial"] - base["steady_s_per_trial"])
             out["overhead"].append(r)
             print(f"{ex:8} {w:>7} {1e3 * r['steady_s_per_trial']:>9.2f} {r['overhead_ms']:>18.2f}")
+    run.write(args.json, out, True)
     return out
 
 
