@@ -13,6 +13,8 @@ mapping needs both an architecture and a layer.
   ``!Container`` / ``!Component`` tree, with the ERT and ART) to an ArchSpec.
 * :mod:`accelerators.interop.accelforge` -- AccelForge architectures (``!Memory``,
   ``!Fanout``, ``!Compute`` nodes with explicit action energies) to an ArchSpec.
+* :mod:`accelerators.interop.values` -- the numbers read from those files, checked one
+  way for every tool.
 """
 
 from accelerators.interop.timeloop import (

@@ -43,6 +43,7 @@ from typing import Any
 
 from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
 from accelerators.interop.timeloop import TimeloopTranslation
+from accelerators.interop.values import shown
 
 __all__ = ["MAX_EXPRESSION_CHARS", "ROLE_NAMES", "arch_from_accelforge", "count", "number"]
 
@@ -58,12 +59,6 @@ MAX_EXPRESSION_CHARS = 200
 (``64 * 1024 * 8``); a longer one is a mistake or an attack (deep nesting, huge powers)."""
 
 
-def _shown(v: Any) -> str:
-    """``v`` for a one-line message: its repr, cut to 60 characters."""
-    r = repr(v)
-    return r if len(r) <= 60 else f"{r[:57]}..."
-
-
 def number(v: Any, where: str) -> float:
     """A number, ``inf``, or an arithmetic expression of numbers (``"12 * 16"``; at most
     :data:`MAX_EXPRESSION_CHARS` characters). Anything else, a NaN, a result that
@@ -76,17 +71,17 @@ def number(v: Any, where: str) -> float:
         try:
             x = float(v)
         except OverflowError:
-            raise ValueError(f"AccelForge {where}: {_shown(v)} is too large for a number") from None
+            raise ValueError(f"AccelForge {where}: {shown(v)} is too large for a number") from None
         if math.isnan(x):
             raise ValueError(f"AccelForge {where}: expected a number, got NaN")
         return x
     if not isinstance(v, str):
-        raise ValueError(f"AccelForge {where}: expected a number, got {_shown(v)}")
+        raise ValueError(f"AccelForge {where}: expected a number, got {shown(v)}")
     if v.strip().lower() in ("inf", "infinity"):
         return math.inf
     if len(v) > MAX_EXPRESSION_CHARS:
         raise ValueError(f"AccelForge {where}: an expression of {len(v)} characters is longer than "
-                         f"the {MAX_EXPRESSION_CHARS} read ({_shown(v)})")
+                         f"the {MAX_EXPRESSION_CHARS} read ({shown(v)})")
 
     def ev(node: ast.AST) -> float:
         if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
@@ -96,20 +91,20 @@ def number(v: Any, where: str) -> float:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
         if isinstance(node, ast.Name):
-            raise ValueError(f"AccelForge {where}: {_shown(v)} names {node.id!r}; expand the spec's variables "
+            raise ValueError(f"AccelForge {where}: {shown(v)} names {node.id!r}; expand the spec's variables "
                              "and templates first (numbers and arithmetic are read)")
-        raise ValueError(f"AccelForge {where}: {_shown(v)} is not arithmetic of numbers")
+        raise ValueError(f"AccelForge {where}: {shown(v)} is not arithmetic of numbers")
 
     try:
         x = ev(ast.parse(v.strip(), mode="eval").body)
     except (SyntaxError, RecursionError, MemoryError):
-        raise ValueError(f"AccelForge {where}: {_shown(v)} is not arithmetic of numbers") from None
+        raise ValueError(f"AccelForge {where}: {shown(v)} is not arithmetic of numbers") from None
     except OverflowError:
-        raise ValueError(f"AccelForge {where}: {_shown(v)} overflows (its value is beyond a float's range)") from None
+        raise ValueError(f"AccelForge {where}: {shown(v)} overflows (its value is beyond a float's range)") from None
     except ZeroDivisionError:
-        raise ValueError(f"AccelForge {where}: {_shown(v)} divides by zero") from None
+        raise ValueError(f"AccelForge {where}: {shown(v)} divides by zero") from None
     if not isinstance(x, float) or not math.isfinite(x):   # (-8) ** 0.5 is complex; 1e308 * 10 is inf
-        raise ValueError(f"AccelForge {where}: {_shown(v)} is not a finite real number "
+        raise ValueError(f"AccelForge {where}: {shown(v)} is not a finite real number "
                          f"(it evaluates to {x}); write inf itself for an unbounded size")
     return x
 
@@ -118,7 +113,7 @@ def count(v: Any, where: str) -> int:
     """A positive whole number (:func:`number`, then checked): a bit width, a loop bound."""
     x = number(v, where)
     if not (math.isfinite(x) and x >= 1 and x.is_integer()):
-        raise ValueError(f"AccelForge {where}: expected a positive whole number, got {_shown(v)}")
+        raise ValueError(f"AccelForge {where}: expected a positive whole number, got {shown(v)}")
     return int(x)
 
 

@@ -54,7 +54,6 @@ caller; they are not part of the ArchSpec.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -64,6 +63,7 @@ from typing import Any
 import yaml
 
 from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
+from accelerators.interop.values import real, shown
 from design_space.yamlio import SafeLoader, load_yaml, load_yaml_file
 
 __all__ = [
@@ -248,28 +248,8 @@ def _dataspace(node: Mapping[str, Any], roles: Mapping[str, str], key: str) -> s
     return out
 
 
-def _shown(v: Any) -> str:
-    r = repr(v)
-    return r if len(r) <= 60 else f"{r[:57]}..."
-
-
 def _real(v: Any, where: str) -> float:
-    """A finite number >= 0 read from a Timeloop or Accelergy file (an energy, an area, a
-    cycle time), or a one-line error naming ``where``."""
-    if isinstance(v, str) and len(v) <= 100:   # YAML 1.1 reads 2e-9 (no dot) as a string
-        try:
-            v = float(v)
-        except ValueError:
-            pass
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ValueError(f"Timeloop {where}: expected a number, got {_shown(v)}")
-    try:
-        x = float(v)
-    except OverflowError:
-        raise ValueError(f"Timeloop {where}: {_shown(v)} is too large for a number") from None
-    if not math.isfinite(x) or x < 0:
-        raise ValueError(f"Timeloop {where}: expected a finite number >= 0, got {_shown(v)}")
-    return x
+    return real(v, where, "Timeloop")
 
 
 def _num(attrs: Mapping[str, Any], key: str, where: str) -> float | None:
@@ -278,7 +258,7 @@ def _num(attrs: Mapping[str, Any], key: str, where: str) -> float | None:
         return None
     x = _real(v, f"{where}: attribute {key}")
     if x <= 0:
-        raise ValueError(f"Timeloop {where}: attribute {key} must be a positive number, got {_shown(v)}")
+        raise ValueError(f"Timeloop {where}: attribute {key} must be a positive number, got {shown(v)}")
     return x
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from accelerators.arch import ArchSpec, MemoryLevel
+from accelerators.interop.values import real, shown
 
 __all__ = ["MEMORY_OPERAND", "OPERAND_OF", "Translation", "arch_from_zigzag", "load_zigzag_accelerator"]
 
@@ -47,28 +48,8 @@ class Translation:
     axes: dict[tuple[int, str], str]
 
 
-def _shown(v: Any) -> str:
-    r = repr(v)
-    return r if len(r) <= 60 else f"{r[:57]}..."
-
-
 def _real(v: Any, where: str) -> float:
-    """A finite number >= 0 (an energy, a cost) read from the file, or a one-line error
-    naming ``where``; never an expression (ZigZag's files hold plain numbers)."""
-    if isinstance(v, str) and len(v) <= 100:   # YAML 1.1 reads 2e-9 (no dot) as a string
-        try:
-            v = float(v)
-        except ValueError:
-            pass
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ValueError(f"ZigZag {where}: expected a number, got {_shown(v)}")
-    try:
-        x = float(v)
-    except OverflowError:
-        raise ValueError(f"ZigZag {where}: {_shown(v)} is too large for a number") from None
-    if not math.isfinite(x) or x < 0:
-        raise ValueError(f"ZigZag {where}: expected a finite number >= 0, got {_shown(v)}")
-    return x
+    return real(v, where, "ZigZag")
 
 
 def _whole(v: Any, where: str) -> int:
@@ -81,7 +62,7 @@ def _whole(v: Any, where: str) -> int:
     if isinstance(v, float) and math.isfinite(v) and v.is_integer():   # 1.0e10 written as a float
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"ZigZag {where}: expected a positive whole number, got {_shown(v)}")
+        raise ValueError(f"ZigZag {where}: expected a positive whole number, got {shown(v)}")
     return v
 
 
