@@ -61,7 +61,8 @@ def recorded_hours(r: dict[str, Any]) -> float:
     """Wall time, in hours, summed over every run ``results.json`` records (each search's
     seconds, the deterministic steps, the inner-BO ablation's runs): the figure of
     table.md's first line (``coexplore reproduce shi2020``'s own sum; the final re-maps
-    are not included). Worker time, not elapsed time: two workers ran side by side."""
+    are not included; the inner-BO ablation's exact run beside it is step 3's own search,
+    already counted). Worker time, not elapsed time: two workers ran side by side."""
     seconds = 0.0
     for res in [*r["workloads"].values(), *(r.get("ablation_table") or {}).values()]:
         seconds += sum(res[k]["seconds"] for k in ("baseline", "software_only") if k in res)

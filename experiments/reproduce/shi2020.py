@@ -99,6 +99,7 @@ from accelerators.spatial import SpatialArray
 from evaluators.base import Evaluation
 from evaluators.loopnest.compulsory import energy_lower_bound_pj, latency_lower_bound_cycles
 from evaluators.nested import NestedEvaluator
+from experiments.figures.reproductions import recorded_cpu, recorded_hours
 from experiments.records import RecordStore, plain, trials_ref
 from mappers import zoo
 
@@ -996,37 +997,6 @@ HEADER = ["| workload | batch | step | resources | EDP vs baseline | energy vs b
           "| beat baseline (seeds) | evals to beat (median) | infeasible proposals | s/run "
           "| layer mappings proven optimal in the search (and the final re-maps) | paper (EDP) | command |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-
-
-def recorded_hours(results: dict) -> float:
-    """Wall time, in hours, summed over every run ``results`` records: each search's seconds
-    (decomposition, energy-table ablation, inner-BO ablation) and the deterministic steps
-    (baseline, software only). The inner-BO ablation's exact beside it is step 3's own search,
-    already counted; the final re-maps are not included."""
-    seconds = 0.0
-    for res in [*results["workloads"].values(), *(results.get("ablation_table") or {}).values()]:
-        seconds += sum(res[k]["seconds"] for k in ("baseline", "software_only") if k in res)
-        for by_opt in (res.get("both") or {}).values():
-            seconds += sum(sum(summary["seconds"]) for summary in by_opt.values())
-    for r in (results.get("inner_bo") or {}).get("runs", []):
-        seconds += r["seconds"]
-    return seconds / 3600.0
-
-
-def recorded_cpu(results: dict) -> tuple[float, int, int]:
-    """CPU time of the searches ``results`` records: (hours summed over the searches that
-    recorded it, how many did, how many searches in all). The searches of the records
-    written before trials kept CPU time (every committed one so far) have none."""
-    seconds, known, runs = 0.0, 0, 0
-    for res in [*results["workloads"].values(), *(results.get("ablation_table") or {}).values()]:
-        for by_opt in (res.get("both") or {}).values():
-            for summary in by_opt.values():
-                cpus = summary.get("cpu_seconds") or [None] * len(summary["seconds"])
-                runs += len(cpus)
-                for c in cpus:
-                    if c is not None:
-                        seconds, known = seconds + c, known + 1
-    return seconds / 3600.0, known, runs
 
 
 def write_table(results: dict, path: Path, args: Any) -> None:
