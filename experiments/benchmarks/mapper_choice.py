@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     exact, heuristic = ExactMapper(time_limit_s=args.time_limit), HeuristicMapper()
     rows: list[dict[str, object]] = []
     points = loaded.space.sample(args.points, seed=args.seed)
-    warm_cpu_s = sum(warm_exact_mapper(ev.build(p).to_arch(), (objective,)) for p in points[:1])
+    warm_cpu_s = warm_exact_mapper(ev.build(points[0]).to_arch(), (objective,))
     print(f"{Path(args.config).name}: {args.points} points, seed {args.seed}, objective {objective}, "
           f"load {os.getloadavg()[0]:.1f}; numba warm-up {warm_cpu_s:.1f} CPU s (not counted)")
     print(f"{'point':>5}  {'layer':<22}{'heur/exact':>11}{'exact CPU s':>12}{'wall s':>8}{'heur CPU s':>11}  proven")
