@@ -11,6 +11,8 @@ The study layer is the only place that owns storage and execution:
 * :mod:`experiments.records` -- the record store: finished pieces of work as plain JSON
   records keyed by their settings, written atomically; what the reproductions resume
   from and commit.
+* :mod:`experiments.provenance` -- the git commit (and local changes) of the checkout that
+  wrote a study's manifest or a benchmark's record.
 * :mod:`experiments.study` -- :class:`Study`: space + objectives + evaluator + optimizer +
   seed + storage; ``optimize`` drives ask/evaluate/tell and resumes after a kill.
 * :mod:`experiments.config` -- YAML study configs (pydantic), errors with key and line.

@@ -70,7 +70,6 @@ import platform
 import re
 import shutil
 import socket
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -91,6 +90,7 @@ from experiments.executors import Result, Task
 from experiments.export import pareto_dataframe, trials_dataframe, write_table
 from experiments.fingerprints import code_fingerprint, exact_hash, fingerprint_changes
 from experiments.inner_search import wire_evaluator_options
+from experiments.provenance import checkout
 from experiments.storage import (
     Storage,
     StorageError,
@@ -458,22 +458,9 @@ def _stored_space(st: Storage, record: StudyRecord,
 
 
 def _git_revision() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-        rev = out.stdout.strip() if out.returncode == 0 else None
-        if rev:
-            dirty = subprocess.run(
-                ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                text=True, timeout=5, cwd=Path(__file__).resolve().parent,
-            )
-            if dirty.stdout.strip():
-                rev += "-dirty"
-        return rev
-    except (OSError, subprocess.SubprocessError):
-        return None
+    """The manifest's ``git_revision``: HEAD, with ``-dirty`` where tracked files changed."""
+    head, dirty = checkout(timeout_s=5.0)   # at every run start: a hung git must not hold it long
+    return None if head is None else head + ("-dirty" if dirty else "")
 
 
 def build_manifest(config: Mapping[str, Any], config_hash: str, seed: int) -> dict[str, Any]:

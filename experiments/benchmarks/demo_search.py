@@ -25,10 +25,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
+from experiments.provenance import checkout
 from experiments.study import Study
 
 STUDIES = (("constrained-bo", "systolic-resnet50"), ("random", "demo-random"))
@@ -60,12 +60,8 @@ def study_summary(study: Study) -> dict[str, Any]:
 
 
 def _commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True,
-                             cwd=Path(__file__).resolve().parent)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.CalledProcessError):
-        return None
+    head, _ = checkout()
+    return head[:7] if head else None
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -12,12 +12,13 @@ import json
 import os
 import platform
 import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from experiments.provenance import checkout
 
 __all__ = ["RECORD_VERSION", "Run", "git_commit", "public_settings"]
 
@@ -27,16 +28,8 @@ RECORD_VERSION = 1
 
 def git_commit(root: Path = ROOT) -> dict[str, Any]:
     """``{"commit": HEAD or None, "dirty": bool or None}`` of the checkout at ``root``."""
-    def git(*a: str) -> str | None:
-        try:
-            p = subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return p.stdout.strip() if p.returncode == 0 else None
-
-    head = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no") if head else None
-    return {"commit": head, "dirty": None if status is None else bool(status)}
+    head, dirty = checkout(root)
+    return {"commit": head, "dirty": dirty}
 
 
 _PASSWORD = re.compile(r"(://[^:/@]+:)[^@]*@")
