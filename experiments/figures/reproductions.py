@@ -22,7 +22,8 @@ from experiments.figures import shi2020 as shi_records
 from experiments.figures.fmt import pct, signed, thousands
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["FIGURES", "commands", "d2nn_row", "hasco_row", "headline", "recorded_cpu", "recorded_hours", "shi2020_row"]
+__all__ = ["FIGURES", "commands", "d2nn_row", "hasco_row", "headline", "recorded_cpu", "recorded_hours", "shi2020_row",
+           "withdrawn_phrase", "withdrawn_searches"]
 
 HASCO_SW = "docs/reproduction/results/hasco-sw-search/results.json"
 HASCO_SW_3_5 = "docs/reproduction/results/hasco-sw-search/seeds-3-5/results.json"
@@ -62,10 +63,14 @@ def recorded_hours(r: dict[str, Any]) -> float:
     seconds, the deterministic steps, the inner-BO ablation's runs): the figure of
     table.md's first line (``coexplore reproduce shi2020``'s own sum; the final re-maps
     are not included; the inner-BO ablation's exact run beside it is step 3's own search,
-    already counted). Worker time, not elapsed time: two workers ran side by side."""
+    already counted). Worker time, not elapsed time: two workers ran side by side. The
+    searches of a workload whose figures are withdrawn (:func:`withdrawn_searches`) are left
+    out: their times are search figures without a record too."""
     seconds = 0.0
     for res in [*r["workloads"].values(), *(r.get("ablation_table") or {}).values()]:
         seconds += sum(res[k]["seconds"] for k in ("baseline", "software_only") if k in res)
+        if shi_records.withdrawn(res):
+            continue
         for by_opt in (res.get("both") or {}).values():
             seconds += sum(sum(s["seconds"]) for s in by_opt.values())
     seconds += sum(run["seconds"] for run in (r.get("inner_bo") or {}).get("runs", []))
@@ -75,9 +80,12 @@ def recorded_hours(r: dict[str, Any]) -> float:
 def recorded_cpu(r: dict[str, Any]) -> tuple[float, int, int]:
     """Summed worker CPU time of the searches ``results.json`` records: (hours over the
     searches that kept it, how many did, how many searches in all) -- table.md's second
-    time figure. Searches run before trials kept CPU time have ``None``."""
+    time figure. Searches run before trials kept CPU time have ``None``; those of a
+    workload whose figures are withdrawn are not counted (:func:`withdrawn_searches`)."""
     seconds, known, runs = 0.0, 0, 0
     for res in [*r["workloads"].values(), *(r.get("ablation_table") or {}).values()]:
+        if shi_records.withdrawn(res):
+            continue
         for by_opt in (res.get("both") or {}).values():
             for s in by_opt.values():
                 cpus = s.get("cpu_seconds") or [None] * len(s["seconds"])
@@ -85,6 +93,20 @@ def recorded_cpu(r: dict[str, Any]) -> tuple[float, int, int]:
                 known += sum(c is not None for c in cpus)
                 seconds += sum(c for c in cpus if c is not None)
     return seconds / 3600.0, known, runs
+
+
+def withdrawn_searches(r: dict[str, Any]) -> list[str]:
+    """The workloads of ``results.json`` whose searches are withdrawn (no committed record,
+    :func:`experiments.figures.shi2020.withdrawn`): their search times are left out of
+    :func:`recorded_hours` and :func:`recorded_cpu`, and each sum says so."""
+    return [wl for wl, res in r["workloads"].items() if shi_records.withdrawn(res)]
+
+
+def withdrawn_phrase(r: dict[str, Any]) -> str:
+    """What the summed run times leave out ("" when nothing is withdrawn)."""
+    gone = withdrawn_searches(r)
+    return (f"; not the searches of {', '.join(gone)}, withdrawn with their figures for want of a record" if gone
+            else "")
 
 
 def _cpu_phrase(r: dict[str, Any]) -> str:
@@ -103,17 +125,21 @@ def shi2020_row(root: Path) -> str:
         return pct(ws[k]["software_only"]["edp_uj_ms"] / ws[k]["baseline"]["edp_uj_ms"] - 1)
 
     def both(k: str, mode: str = "iso", std: bool = True) -> str:
+        if shi_records.withdrawn(ws[k]):   # no committed record backs the search's figures
+            return shi_records.WITHDRAWN
         e = ws[k]["both"][mode][opt]["edp_uj_ms"]
         return pct(e["change_mean"]) + (f" ± {100 * e['change_std']:.1f}" if std else "")
 
     def bound(k: str, mode: str = "iso") -> str:
         return pct(ws[k]["bound"][mode]["edp_uj_ms"] / ws[k]["baseline"]["edp_uj_ms"] - 1)
 
-    def short(k: str) -> str:
-        return f"{100 * ws[k]['against_paper']['shortfall_points']:.1f} points short"
-
     def paper(k: str) -> str:
         return pct(ws[k]["against_paper"]["paper"] - 1, 0)
+
+    def short(k: str, of: bool = False) -> str:
+        if shi_records.withdrawn(ws[k]):   # the shortfall is the search's figure against the paper's
+            return f"paper {paper(k)}" if of else "its shortfall withdrawn with it"
+        return f"{100 * ws[k]['against_paper']['shortfall_points']:.1f} points short" + (f" of {paper(k)}" if of else "")
 
     _reading(ws["resnet50"], "resnet50", "short")
     _reading(ws["dqn"], "dqn", "below the bound")
@@ -128,11 +154,6 @@ def shi2020_row(root: Path) -> str:
         raise RecordError(
             f"{shi_records.RESULTS}: settings.budgets differ beyond ResNet-50: {budgets}"
         )
-    rerun = (
-        "needs a rerun: its search records were never committed; "
-        if ws["dqn"].get("search_records_missing")
-        else ""
-    )
     runs = r["inner_bo"]["runs"]
     shares = [100 * x["inner_infeasible"] / x["inner_proposals"] for x in runs]
     abl = r["ablation_table"]
@@ -146,22 +167,23 @@ def shi2020_row(root: Path) -> str:
         f"constraints; AlexNet latency {min(lat):.2f}–{max(lat):.2f}× the chip's), Horowitz energies, "
         f"{st['seeds']} seeds × {others[0]} hardware evaluations (ResNet-50 {budgets['resnet50']}), exact inner "
         f"mapper; ± = sample std (ddof 1, n = {n.pop()}). At iso resources ({iso_pes} PEs, Eyeriss's storage), "
-        f"software only → both: ResNet-50 {sw('resnet50')} → **{both('resnet50')}** ({short('resnet50')} of "
-        f"{paper('resnet50')}; bound {bound('resnet50')}, so the search budget, not the model); DQN at batch 1 "
-        f"{sw('dqn')} → **{both('dqn')}** ({rerun}{short('dqn')} of {paper('dqn')}; the compulsory-traffic bound "
+        f"software only → both: ResNet-50 {sw('resnet50')} → **{both('resnet50')}** ({short('resnet50', True)}; "
+        f"bound {bound('resnet50')}, so the search budget, not the model); DQN at batch 1 "
+        f"{sw('dqn')} → **{both('dqn')}** ({short('dqn', True)}; the compulsory-traffic bound "
         f"is {bound('dqn')}: DRAM weight traffic); DQN at batch 32 {sw('dqn@32')} → **{both('dqn@32')}** "
         f"({short('dqn@32')}; bound {bound('dqn@32')}); MLP {sw('mlp')} → {both('mlp', std=False)} (batch 1, "
         f"bound {bound('mlp')}), {sw('mlp@32')} → {both('mlp@32', std=False)} (batch 32); Transformer "
         f"{sw('transformer')} → {both('transformer')}. Free resources (≤ {thousands(free_pes)} PEs): ResNet-50 "
-        f"{both('resnet50', 'free', False)}, DQN {both('dqn', 'free', False)} / {both('dqn@32', 'free', False)}, "
+        f"{both('resnet50', 'free', False)}, DQN at batch 1 {both('dqn', 'free', False)}, at batch 32 "
+        f"{both('dqn@32', 'free', False)}, "
         f"Transformer {both('transformer', 'free', False)}. The paper's inner BO ({r['inner_bo']['workload'].upper()}, "
         f"capacity unknown, {r['inner_bo']['inner_budget']} mappings per layer): best EDP "
         f"{inner_edp} uJ·ms vs {exact_edp} with the exact inner mapper, "
         f"{min(shares):.0f}–{max(shares):.0f} % of its proposals infeasible; energy-table ablation (normalized): "
         f"DQN {pct(abl['dqn']['both']['iso'][opt]['edp_uj_ms']['change_mean'])}, DQN@32 "
         f"{pct(abl['dqn@32']['both']['iso'][opt]['edp_uj_ms']['change_mean'])}; run wall time "
-        f"{recorded_hours(r):.1f} h summed over the runs (two workers side by side, so not elapsed time), "
-        f"{_cpu_phrase(r)}; "
+        f"{recorded_hours(r):.1f} h summed over the runs (two workers side by side, so not elapsed time"
+        f"{withdrawn_phrase(r)}), {_cpu_phrase(r)}; "
         "the previous figures (same heuristic mapper for baseline and search) are withdrawn"
     )
 
@@ -335,7 +357,7 @@ def commands(root: Path) -> str:
         "comparison and budget sweep of issue 42 (six outer optimizers, 16–120 evaluations, 10 seeds, 95 % "
         "t-intervals) are built, `coexplore reproduce shi2020_sweep`, and wait for the faster mapper | full run: "
         f"wall time {recorded_hours(shi):.1f} h summed over the runs (two workers side by side, so not elapsed "
-        f"time; the final re-maps not included), {_cpu_phrase(shi)}; `--steps-only`: "
+        f"time; the final re-maps not included{withdrawn_phrase(shi)}), {_cpu_phrase(shi)}; `--steps-only`: "
         f"{_duration(steps['wall_seconds_this_invocation'])} of wall time for the invocation that wrote "
         f"`{SHI_STEPS}` (`wall_seconds_this_invocation`), CPU time not recorded |",
         "| MeLoPPR, DAC 2021 | `coexplore reproduce meloppr` (resumable); the synthetic operating points: "
@@ -369,6 +391,7 @@ FIGURES = {
     "reproductions-headline": (
         (
             shi_records.RESULTS,
+            meloppr_records.RESULTS,
             hasco_records.RESULTS,
             HASCO_SW,
             HASCO_SW_3_5,

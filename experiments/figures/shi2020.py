@@ -9,7 +9,7 @@ from typing import Any
 from experiments.figures.fmt import pct, thousands
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["FIGURES", "RESULTS", "decomposition", "inner_bo"]
+__all__ = ["FIGURES", "RESULTS", "WITHDRAWN", "decomposition", "inner_bo", "withdrawn"]
 
 RESULTS = "docs/reproduction/results/shi2020/results.json"
 
@@ -25,6 +25,19 @@ ROWS = (
 )
 OPTIMIZER = "constrained-bo"
 FOOTNOTE = " ¹"
+WITHDRAWN = "withdrawn until rerun: its search records were never committed"
+"""What every table prints in place of a search figure (step 3: the co-designed
+hardware's EDP, energy, latency, evaluations to beat, run times, proofs) of a workload
+whose searches have no committed record (:func:`withdrawn`)."""
+
+
+def withdrawn(w: dict[str, Any]) -> bool:
+    """Whether workload entry ``w``'s step-3 figures are withdrawn: the entry was reused
+    from an invocation whose search records were never committed
+    (``search_records_missing``, set by ``coexplore reproduce shi2020 --reuse`` when the
+    record store lacks any of its searches; DQN at batch 1), so no committed record backs
+    them. Its baseline, software-only and bound figures are not searches and stay."""
+    return bool(w.get("search_records_missing"))
 
 
 def _row(cells: list[str]) -> str:
@@ -64,7 +77,8 @@ def decomposition(root: Path) -> str:
     the compulsory-traffic bound, at iso and free resources."""
     r = load_json(root, RESULTS)
     ws = r["workloads"]
-    n = {len(_both(ws[k], m, k)["edp_uj_ms"]["changes"]) for k, *_ in ROWS for m in ("iso", "free")}
+    n = {len(_both(ws[k], m, k)["edp_uj_ms"]["changes"]) for k, *_ in ROWS for m in ("iso", "free")
+         if not withdrawn(ws[k])}
     lines = [
         f"Mean ± sample std (ddof = 1) over n = {', '.join(map(str, sorted(n)))} seeds; "
         f"`{RESULTS}`.",
@@ -88,13 +102,17 @@ def decomposition(root: Path) -> str:
     for key, label, batch, note in ROWS:
         w = ws[key]
         base = w["baseline"]
-        mark = FOOTNOTE if w.get("search_records_missing") else ""
         iso, free = _both(w, "iso", key), _both(w, "free", key)
-        beat = [
-            f"{sum(e is not None for e in s['evals_to_beat_baseline'])}/{s['n']}"
-            for s in (iso, free)
-        ]
-        secs = [thousands(sum(s["seconds"]) / len(s["seconds"])) for s in (iso, free)]
+        if withdrawn(w):
+            both_iso = both_free = WITHDRAWN + FOOTNOTE
+            beat = secs = ["withdrawn"]
+        else:
+            both_iso, both_free = _mean_std(iso), _mean_std(free)
+            beat = [
+                f"{sum(e is not None for e in s['evals_to_beat_baseline'])}/{s['n']}"
+                for s in (iso, free)
+            ]
+            secs = [thousands(sum(s["seconds"]) / len(s["seconds"])) for s in (iso, free)]
         paper = w.get("against_paper", {}).get("paper")
         lines.append(
             _row(
@@ -102,9 +120,9 @@ def decomposition(root: Path) -> str:
                     label,
                     batch,
                     pct(_change(w["software_only"], base)),
-                    _mean_std(iso) + mark,
+                    both_iso,
                     pct(_change(w["bound"]["iso"], base)),
-                    _mean_std(free) + mark,
+                    both_free,
                     pct(_change(w["bound"]["free"], base)),
                     ", ".join(beat),
                     ", ".join(secs),

@@ -99,7 +99,8 @@ from accelerators.spatial import SpatialArray
 from evaluators.base import Evaluation
 from evaluators.loopnest.compulsory import energy_lower_bound_pj, latency_lower_bound_cycles
 from evaluators.nested import NestedEvaluator
-from experiments.figures.reproductions import recorded_cpu, recorded_hours
+from experiments.figures.reproductions import recorded_cpu, recorded_hours, withdrawn_phrase
+from experiments.figures.shi2020 import WITHDRAWN, withdrawn
 from experiments.records import RecordStore, plain, trials_ref
 from mappers import zoo
 
@@ -888,11 +889,11 @@ def main(argv: list[str] | None = None) -> dict:
                          else ""), flush=True)
             else:
                 results["workloads"][wl] = decomposition(wl, spec, args, storage, store, modes=modes)
-            if not args.steps_only:
-                lost = results["workloads"][wl].get("search_records_missing")
+            if withdrawn(results["workloads"][wl]):   # its curves are search figures without a record
+                print(f"{wl}: no convergence plot ({WITHDRAWN})", flush=True)
+            elif not args.steps_only:
                 plot(results["workloads"][wl], args.out / f"convergence_{wl}.png",
-                     f"{wl}: median and range over {args.seeds} seeds"
-                     + (" -- search records lost, needs a rerun" if lost else ""))
+                     f"{wl}: median and range over {args.seeds} seeds")
             save(False)
     if "table-ablation" not in args.skip and not args.steps_only:
         for wl in abl:
@@ -956,14 +957,17 @@ def decomposition_rows(wl: str, res: dict[str, Any], batch: str, cmd: str, paper
         secs=f"{sw['seconds']:.0f}")
     for mode, by_opt in res["both"].items():
         for opt, s in by_opt.items():
-            beat = [x for x in s["evals_to_beat_baseline"] if x is not None]
             p = paper_change(wl) if paper and mode == "iso" and opt == "constrained-bo" else None
-            lost = " **(reused results.json entry whose search records were never committed: needs a rerun)**" \
-                if res.get("search_records_missing") else ""
-            row(f"both: co-designed hardware ({opt}) + best mapping{lost}", mode, _pm(s["edp_uj_ms"]),
+            pap = f"{100 * p:+.0f} %" if p is not None else "--"
+            if withdrawn(res):   # a reused entry whose searches have no record: none of its figures is shown
+                row(f"both: co-designed hardware ({opt}) + best mapping", mode, f"**{WITHDRAWN}**", "--", "--",
+                    pap=pap)
+                continue
+            beat = [x for x in s["evals_to_beat_baseline"] if x is not None]
+            row(f"both: co-designed hardware ({opt}) + best mapping", mode, _pm(s["edp_uj_ms"]),
                 _pm(s["energy_uj"]), _pm(s["latency_ms"]), f"{len(beat)}/{len(s['evals_to_beat_baseline'])}",
                 f"{np.median(beat):.0f}" if beat else "--", f"{np.mean(s['seconds']):.0f}",
-                f"{100 * p:+.0f} %" if p is not None else "--", _proven(s), _infeasible(s))
+                pap, _proven(s), _infeasible(s))
         b = res["bound"][mode]
         row(f"compulsory-traffic bound ({b['pes']} PEs)", mode, _pct(_change(b["edp_uj_ms"], base["edp_uj_ms"])),
             _pct(_change(b["energy_uj"], base["energy_uj"])), _pct(_change(b["latency_ms"], base["latency_ms"])))
@@ -972,7 +976,8 @@ def decomposition_rows(wl: str, res: dict[str, Any], batch: str, cmd: str, paper
 
 def against_paper_lines(results: dict[str, Any]) -> list[str]:
     """The table.md section of :func:`against_paper` (empty when no workload has a paper figure)."""
-    rows = [(wl, res["against_paper"]) for wl, res in results["workloads"].items() if "against_paper" in res]
+    rows = [(wl, res["against_paper"], withdrawn(res)) for wl, res in results["workloads"].items()
+            if "against_paper" in res]
     if not rows:
         return []
 
@@ -985,11 +990,16 @@ def against_paper_lines(results: dict[str, Any]) -> list[str]:
              "| workload | paper | ours (both) | shortfall (points) | mapping (software only / baseline) "
              "| hardware (both / software only) | bound / baseline | paper / bound | room used | reading |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for wl, a in rows:
+    for wl, a, gone in rows:
         short = "--" if a["shortfall_points"] is None else f"{100 * a['shortfall_points']:+.1f}"
         room = "--" if a["room_used"] is None else f"{100 * a['room_used']:.0f} %"
-        lines.append(f"| {wl} | {f(a['paper'], True)} | {f(a['ours'], True)} | {short} | {f(a['mapping'])} "
-                     f"| {f(a['hardware'])} | {f(a['bound'])} | {f(a['paper_over_bound'])} | {room} | {a['reading']} |")
+        ours, hardware = f(a["ours"], True), f(a["hardware"])
+        reading = a["reading"]
+        if gone:   # what the search gave is withdrawn; mapping, bound and paper have no search in them
+            ours, short, hardware, room = f"**{WITHDRAWN}**", "--", "--", "--"
+            reading = reading if reading == "below the bound" else "--"   # the others read the search
+        lines.append(f"| {wl} | {f(a['paper'], True)} | {ours} | {short} | {f(a['mapping'])} "
+                     f"| {hardware} | {f(a['bound'])} | {f(a['paper_over_bound'])} | {room} | {reading} |")
     return lines
 
 
@@ -1017,7 +1027,8 @@ def write_table(results: dict, path: Path, args: Any) -> None:
               "negative = better; ± is the sample standard deviation (ddof = 1) over the n seeds. Infeasible "
               "proposals: trials that gave no design (INFEASIBLE or FAILED) over all trials. Wall time of the runs "
               f"recorded here, summed over workers: {recorded_hours(results):.1f} h (searches and deterministic "
-              f"steps; not the final re-maps; not elapsed time: two workers ran side by side). {cpu}.",
+              f"steps; not the final re-maps{withdrawn_phrase(results)}; not elapsed time: two workers ran side by "
+              f"side). {cpu}.",
               "", *HEADER]
     for wl, res in results["workloads"].items():
         lines += decomposition_rows(wl, res, batches.get(wl, ""), cmd)

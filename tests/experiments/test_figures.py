@@ -339,3 +339,42 @@ def test_d2nn_paper_scale_recomputed_from_its_record(tmp_path):
     (tmp_path / PAPER_SCALE).write_text(json.dumps(d))
     with pytest.raises(RecordError, match="disagree"):
         paper_scale(tmp_path)
+
+
+@pytest.mark.parametrize("flag", ["dqn", "resnet50", None])
+def test_a_workload_without_search_records_shows_no_search_figure(flag, tmp_path):
+    """The decomposition block and the REPRODUCTION.md headline print the withdrawal in
+    place of a flagged workload's search figures (``search_records_missing``: DQN at
+    batch 1 in the committed record), and the figures of every unflagged one."""
+    from experiments.figures.shi2020 import WITHDRAWN
+
+    committed = figure("reproductions-headline").render(ROOT)
+    root = _tree(tmp_path, *figure("reproductions-headline").records)
+    rec = json.loads((root / SHI).read_text())
+    assert [k for k, v in rec["workloads"].items() if v.get("search_records_missing")] == ["dqn"]
+    for k, v in rec["workloads"].items():
+        v["search_records_missing"] = k == flag
+    (root / SHI).write_text(json.dumps(rec))
+    table = figure("shi2020-decomposition").render(root)
+    head = figure("reproductions-headline").render(root)
+    if flag == "dqn":
+        assert head == committed
+    label = {"dqn": ("DQN", "1 (acting)", "DQN at batch 1 −1.6 % → **"),
+             "resnet50": ("ResNet-50", "1", "ResNet-50 −8.6 % → **")}
+    for k, (name, batch, lead) in label.items():
+        w = rec["workloads"][k]
+        means = [
+            f"{100 * w['both'][m]['constrained-bo']['edp_uj_ms']['change_mean']:.1f} %".replace("-", "−")
+            for m in ("iso", "free")
+        ]
+        row = next(ln for ln in table.splitlines() if ln.startswith(f"| {name} | {batch} |"))
+        short = f"{100 * w['against_paper']['shortfall_points']:.1f} points short"
+        if k == flag:
+            assert row.count(WITHDRAWN) == 2 and not any(m in row for m in means), row
+            assert lead + WITHDRAWN + "**" in head and short not in head
+            assert not any(lead + m in head for m in means)
+        else:
+            assert WITHDRAWN not in row and all(m in row for m in means), row
+            assert lead + means[0] in head and short in head
+    if flag is None:
+        assert WITHDRAWN not in head and WITHDRAWN not in table

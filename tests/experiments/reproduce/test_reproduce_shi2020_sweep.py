@@ -167,14 +167,57 @@ def test_committed_records_agree_with_themselves():
         {"all_layers_proven_optimal": True, "worst_layer_gap": 0.0, shi2020.STALE_GAP_FIELD: 2.5}
 
 
-def test_the_dqn_batch_1_figures_are_marked_as_needing_a_rerun():
+def _search_cells(res: dict) -> list[str]:
+    """The figures a workload's search rows print (EDP, energy, latency, mean ± std, n)."""
+    return [shi2020._pm(s[k]) for by_opt in res["both"].values() for s in by_opt.values()
+            for k in ("edp_uj_ms", "energy_uj", "latency_ms")]
+
+
+def test_the_dqn_batch_1_search_figures_are_withdrawn():
     """DQN at batch 1 was finished before the steps cache was committed: its searches have
-    no record, so its rows say so (and the other workloads' do not)."""
+    no record, so table.md prints the withdrawal in place of every search figure (and the
+    other workloads' rows print theirs); its steps stay."""
     table = (RESULTS / "table.md").read_text()
-    marked = [line.split(" | ")[0].strip("| ") for line in table.splitlines() if "needs a rerun" in line]
-    assert marked and set(marked) == {"dqn"}
     results = json.loads((RESULTS / "results.json").read_text())
     assert results["workloads"]["dqn"]["search_records_missing"] is True
     assert not any(v.get("search_records_missing") for k, v in results["workloads"].items() if k != "dqn")
+    both = [line for line in table.splitlines() if "co-designed hardware" in line]
+    gone = {line.split(" | ")[0].strip("| ") for line in both if shi2020.WITHDRAWN in line}
+    assert gone == {"dqn"}
+    dqn = results["workloads"]["dqn"]
+    for cell in _search_cells(dqn):
+        assert cell not in table, cell
+    a = dqn["against_paper"]
+    paper_row = next(line for line in table.splitlines() if line.startswith("| dqn | -40.0 % |"))
+    assert shi2020.WITHDRAWN in paper_row and f"{100 * a['shortfall_points']:+.1f}" not in paper_row
+    assert f"{a['mapping']:.3f}" in paper_row and "below the bound" in paper_row     # no search in these
+    assert "| dqn | 1 (acting) | baseline: Eyeriss v1 + best row-stationary mapping |" in table
+    assert not (RESULTS / "convergence_dqn.png").exists()
     s = results["workloads"]["resnet50"]["both"]["iso"]["constrained-bo"]["edp_uj_ms"]
     assert s["std_ddof"] == 1 and s["n"] == 5 and s["change_std"] == pytest.approx(np.std(s["changes"], ddof=1))
+
+
+@pytest.mark.parametrize("flag", ["dqn", "resnet50"])
+def test_a_workload_without_search_records_never_shows_its_search_figures(flag, tmp_path):
+    """The withdrawal follows the flag, not the workload's name: flagged, a workload's
+    search figures are gone from every table line; unflagged, they are printed."""
+    results = json.loads((RESULTS / "results.json").read_text())
+    for wl, res in results["workloads"].items():
+        res["search_records_missing"] = wl == flag
+    args = type("A", (), {"quick": False, "steps_only": False})()
+    shi2020.write_table(results, tmp_path / "table.md", args)
+    table = (tmp_path / "table.md").read_text()
+    for wl, res in results["workloads"].items():
+        rows = "\n".join(line for line in table.splitlines() if line.startswith(f"| {wl} |"))
+        cells = _search_cells(res)
+        if wl == flag:
+            assert not any(c in rows for c in cells), wl
+            assert rows.count(shi2020.WITHDRAWN) == len(res["both"]) + ("against_paper" in res)
+        else:
+            assert all(c in rows for c in cells) and shi2020.WITHDRAWN not in rows, wl
+    lost = sum(sum(s["seconds"]) for by_opt in results["workloads"][flag]["both"].values() for s in by_opt.values())
+    for res in results["workloads"].values():
+        res["search_records_missing"] = False
+    assert shi2020.recorded_hours(results) * 3600 - lost == pytest.approx(
+        shi2020.recorded_hours({**results, "workloads": {
+            k: {**v, "search_records_missing": k == flag} for k, v in results["workloads"].items()}}) * 3600)
