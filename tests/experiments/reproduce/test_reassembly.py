@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from experiments.reproduce import d2nn, hasco, meloppr
+from experiments.reproduce import d2nn, hasco, meloppr, shi2020
 from experiments.search_quality import hasco_sw_search
 
 RESULTS = Path(__file__).resolve().parents[3] / "docs" / "reproduction" / "results"
@@ -27,12 +28,22 @@ SW_PAIRS = ("gemm:GEMM gemm:GEMV gemv:GEMV conv2d:CONV conv2d:GEMM conv2d:GEMV d
             "xception:GEMM xception:CONV")
 SW = "python -m experiments.search_quality.hasco_sw_search"
 
+SHI_STEPS_CMD = "coexplore reproduce shi2020 --steps-only"
+
+
+def _shi_steps_table(res: dict, path: Path, cmd: str) -> None:
+    """shi2020's write_table takes the run's arguments, from which it prints the command."""
+    assert cmd == SHI_STEPS_CMD
+    shi2020.write_table(res, path, SimpleNamespace(quick=False, steps_only=True))
+
+
 WRITE_TABLE = {
     # results directory: (the reproduction's write_table, how it reads results.json, the run's command)
     "d2nn": (d2nn.write_table, None, "coexplore reproduce d2nn"),
     "d2nn_epochs4": (d2nn.write_table, None, "coexplore reproduce d2nn --epochs 4"),
     "hasco": (hasco.write_table, None, "coexplore reproduce hasco --seeds 10 --workers 1 --out runs/reproduce/hasco-full"),
     "meloppr": (meloppr.write_table, meloppr.load_results, "coexplore reproduce meloppr"),
+    "shi2020-steps": (_shi_steps_table, None, SHI_STEPS_CMD),
 }
 
 SW_SEARCH = {
@@ -47,14 +58,9 @@ SW_SEARCH = {
 #: the HASCO enumeration through its write_table (test_reproduce_hasco_enumerate.py)
 REUSE_TESTED = {"shi2020", "hasco-enumerate"}
 
-NOT_REASSEMBLED = {
-    # The steps-only run predates the current table (no infeasible-proposals column, no
-    # wall/CPU time line) and its records do not cover every step under the current
-    # settings: `shi2020 --steps-only --reuse ... --cache-from results/shi2020/records`
-    # recomputes the baseline figures (DQN's, the first workload). It needs a rerun, not a
-    # test that pins the stale file.
-    "shi2020-steps",
-}
+NOT_REASSEMBLED: set[str] = set()
+"""Committed tables no test rebuilds (none: the steps-only run, stale before, was rerun and
+its records committed)."""
 
 
 @pytest.mark.parametrize("name", sorted(WRITE_TABLE))
@@ -74,6 +80,42 @@ def test_hascos_software_search_tables_are_their_records_byte_for_byte(name):
     s = r["settings"]
     text = hasco_sw_search.table(r["pairs"], r["summary"], s["budget"], s["seeds"], SW_SEARCH[name])
     assert text.encode() == (root / "table.md").read_bytes()
+
+
+def test_shis_steps_only_records_rebuild_its_table_with_nothing_mapped(tmp_path, monkeypatch):
+    """``coexplore reproduce shi2020 --steps-only`` continued from its committed record store
+    maps nothing (the RS check and every baseline and software-only step are records; the
+    bounds are computed) and writes the committed table byte for byte."""
+    def nothing(*a, **k):
+        raise AssertionError("the committed steps-only records hold every step")
+
+    monkeypatch.setattr(shi2020, "figures", nothing)
+    monkeypatch.setattr(shi2020, "rs_check", nothing)
+    root = RESULTS / "shi2020-steps"
+    shi2020.main(["--steps-only", "--cache-from", str(root / "records"), "--out", str(tmp_path)])
+    assert (tmp_path / "table.md").read_bytes() == (root / "table.md").read_bytes()
+
+
+def test_the_dqn_batch_1_steps_of_the_full_run_are_the_steps_only_records():
+    """DQN at batch 1's entry in the full run has no records of its own (its searches' are
+    withdrawn); its baseline and software-only figures are backed by the steps-only run's
+    committed records, which hold the same values (and so do the other workloads'), the
+    one exception stated beside the figures in docs/reproduction/shi2020.md."""
+    from experiments.records import RecordStore
+
+    full = json.loads((RESULTS / "shi2020" / "results.json").read_text())["workloads"]
+    store = RecordStore(RESULTS / "shi2020-steps" / "records")
+    fields = ("edp_uj_ms", "energy_uj", "latency_ms", "utilization", "area_mm2", "all_layers_proven_optimal")
+    differ = []
+    for wl, (spec, _) in shi2020.WORKLOADS.items():
+        for step in ("baseline", "software_only"):
+            rec = store.get(shi2020.KINDS["step"], shi2020.step_settings(step, wl, spec, shi2020.TECH))
+            assert rec is not None, (wl, step)
+            differ += [(wl, step, f) for f in fields if rec[f] != full[wl][step][f]]
+    assert not any(wl == "dqn" for wl, *_ in differ)
+    assert differ == [("resnet50", "software_only", "edp_uj_ms"), ("resnet50", "software_only", "energy_uj")]
+    rec = store.get(shi2020.KINDS["step"], shi2020.step_settings("software_only", "resnet50", "resnet50", shi2020.TECH))
+    assert rec["edp_uj_ms"] / full["resnet50"]["software_only"]["edp_uj_ms"] - 1 == pytest.approx(-4.2e-4, abs=1e-5)
 
 
 def test_a_changed_record_changes_the_table(tmp_path):
