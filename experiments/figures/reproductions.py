@@ -28,7 +28,7 @@ __all__ = ["FIGURES", "commands", "d2nn_row", "hasco_row", "headline", "recorded
 HASCO_SW = "docs/reproduction/results/hasco-sw-search/results.json"
 HASCO_SW_3_5 = "docs/reproduction/results/hasco-sw-search/seeds-3-5/results.json"
 HASCO_SW_6_15 = "docs/reproduction/results/hasco-sw-search/seeds-6-15/results.json"
-SHI_STEPS = "docs/reproduction/results/shi2020-steps/results.json"
+SHI_STEPS = shi_records.STEPS
 
 #: the papers' claims, quoted: Shi et al., "Learned Hardware/Software Co-Design of Neural
 #: Accelerators" (arXiv 2010.02075, 2020); Xiao et al., "HASCO" (ISCA 2021); Li et al.,
@@ -338,7 +338,7 @@ def commands(root: Path) -> str:
     """Each reproduction's command and its run time as its records give it: wall time
     (summed over workers or units where several ran side by side, so not elapsed time)
     and summed CPU time, each named, or "not recorded"."""
-    shi, steps = load_json(root, shi_records.RESULTS), load_json(root, SHI_STEPS)
+    shi = load_json(root, shi_records.RESULTS)
     mel = load_json(root, meloppr_records.RESULTS)
     has = load_json(root, hasco_records.RESULTS)["settings"]
     d2 = load_json(root, d2nn_records.RESULTS)["compute"]
@@ -358,8 +358,7 @@ def commands(root: Path) -> str:
         "t-intervals) are built, `coexplore reproduce shi2020_sweep`, and wait for the faster mapper | full run: "
         f"wall time {recorded_hours(shi):.1f} h summed over the runs (two workers side by side, so not elapsed "
         f"time; the final re-maps not included{withdrawn_phrase(shi)}), {_cpu_phrase(shi)}; `--steps-only`: "
-        f"{_duration(steps['wall_seconds_this_invocation'])} of wall time for the invocation that wrote "
-        f"`{SHI_STEPS}` (`wall_seconds_this_invocation`), CPU time not recorded |",
+        f"{shi_records.steps_time_phrase(root)} |",
         "| MeLoPPR, DAC 2021 | `coexplore reproduce meloppr` (resumable); the synthetic operating points: "
         "`coexplore reproduce meloppr --operating-points-only --merge-into docs/reproduction/results/meloppr` | "
         + reuse.format(rec=meloppr_records.RESULTS, wall=_duration(mel["seconds"]), key="seconds")
@@ -385,7 +384,8 @@ def commands(root: Path) -> str:
 
 FIGURES = {
     "reproductions-commands": (
-        (shi_records.RESULTS, SHI_STEPS, meloppr_records.RESULTS, hasco_records.RESULTS, d2nn_records.RESULTS),
+        (shi_records.RESULTS, SHI_STEPS, *shi_records.STEPS_RECORD_FILES, meloppr_records.RESULTS,
+         hasco_records.RESULTS, d2nn_records.RESULTS),
         commands,
     ),
     "reproductions-headline": (

@@ -3,15 +3,29 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 from experiments.figures.fmt import pct, thousands
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["FIGURES", "RESULTS", "WITHDRAWN", "decomposition", "inner_bo", "withdrawn"]
+__all__ = ["FIGURES", "RESULTS", "STEPS", "WITHDRAWN", "command_times", "decomposition", "inner_bo", "steps_cpu",
+           "withdrawn"]
 
 RESULTS = "docs/reproduction/results/shi2020/results.json"
+STEPS = "docs/reproduction/results/shi2020-steps/results.json"
+"""``coexplore reproduce shi2020 --steps-only``'s results.json; its record store is
+:data:`STEPS_RECORDS` beside it."""
+STEPS_RECORDS = "docs/reproduction/results/shi2020-steps/records"
+_REPO = Path(__file__).resolve().parents[2]
+STEPS_RECORD_FILES = tuple(sorted(str(p.relative_to(_REPO)) for p in (_REPO / STEPS_RECORDS).rglob("*.json")))
+"""The committed files of :data:`STEPS_RECORDS` (named for the catalog; :func:`steps_cpu`
+reads the store under the root it is given)."""
+INNER_EFFORT_LAYERS = "docs/benchmarks/shi2020_inner_effort_resnet50_layers.json"
+RS_BASELINE = "docs/validation/rs_baseline.txt"
+INNER_FEASIBILITY = "docs/search_quality/inner_feasibility.json"
 
 #: (key in results.json, workload label, batch label, note beside the paper's figure);
 #: labels only, every number comes from the record
@@ -168,7 +182,85 @@ def inner_bo(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def steps_cpu(root: Path) -> tuple[float, int, int]:
+    """CPU seconds of the steps-only run as its record store keeps them: each record's
+    ``cpu_s`` (the process's CPU time while it computed the RS check or a baseline or
+    software-only step) summed over the records that have one, how many do, and how many
+    records there are. The bounds (no record, computed in a moment) and the start-up are not
+    in it. ``(0.0, 0, 0)`` when the store is not committed."""
+    seconds, known, n = 0.0, 0, 0
+    for path in sorted((root / STEPS_RECORDS).rglob("*.json")):
+        try:
+            rec = json.loads(path.read_text())
+        except json.JSONDecodeError as e:
+            raise RecordError(f"{path.relative_to(root)}: not valid JSON ({e})") from None
+        n += 1
+        if rec.get("cpu_s") is not None:
+            known += 1
+            seconds += rec["cpu_s"]
+    return seconds, known, n
+
+
+def steps_time_phrase(root: Path) -> str:
+    """The steps-only run's run time in words: its invocation's wall time and, where its
+    records keep it, their summed CPU time."""
+    wall = load_json(root, STEPS)["wall_seconds_this_invocation"]
+    cpu, known, n = steps_cpu(root)
+    out = f"{_minutes(wall)} of wall time for the invocation that wrote `{STEPS}` (`wall_seconds_this_invocation`)"
+    if known:
+        over = f"its {n} records" if known == n else f"the {known} of its {n} records that keep it"
+        return out + (f", {_minutes(cpu)} of CPU time summed over {over} (`{STEPS_RECORDS}`, `cpu_s`: the RS check, "
+                      "baselines and software-only steps; the bounds and start-up not included)")
+    return out + ", CPU time not recorded"
+
+
+def _rs_baseline_seconds(root: Path) -> tuple[float, int]:
+    """The wall seconds of ``rs_baseline``'s exact-mapper searches as its output prints
+    them (``CONVn rs_opt|free_opt  S s``), summed, and how many there are."""
+    try:
+        text = (root / RS_BASELINE).read_text()
+    except FileNotFoundError:
+        raise RecordError(f"record {RS_BASELINE} not found under {root}") from None
+    found = [float(m.group(1)) for m in re.finditer(r"^\s+CONV\d+ (?:rs_opt|free_opt)\s+([0-9.]+) s\b", text, re.M)]
+    if len(found) != 10:
+        raise RecordError(f"{RS_BASELINE}: {len(found)} exact-mapper searches with their seconds, expected 10 "
+                          "(RS and free for CONV1-5)")
+    return sum(found), len(found)
+
+
+def command_times(root: Path) -> str:
+    """Run times of shi2020.md's commands whose records keep them, each with the field it is
+    summed from and whether it is wall or CPU time."""
+    from experiments.figures.benchmarks import inner_feasibility_seconds
+
+    eff = load_json(root, INNER_EFFORT_LAYERS)
+    cpu = [v["cpu_s"] for layer in eff["layers"] for k, v in layer.items() if k != "layer"]
+    limits = len(eff["layers"][0]) - 1
+    rs, n_rs = _rs_baseline_seconds(root)
+    feas, n_feas = inner_feasibility_seconds(root)
+    return "\n".join([
+        "Run times from the records, each with the fields it is summed from (a sum over a record's pieces "
+        "leaves out the script's start-up):",
+        "",
+        f"- `--eyeriss-layers` (ResNet-50 per layer on Eyeriss v1): {_minutes(sum(cpu))} of CPU time summed over "
+        f"its {len(eff['layers'])} layers × {limits} node limits (`{INNER_EFFORT_LAYERS}`, `cpu_s`); wall time not "
+        "recorded.",
+        f"- `coexplore reproduce shi2020 --steps-only`: {steps_time_phrase(root)}.",
+        f"- `experiments.validation.rs_baseline`: {_minutes(rs)} of wall time summed over its {n_rs} exact-mapper "
+        f"searches (RS and free, CONV1–5; the seconds `{RS_BASELINE}` prints for each); CPU time not recorded.",
+        f"- `experiments.search_quality.inner_feasibility`: {_minutes(feas)} of wall time summed over its {n_feas} "
+        f"searches and exact proofs, run one after the other (`{INNER_FEASIBILITY}`, each search's `seconds` and "
+        "each layer's `exact_s`); CPU time not recorded.",
+    ]) + "\n"
+
+
 FIGURES = {
+    "shi2020-command-times": ((INNER_EFFORT_LAYERS, STEPS, *STEPS_RECORD_FILES, RS_BASELINE, INNER_FEASIBILITY),
+                              command_times),
     "shi2020-decomposition": ((RESULTS,), decomposition),
     "shi2020-inner-bo": ((RESULTS,), inner_bo),
 }

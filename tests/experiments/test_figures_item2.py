@@ -14,6 +14,7 @@ import pytest
 from experiments.figures import figure
 from experiments.figures.d2nn import FRONT, RESULTS
 from experiments.figures.records import RecordError
+from experiments.figures.shi2020 import steps_cpu
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIALS = "docs/reproduction/results/d2nn/codesign_trials.csv"
@@ -66,7 +67,9 @@ def test_the_commands_table_names_each_run_time_and_its_record(tmp_path):
     d2 = json.loads((ROOT / "docs/reproduction/results/d2nn/results.json").read_text())["compute"]
     assert f"CPU time {d2['cpu_hours']:.1f} h summed over the {d2['by_device']['cpu']} units" in text
     assert f"wall time {d2['wall_hours']:.1f} h summed over units" in text
-    assert text.count("CPU time not recorded") == 4   # Shi (and its steps), MeLoPPR, HASCO and "about 4 h" not in text and "88 min" not in text
+    assert text.count("CPU time not recorded") == 3   # Shi's full run, MeLoPPR, HASCO
+    cpu, known, n = steps_cpu(ROOT)    # the steps-only run's records keep theirs
+    assert known == n > 0 and f"{cpu / 60:.1f} min of CPU time summed over its {n} records" in text and "about 4 h" not in text and "88 min" not in text
     # a rerun whose searches really ran makes the "all reused" sentence refuse to render
     rel = "docs/reproduction/results/hasco/results.json"
     for r in ("docs/reproduction/results/shi2020/results.json", "docs/reproduction/results/shi2020-steps/results.json",
@@ -100,3 +103,57 @@ def test_the_demo_search_figure_is_its_record(tmp_path):
     (tmp_path / DEMO_SEARCH).write_text(json.dumps(rec))
     with pytest.raises(RecordError, match="best_edp_uj_ms or complete disagree"):
         figure("demo-search").render(tmp_path)
+
+
+def test_the_resnet50_proof_time_is_its_records_sum_and_refuses_an_unproven_layer(tmp_path):
+    """cost-model.md's and shi2020.md's "proving ResNet-50's layers takes ..." (typed by hand
+    before, from no record) is mapper_optimality's exact_cpu_s / exact_s summed over its
+    ResNet-50 rows on Eyeriss v1; a record with an unproven one is refused."""
+    import json
+
+    from experiments.figures.benchmarks import MAPPER_OPTIMALITY
+
+    rec = json.loads((ROOT / MAPPER_OPTIMALITY).read_text())
+    rows = [x for x in rec["rows"]["eyeriss_v1"] if x["network"] == "resnet50"]
+    text = figure("resnet50-eyeriss-proof-time").render(ROOT)
+    assert len(rows) == 24
+    assert f"{sum(x['exact_cpu_s'] for x in rows):.1f} s of CPU time" in text
+    assert f"{sum(x['exact_s'] for x in rows):.1f} s of wall time" in text
+    rows[3]["optimal"] = False
+    (tmp_path / MAPPER_OPTIMALITY).parent.mkdir(parents=True)
+    (tmp_path / MAPPER_OPTIMALITY).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match="1 ResNet-50 layers on eyeriss_v1 are not proven"):
+        figure("resnet50-eyeriss-proof-time").render(tmp_path)
+
+
+def test_shis_command_times_are_their_records_sums(tmp_path):
+    """shi2020.md's run times of --eyeriss-layers, rs_baseline and inner_feasibility (typed
+    "about 6 / 6 / 100 min" before) are sums of the fields their records keep; a changed
+    record changes them, and an rs_baseline output without its ten timed searches is refused."""
+    import json
+    import re
+
+    from experiments.figures import shi2020 as shi
+
+    text = figure("shi2020-command-times").render(ROOT)
+    eff = json.loads((ROOT / shi.INNER_EFFORT_LAYERS).read_text())
+    cpu = sum(v["cpu_s"] for layer in eff["layers"] for k, v in layer.items() if k != "layer")
+    assert f"{cpu / 60:.1f} min of CPU time summed over its 24 layers × 5 node limits" in text
+    rs = [float(x) for x in re.findall(r"(?m)^\s+CONV\d (?:rs_opt|free_opt)\s+([0-9.]+) s", (ROOT / shi.RS_BASELINE).read_text())]
+    assert len(rs) == 10 and f"{sum(rs) / 60:.1f} min of wall time summed over its 10 exact-mapper" in text
+    feas = json.loads((ROOT / shi.INNER_FEASIBILITY).read_text())
+    secs = [r["seconds"] for layer in feas["layers"].values() for runs in layer["searches"].values() for r in runs]
+    secs += [layer["exact_s"] for layer in feas["layers"].values()]
+    assert f"{sum(secs) / 60:.1f} min of wall time summed over its {len(secs)} searches" in text
+    steps = json.loads((ROOT / shi.STEPS).read_text())
+    assert f"{steps['wall_seconds_this_invocation'] / 60:.1f} min of wall time" in text
+    for rel in figure("shi2020-command-times").records:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    feas["layers"][next(iter(feas["layers"]))]["exact_s"] += 600.0
+    (tmp_path / shi.INNER_FEASIBILITY).write_text(json.dumps(feas))
+    assert f"{(sum(secs) + 600) / 60:.1f} min of wall time" in figure("shi2020-command-times").render(tmp_path)
+    out = tmp_path / shi.RS_BASELINE
+    out.write_text("\n".join(ln for ln in out.read_text().splitlines() if "CONV5 free_opt" not in ln))
+    with pytest.raises(RecordError, match="9 exact-mapper searches"):
+        figure("shi2020-command-times").render(tmp_path)
