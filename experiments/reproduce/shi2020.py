@@ -885,7 +885,7 @@ def main(argv: list[str] | None = None) -> dict:
                 results["workloads"][wl] = {**restate_reused(kept), "reused_from_earlier_invocation": True,
                                             "search_records_missing": missing}
                 print(f"{wl}: taken from {args.reuse} (finished earlier with the same settings)"
-                      + ("; its search records are not in the record store: the figures need a rerun" if missing
+                      + ("; its search records are not in the record store, so its search figures are withdrawn until rerun" if missing
                          else ""), flush=True)
             else:
                 results["workloads"][wl] = decomposition(wl, spec, args, storage, store, modes=modes)
