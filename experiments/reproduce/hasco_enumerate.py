@@ -153,7 +153,8 @@ class EnumeratedHasco:
     def __call__(self, point: dict[str, Any]) -> Any:
         from evaluators.base import Evaluation, Infeasible
 
-        row = self._rows.get(self.space.point_key(point))
+        bad = self.space.validate(point, constraints=False)
+        row = None if bad else self._rows.get(self.space.point_key(point))
         if row is None:
             raise ValueError(f"point {point} is not a legal design of {self.space.name}")
         if row["status"] != "COMPLETE":
