@@ -107,7 +107,7 @@ def test_lookup_evaluator_equals_the_live_one(monkeypatch):
     assert e_look.value.reason == e_live.value.reason
     with pytest.raises(ValueError, match="is not a legal design"):
         look({**pts[0], "pe": 4096})
-    with pytest.raises(ValueError, match="no hasco.enumerate record of gemv/GEMV chunk 0"):
+    with pytest.raises(ValueError, match=r"no hasco\.enumerate record of gemv/GEMV chunk 0"):
         en.EnumeratedHasco("GEMV", "gemv", records=os.devnull)
     with pytest.raises(ValueError, match="enumerated spaces"):
         en.EnumeratedHasco("CONV", "conv2d")
