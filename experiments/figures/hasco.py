@@ -7,10 +7,11 @@ from pathlib import Path
 
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["ENUMERATION", "FIGURES", "RESULTS", "energy_and_noise", "ground_truth", "headline"]
+__all__ = ["DSE", "ENUMERATION", "FIGURES", "RESULTS", "dse", "energy_and_noise", "ground_truth", "headline"]
 
 RESULTS = "docs/reproduction/results/hasco/results.json"
 ENUMERATION = "docs/reproduction/results/hasco-enumerate/results.json"
+DSE = "docs/reproduction/results/hasco-dse/results.json"
 
 
 def _x(v: float) -> str:
@@ -150,5 +151,58 @@ def ground_truth(root: Path) -> str:
     return "\n".join(rows) + "\n"
 
 
+_METHODS = (("mobo", "MOBO"), ("random", "random"), ("nsga2", "NSGA-II"))
+
+
+def _iqr(st: dict) -> str:
+    return f"{st['median']:.3f} [{st['q25']:.3f}, {st['q75']:.3f}]"
+
+
+def dse(root: Path) -> str:
+    """MOBO, random search and NSGA-II by hypervolume per evaluation (docs/reproduction/
+    hasco.md, "The DSE comparison"; written by ``python -m experiments.reproduce.hasco_dse``):
+    over all pairs after 5 to 25 evaluations, then per pair after 25 with the leader, the
+    leads recounted from the pairs' medians."""
+    rec = load_json(root, DSE)
+    try:
+        ov, pairs, st = rec["overall"], rec["pairs"], rec["settings"]
+        at = [str(k) for k in st["at"]]
+        rows = ["| hypervolume, median [IQR] over every pair and seed | " + " | ".join(f"after {k}" for k in at) + " |",
+                "|---|" + "---|" * len(at)]
+        for m, name in _METHODS:
+            rows.append(f"| {name} | " + " | ".join(_iqr(ov["at"][m][k]) for k in at) + " |")
+        rows += ["", "| workload | intrinsic | MOBO after 25 | random after 25 | NSGA-II after 25 | leads |",
+                 "|---|---|---|---|---|---|"]
+        leads = dict.fromkeys([m for m, _ in _METHODS], 0)
+        ties = 0
+        for p in pairs:
+            meds = {m: p["at"][m]["25"]["median"] for m, _ in _METHODS}
+            best = max(meds.values())
+            top = [m for m, v in meds.items() if v == best]
+            lead = top[0] if len(top) == 1 else "tie"
+            if lead != p["leader_25"]:
+                raise RecordError(f"{DSE}: {p['workload']}/{p['intrinsic']} leader_25 is {p['leader_25']!r}, "
+                                  f"its medians give {lead!r}")
+            if lead == "tie":
+                ties += 1
+            else:
+                leads[lead] += 1
+            rows.append(f"| {p['workload']} | {p['intrinsic']} | " + " | ".join(_iqr(p["at"][m]["25"]) for m, _ in _METHODS)
+                        + f" | {dict(_METHODS).get(lead, 'tie')} |")
+        if leads != ov["leads_25"] or ties != ov["ties_25"]:
+            raise RecordError(f"{DSE}: overall.leads_25 {ov['leads_25']} (ties {ov['ties_25']}), the pairs give "
+                              f"{leads} (ties {ties})")
+        above = sum(p["at"]["nsga2"]["25"]["median"] > p["at"]["random"]["25"]["median"] for p in pairs)
+        done = {(p["workload"], p["intrinsic"]) for p in pairs}
+        missing = [f"{w}/{k}" for w, k in st["pairs_requested"] if (w, k) not in done]
+    except KeyError as e:
+        raise RecordError(f"{DSE}: lacks {e}") from None
+    rows += ["", f"Pairs led after 25 evaluations (highest median over the {len(st['seeds'])} seeds), of "
+             f"{len(pairs)}: " + ", ".join(f"{name} {leads[m]}" for m, name in _METHODS) + f", ties {ties}. "
+             f"NSGA-II's median is above random search's on {above} of {len(pairs)}."
+             + (" Not run to the end, so left out: " + ", ".join(missing) + "." if missing else "")]
+    return "\n".join(rows) + "\n"
+
+
 FIGURES = {"hasco-headline": ((RESULTS,), headline), "hasco-energy-noise": ((RESULTS,), energy_and_noise),
-           "hasco-ground-truth": ((ENUMERATION,), ground_truth)}
+           "hasco-ground-truth": ((ENUMERATION,), ground_truth), "hasco-dse": ((DSE,), dse)}

@@ -91,6 +91,12 @@ QUICK_PAIRS = (("conv2d", "CONV"), ("gemm", "GEMM"), ("mttkrp", "GEMV"))
 MOBO_OPTIONS = {"pool_size": 300, "mc_samples": 32, "n_local": 2, "local_steps": 3}
 """MOBO acquisition settings: smaller than the library defaults (2,000 / 128 / 5 / 5) to
 keep a proposal at a few seconds on two cores."""
+NSGA2_OPTIONS = {"sampler_options": {"population_size": 5}}
+"""NSGA-II's settings (Optuna's ``NSGAIISampler`` through :mod:`optimizer.optuna_adapter`),
+fixed before any NSGA-II search was run (issue 49, item 5): a population of 5, so that 25
+evaluations are 5 generations, the first of them random, as large as MOBO's Sobol initial
+design; Optuna's other defaults (uniform crossover with probability 0.9, swapping
+probability 0.5, mutation probability 1 / the number of parameters)."""
 
 logger = logging.getLogger(__name__)
 
@@ -113,15 +119,21 @@ def _as_store(store: RecordStore | str | os.PathLike[str] | None) -> RecordStore
 
 def search_settings(kind: str, workload: str, optimizer: str, seed: int, budget: int, n_init: int,
                     sw_budget: int, schedule: str, area_cap: str) -> dict[str, Any]:
-    """The settings of one hardware search's record (everything its evaluations depend on)."""
-    return {"intrinsic": kind, "workload": workload, "optimizer": optimizer, "seed": seed, "budget": budget,
-            "n_init": n_init, "sw_budget": sw_budget, "schedule": schedule, "area_cap": area_cap}
+    """The settings of one hardware search's record (everything its evaluations depend on;
+    for ``nsga2`` also its :data:`NSGA2_OPTIONS`, for which ``n_init`` means nothing)."""
+    out = {"intrinsic": kind, "workload": workload, "optimizer": optimizer, "seed": seed, "budget": budget,
+           "n_init": n_init, "sw_budget": sw_budget, "schedule": schedule, "area_cap": area_cap}
+    if optimizer == "nsga2":
+        out["optimizer_options"] = json.loads(json.dumps(NSGA2_OPTIONS))
+    return out
 
 
 def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int, n_init: int,
                sw_budget: int, schedule: str = "search", store: RecordStore | str | os.PathLike[str] | None = None,
-               area_cap: str = "reference") -> list[dict[str, Any]]:
-    """One hardware search (``optimizer``: ``mobo``, ``mobo-reject`` or ``random``) under
+               area_cap: str = "reference", evaluator: tuple[str, dict[str, Any]] | None = None,
+               note: str | None = None) -> list[dict[str, Any]]:
+    """One hardware search (``optimizer``: ``mobo``, ``mobo-reject``, ``random`` or
+    ``nsga2``, :data:`NSGA2_OPTIONS`) under
     the area budget ``area_cap`` (``"reference"``: :func:`evaluators.intrinsic_codesign.reference_area_mm2`;
     ``"none"``), run as a :class:`~experiments.study.Study` of the ``hasco`` evaluator
     (:class:`evaluators.intrinsic_codesign.HascoCoDesign`) in memory, one evaluation at a
@@ -129,7 +141,10 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
     ``reason``, ``seconds``: ``evaluate`` = the trial's wall time, ``ask`` = the driver's
     time from the previous trial's end to this one's creation, the proposal), recorded in
     ``store`` (a :class:`~experiments.records.RecordStore` or its folder) with the study's
-    name and trial numbers."""
+    name and trial numbers. ``evaluator``: ``(spec, options)`` in place of the ``hasco``
+    evaluator, for one that gives the same values by other means (the enumeration's
+    records, :class:`experiments.reproduce.hasco_enumerate.EnumeratedHasco`); it is not
+    part of the record's settings, ``note`` (kept with the record) should say it."""
     from evaluators.intrinsic_codesign import hardware_space, reference_area_mm2
     from experiments.study import Study
 
@@ -147,14 +162,16 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
     elif optimizer in ("mobo", "mobo-reject"):
         name = "mobo"
         opts = dict(MOBO_OPTIONS, n_init=n_init, infeasible="reject" if optimizer == "mobo-reject" else "model")
+    elif optimizer == "nsga2":
+        name, opts = "nsga2", json.loads(json.dumps(NSGA2_OPTIONS))
     else:
-        raise ValueError(f"unknown hardware optimizer {optimizer!r} (mobo, mobo-reject, random)")
+        raise ValueError(f"unknown hardware optimizer {optimizer!r} (mobo, mobo-reject, random, nsga2)")
+    ev_spec, ev_opts = evaluator or ("hasco", {"intrinsic": kind, "workload": workload, "sw_budget": sw_budget,
+                                               "schedule": schedule})
     study_name = _key("hasco", workload, kind, optimizer, schedule, f"s{seed}", budget, n_init, sw_budget, area_cap)
     t0, c0 = time.time(), time.process_time()
-    study = Study.create(study_name, space, OBJECTIVES, "hasco", name, optimizer_options=opts,
-                         evaluator_options={"intrinsic": kind, "workload": workload, "sw_budget": sw_budget,
-                                            "schedule": schedule},
-                         storage="sqlite:///:memory:", seed=seed)
+    study = Study.create(study_name, space, OBJECTIVES, ev_spec, name, optimizer_options=opts,
+                         evaluator_options=ev_opts, storage="sqlite:///:memory:", seed=seed)
     study.optimize(budget, workers=1, progress=False)
     cpu_s = time.process_time() - c0
     records: list[dict[str, Any]] = []
@@ -167,7 +184,7 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
         last = t.finished_at or t.created_at
     if store is not None:
         store.put(KINDS["search"], settings, records, wall_s=time.time() - t0, cpu_s=cpu_s,
-                  trials=trials_ref(study_name, [t.number for t in study.trials]))
+                  trials=trials_ref(study_name, [t.number for t in study.trials]), note=note)
     return records
 
 

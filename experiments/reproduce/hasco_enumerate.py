@@ -118,6 +118,50 @@ def enumerate_pair(kind: str, workload: str, sw_budget: int, store: RecordStore,
     return out
 
 
+class EnumeratedHasco:
+    """The in-loop evaluator's scores of ``intrinsic``'s legal designs for ``workload``, read
+    from this script's records under ``records`` instead of computed: ``point ->``
+    :class:`~evaluators.base.Evaluation` with the recorded metrics, or
+    :class:`~evaluators.base.Infeasible` with the recorded reason. Exact because
+    :class:`~evaluators.intrinsic_codesign.HascoCoDesign` is deterministic (fixed software
+    seed); a study of it draws the same points and sees the same values as one of the live
+    evaluator. Every chunk of the pair must be recorded (``ValueError`` naming the first
+    missing one); a point that is not a legal design raises ``ValueError``."""
+
+    def __init__(self, intrinsic: str, workload: str, sw_budget: int = 60,
+                 records: str = str(DEFAULT_OUT / "records")) -> None:
+        from evaluators.intrinsic_codesign import hardware_space, reference_area_mm2
+
+        kind = intrinsic.upper() if isinstance(intrinsic, str) else intrinsic
+        if kind not in KINDS:
+            raise ValueError(f"intrinsic must be one of the enumerated spaces {list(KINDS)}, got {intrinsic!r}")
+        self.space = hardware_space(kind, reference_area_mm2(kind))
+        pts = designs(kind)
+        store = RecordStore(records)
+        self._rows: dict[str, dict[str, Any]] = {}
+        for c in range(math.ceil(len(pts) / CHUNK)):
+            settings = chunk_settings(kind, workload, sw_budget, c, len(pts))
+            kept = store.get(KIND, settings)
+            if kept is None:
+                raise ValueError(f"records={records!r}: no {KIND} record of {workload}/{kind} chunk {c} "
+                                 f"(sw_budget {sw_budget}); run python -m experiments.reproduce.hasco_enumerate "
+                                 f"--pairs {workload}:{kind} --enumerate-only")
+            if [r["point"] for r in kept] != pts[c * CHUNK:(c + 1) * CHUNK]:
+                raise ValueError(f"record {KIND} {settings}: its designs are not the space's chunk {c}")
+            self._rows.update((self.space.point_key(r["point"]), r) for r in kept)
+
+    def __call__(self, point: dict[str, Any]) -> Any:
+        from evaluators.base import Evaluation, Infeasible
+
+        bad = self.space.validate(point, constraints=False)
+        row = None if bad else self._rows.get(self.space.point_key(point))
+        if row is None:
+            raise ValueError(f"point {point} is not a legal design of {self.space.name}")
+        if row["status"] != "COMPLETE":
+            raise Infeasible(row["reason"])
+        return Evaluation(metrics=dict(row["metrics"]), info={"looked_up": True})
+
+
 def random_best_distribution(latencies: Sequence[float], k: int) -> dict[str, Any]:
     """The best latency that uniform random sampling of ``k`` of the designs without
     replacement finds, exactly (``latencies``: one per design, ``inf`` where the design
