@@ -83,6 +83,18 @@ product. So figures that bound every count from below bound the objective from b
   many roots it starts before they are all bounded in full, from the best of those with
   the least partially refined bound (:meth:`_Search._early_dive`), so the expensive
   stages of the roots' own bounds see a better bar.
+* *Local search* (issue 41, item 2): where the space holds more than ``10**8`` mappings,
+  before the roots are bounded, a steepest descent
+  from the heuristic's mapping (and the warm start's), and greedy descents from the roots
+  of least unrefined bound among the spatial assignments of least spatial floor, each
+  followed by the same descent (:meth:`_Search._local_descent`: a neighbour moves one
+  prime factor between two slots, exchanges two, or flips one operand's bypass; every
+  neighbour scored with the exact leaf order search); again after the dives. It offers
+  legal mappings of the space only, as *soft* incumbents (the bar at their objective
+  times ``1 + 1e-6``, as the warm start's), so no bound changes, the tree still reaches
+  its own optimum and replaces them, and a completed search returns what it returns
+  without them; a search stopped by a limit returns the best of them with its true
+  objective and the certified gap.
   A node whose bound is at least the best objective found so far (times ``1 + 1e-9``,
   for float rounding) is pruned: it holds no better mapping. The first incumbent is the
   heuristic mapper's. With ``gap > 0`` a node is pruned once its bound is within
@@ -228,8 +240,19 @@ _DIVE_WIDTH = 4
 _DIVE_LEAVES = 64
 """The initial dives (:meth:`_Search._dive`): roots dived from, children kept per level,
 leaves scored per dive."""
-_ROOT_CHUNK = 1 << 20
-"""Roots bounded at a time (:meth:`_Search._roots`): about 0.6 GB of node arrays, and a
+_LOCAL_SPACE = 10 ** 8
+"""The local search runs where the space holds more mappings than this (below it, the
+tree search alone takes well under a second here: the demo's layers)."""
+_POLISH_ROUNDS = 32
+_DESCENT_WIDTH = 512
+_START_POOL = 4096
+_STARTS = 8
+"""The local search (:meth:`_Search._local_descent`): at most this many rounds per
+descent, and neighbours scored per round; the starts of :meth:`_Search._multistart`:
+spatial assignments considered, and descents started."""
+_ROOT_CHUNK = 1 << 18
+"""Roots bounded at a time (:meth:`_Search._roots`): about 0.15 GB of node arrays and about a
+second of bounding (the granularity of the time limit there), and a
 multiple of the loop-nest model's 16,384-row blocks."""
 
 
@@ -543,6 +566,84 @@ def reuse_fronts(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray, til
     return out
 
 
+def _primes(n: int) -> list[int]:
+    """The distinct prime factors of ``n`` (``n >= 1``)."""
+    out, q = [], 2
+    while q * q <= n:
+        if n % q == 0:
+            out.append(q)
+            while n % q == 0:
+                n //= q
+        q += 1
+    return out + ([n] if n > 1 else [])
+
+
+def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: np.ndarray, sy: np.ndarray,
+                keep: np.ndarray, keeps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The complete factorizations one move from ``(T, sx, sy, keep)`` (each ``(L, D)``,
+    ``keep`` ``(L, 3)``), as ``(n, L, D)`` arrays and ``(n, L, 3)`` bypass choices:
+
+    * a prime factor of one dimension moved from one slot (a level's temporal loop, or its
+      spatial x or y unrolling) to another slot that may take that dimension;
+    * two such moves between the same two slots in opposite directions, of different
+      dimensions (an exchange, which keeps both tiles near their sizes: what a full
+      buffer needs);
+    * another bypass choice of the search (``keeps``) that differs in one level's one
+      operand.
+
+    Spatial slots stay within their fanouts (``fx``, ``fy``: per level). Every row is a
+    factorization of the layer (the product of each dimension's factors is unchanged);
+    capacity and constraints are the caller's to check."""
+    L, D = T.shape
+    F = np.stack([T, sx, sy])                                   # (3, L, D): kind, level, dim
+    ok = np.stack([p.temporal_ok, p.spatial_x_ok, p.spatial_y_ok])
+    slots = [(k, li) for k in range(3) for li in range(L)]
+    moves: list[tuple[int, int, int, int, int, int]] = []      # (dim, kind_from, lvl_from, kind_to, lvl_to, prime)
+    for d in range(D):
+        for ka, la in slots:
+            f = int(F[ka, la, d])
+            if f == 1:
+                continue
+            for q in _primes(f):
+                for kb, lb in slots:
+                    if (kb, lb) != (ka, la) and ok[kb, lb, d]:
+                        moves.append((d, ka, la, kb, lb, q))
+    rows = []
+    for d, ka, la, kb, lb, q in moves:
+        G = F.copy()
+        G[ka, la, d] //= q
+        G[kb, lb, d] *= q
+        rows.append(G)
+    by_pair: dict[tuple[int, int, int, int], list[tuple[int, int]]] = {}
+    for d, ka, la, kb, lb, q in moves:
+        by_pair.setdefault((ka, la, kb, lb), []).append((d, q))
+    for (ka, la, kb, lb), there in by_pair.items():
+        if (ka, la, kb, lb) > (kb, lb, ka, la):
+            continue
+        for d1, q1 in there:
+            for d2, q2 in by_pair.get((kb, lb, ka, la), []):
+                if d1 == d2:
+                    continue
+                G = F.copy()
+                G[ka, la, d1] //= q1
+                G[kb, lb, d1] *= q1
+                G[kb, lb, d2] //= q2
+                G[ka, la, d2] *= q2
+                rows.append(G)
+    if rows:
+        G = np.stack(rows)                                      # (n, 3, L, D)
+        fan = (np.prod(G[:, 1], axis=2) <= fx[None]).all(axis=1) & (np.prod(G[:, 2], axis=2) <= fy[None]).all(axis=1)
+        G = G[fan]
+    else:
+        G = np.ones((0, 3, L, D), dtype=np.int64)
+    K = np.repeat(keep[None], len(G), axis=0)
+    other = keeps[(keeps != keep[None]).sum(axis=(1, 2)) == 1]
+    if len(other):
+        G = np.concatenate([G, np.repeat(F[None], len(other), axis=0)])
+        K = np.concatenate([K, other])
+    return G[:, 0], G[:, 1], G[:, 2], K
+
+
 @dataclass(frozen=True)
 class ExactMapper:
     """The provably best mapping under a bounded cost model (see the module docstring).
@@ -664,11 +765,14 @@ class _Search:
         self.n_keep = len(self.keeps)
         self.space_size = 0
         self._tile_tables: dict[str, Any] = {}
+        self._pre: np.ndarray | None = None                 # the roots' first-stage bounds (_early_dive)
+        self._floor_min = 0.0                               # a bound of every mapping searched (_busy_enough)
         self._heap: list[tuple[float, int, int, _Nodes, np.ndarray]] = []   # (least bound, tie, level, nodes, bounds)
         self._counter = itertools.count()
         self.warm: list[Mapping | MappingBatch] = []        # candidate incumbents (warm_start)
         self.warm_info: dict[str, Any] = {}
-        self._warm_best: tuple[MappingBatch, float] | None = None
+        self._warm_best: MappingBatch | None = None         # the warm start's incumbent, if one was
+        self._soft: tuple[MappingBatch, float] | None = None   # a soft incumbent and its true objective (_improve)
 
     # ---------------------------------------------------------------- driver
     @property
@@ -702,12 +806,18 @@ class _Search:
         p = _problem(self.layer, self.arch, self.bypass, self.rc)
         self.warm_start(p)                  # the caller's candidate incumbents (issue 41, item 4)
         self.space_size = _space_size(p) * self.n_keep
+        # the local search pays where the space is large; a small one is proven sooner
+        local = self.space_size > _LOCAL_SPACE
+        if local:
+            self._polish(p)                 # a local search from the incumbent (anytime quality)
         sx, sy = _spatial_assignments(p)
         sx, sy = self._busy_enough(sx, sy)
         if self.mirror:
             sx, sy = _mirror_canonical(p, sx, sy)
         if not len(sx) or not self.keeps:
             return
+        if local:
+            self._multistart(p, sx, sy)
         # the roots: every bypass choice x every spatial assignment, every temporal factor
         # still free; all bounded (in chunks) and explored best bound first, so the most
         # promising bypass choices set the bar for the others
@@ -716,10 +826,13 @@ class _Search:
         ki, si = np.nonzero(fit)
         if not len(ki):
             return
+        self._pre = None
         self._early_dive(p, sx, sy, keeps, ki, si)
         # the roots go straight onto the heap (a bound-sorted copy), so nothing else keeps them
         self._push(*self._roots(p, sx, sy, keeps, ki, si), self.arch.n_levels - 1)
         self._dive(p)
+        if local:
+            self._polish(p)
         self._descend(p)
 
     def _dive(self, p: _Problem, start: tuple[_Nodes, np.ndarray, int] | None = None) -> None:
@@ -761,6 +874,130 @@ class _Search:
                 frontier.floor = cb[sel]
                 lvl -= 1
 
+    def _polish(self, p: _Problem) -> None:
+        """Anytime quality (issue 41, item 2): a local search from the incumbent
+        (:meth:`_local_descent`). Like the dives it only offers legal mappings of the space
+        as incumbents: no bound and no pruning rule changes, so a search that completes
+        returns the optimum it would return without it (the near-tie exception of the warm
+        start aside)."""
+        if self.best is None or not self.keeps:
+            return
+        one, value = self.best
+        self._local_descent(p, _Nodes(one.spatial_x, one.spatial_y, one.temporal,
+                                      np.ones((1, len(p.dims)), dtype=np.int64), one.keep.astype(bool), np.zeros(1)),
+                            value)
+
+    def _multistart(self, p: _Problem, sx: np.ndarray, sy: np.ndarray) -> None:
+        """More starts for the local search, in other spatial unrollings than the
+        incumbent's: of the :data:`_START_POOL` spatial assignments of least spatial floor
+        (all of them without one), with the incumbent's bypass choice (else the first),
+        the :data:`_STARTS` roots of least unrefined bound; from each a greedy descent (at
+        each level the child of least unrefined bound; at the last, the best of the
+        :data:`_DIVE_LEAVES` leaves of least unrefined bound, exactly ordered) and then
+        :meth:`_local_descent`. Only the incumbent changes, as with :meth:`_polish`."""
+        if not len(sx) or not self.keeps or self._timed_out():
+            return
+        floor = getattr(self.cost, "spatial_floor", None)
+        f = None if floor is None else floor(self.layer, self.arch, self.objective, np.prod(sx * sy, axis=(1, 2)))
+        pool = np.arange(len(sx)) if f is None else np.argsort(np.asarray(f), kind="stable")
+        pool = pool[:_START_POOL]
+        keeps = np.stack(self.keeps)
+        k = 0
+        if self.best is not None:
+            same = np.flatnonzero((keeps == self.best[0].keep[0].astype(bool)[None]).all(axis=(1, 2)))
+            k = int(same[0]) if len(same) else 0
+        fit = self._min_tiles_fit((sx * sy)[pool], keeps[k:k + 1])[0]
+        pool = pool[fit]
+        if not len(pool):
+            return
+        L = self.arch.n_levels
+        roots = self._root_nodes(p, sx, sy, keeps, np.full(len(pool), k), pool)
+        lb = self._bound(p, roots, L, stages=0)
+        for r in np.argsort(lb, kind="stable")[:_STARTS]:
+            frontier, lvl = roots.take(slice(int(r), int(r) + 1)), L - 1
+            while lvl >= 1 and len(frontier):
+                if self._timed_out():
+                    return
+                children = self._children(p, frontier, lvl)    # not search nodes: max_nodes counts the tree's
+                if not len(children):
+                    break
+                if lvl == 1:
+                    cb = self._bound(p, children, 0, stages=0)
+                    sel = np.argsort(cb, kind="stable")[:_DIVE_LEAVES]
+                    leaf = children.take(sel)
+                    values, _, scored = self._leaf_orders(p, self._batch(p, leaf))
+                    self.evaluated += scored
+                    self.leaves += len(leaf)
+                    i = int(np.argmin(values))
+                    if math.isfinite(values[i]):
+                        self._local_descent(p, leaf.take(slice(i, i + 1)), float(values[i]))
+                    break
+                cb = self._bound(p, children, lvl, stages=0)
+                frontier = children.take(slice(j := int(np.argmin(cb)), j + 1))
+                lvl -= 1
+
+    def _batch(self, p: _Problem, nodes: _Nodes, orders: np.ndarray | None = None) -> MappingBatch:
+        """Complete nodes as a mapping batch (default orders: the dimensions' order)."""
+        if orders is None:
+            orders = np.tile(np.arange(len(p.dims)), (len(nodes), self.arch.n_levels, 1))
+        return MappingBatch(p.dims, nodes.T, nodes.sx, nodes.sy, orders, nodes.keep)
+
+    def _local_descent(self, p: _Problem, node: _Nodes, value: float) -> None:
+        """Steepest descent from the complete mapping ``node`` (objective ``value`` with
+        its best orders): each round scores, with the exact order search of the leaves,
+        the legal neighbours (:func:`_neighbours`: one prime factor moved between two
+        slots, two exchanged, or one operand's bypass flipped) whose bound is below the
+        current value, the :data:`_DESCENT_WIDTH` of least bound, and moves to the best if
+        it is better; at most :data:`_POLISH_ROUNDS` rounds. Each point better than the
+        incumbent is offered (:meth:`_offer`)."""
+        for _ in range(_POLISH_ROUNDS):
+            nb = self._legal_neighbours(p, node)
+            if nb is None or not len(nb):
+                return
+            lb = self._bound(p, nb, 0)
+            sel = np.flatnonzero(lb < value * (1 - _TOL))
+            if not len(sel):
+                return
+            sel = sel[np.argsort(lb[sel], kind="stable")][:_DESCENT_WIDTH]
+            cand = nb.take(sel)
+            values, orders, scored = self._leaf_orders(p, self._batch(p, cand))
+            self.evaluated += scored
+            self.leaves += len(cand)
+            i = int(np.argmin(values))
+            if not values[i] < value * (1 - _TOL):
+                return
+            node, value = cand.take(slice(i, i + 1)), float(values[i])
+            if value < self.incumbent * (1 - _TOL):
+                self._offer(self._batch(p, node, orders[i:i + 1]), soft=True)
+
+    def _legal_neighbours(self, p: _Problem, one: MappingBatch | _Nodes) -> _Nodes | None:
+        """The legal neighbours (:func:`_neighbours`) of the first mapping of ``one``, as
+        complete nodes; ``None`` at the limit."""
+        if self._timed_out():
+            return None
+        fx = np.array([lv.fanout_x for lv in self.arch.levels])
+        fy = np.array([lv.fanout_y for lv in self.arch.levels])
+        if isinstance(one, MappingBatch):
+            T0, sx0, sy0, k0 = one.temporal[0], one.spatial_x[0], one.spatial_y[0], one.keep[0]
+        else:
+            T0, sx0, sy0, k0 = one.T[0], one.sx[0], one.sy[0], one.keep[0]
+        T, sx, sy, K = _neighbours(p, fx, fy, T0, sx0, sy0, k0.astype(bool), np.stack(self.keeps))
+        L, D = self.arch.n_levels, len(p.dims)
+        cand = MappingBatch(p.dims, T, sx, sy, np.tile(np.arange(D), (len(T), L, 1)), K)
+        legal = np.flatnonzero(self._in_space(p, cand) & self._tiles_fit(T, sx, sy, K))
+        return _Nodes(sx[legal], sy[legal], T[legal], np.ones((len(legal), D), dtype=np.int64), K[legal],
+                      np.zeros(len(legal)))
+
+    def _tiles_fit(self, T: np.ndarray, sx: np.ndarray, sy: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """``(n,)``: the tiles of complete factorizations fit every on-chip level: at level
+        ``c`` the product of every factor at and below ``c`` (as :meth:`_children` checks
+        them one level at a time)."""
+        ext = np.cumprod(T * sx * sy, axis=1)                    # (n, L, D): extents at and below each level
+        ok = np.ones(len(T), dtype=bool)
+        for c in range(self.arch.n_levels - 1):
+            ok &= _fits_level(self.arch.levels[c], keep[:, c, :], _bounding_words(self.layer, ext[:, c, :].astype(float)))
+        return ok
+
     def _early_dive(self, p: _Problem, sx: np.ndarray, sy: np.ndarray, keeps: np.ndarray, ki: np.ndarray,
                     si: np.ndarray) -> None:
         """Where there are many roots (more than :data:`_EARLY_DIVE_ROOTS`), dive before
@@ -775,14 +1012,17 @@ class _Search:
             return
         L = self.arch.n_levels
         best_lb, best_idx = np.empty(0), np.empty(0, dtype=np.int64)
+        pre = []
         for lo in range(0, len(ki), _ROOT_CHUNK):
             idx = np.arange(lo, min(lo + _ROOT_CHUNK, len(ki)))
             lb = self._bound(p, self._root_nodes(p, sx, sy, keeps, ki[idx], si[idx]), L, stages=1)
+            pre.append(lb)
             lb, idx = np.concatenate([best_lb, lb]), np.concatenate([best_idx, idx])
             top = np.lexsort((idx, lb))[:_EARLY_DIVE_ROOTS]          # least bound, then first
             best_lb, best_idx = lb[top], idx[top]
             if self._timed_out():
                 return
+        self._pre = np.concatenate(pre)        # every root's first-stage bound, for _roots
         best_idx = np.sort(best_idx)
         parts = [self._root_nodes(p, sx, sy, keeps, ki[best_idx[lo:lo + _ROOT_CHUNK]], si[best_idx[lo:lo + _ROOT_CHUNK]])
                  for lo in range(0, len(best_idx), _ROOT_CHUNK)]
@@ -816,6 +1056,8 @@ class _Search:
         ok = np.asarray(f) < self.bar
         if not ok.all():                     # what the dropped assignments' completions are at least
             self.floor_bounds.append(float(np.min(np.asarray(f)[~ok])))
+        if ok.any():                         # what every completion of the others is at least
+            self._floor_min = float(np.min(np.asarray(f)[ok]))
         return sx[ok], sy[ok]
 
     def _roots(self, p: _Problem, sx: np.ndarray, sy: np.ndarray, keeps: np.ndarray, ki: np.ndarray,
@@ -831,16 +1073,32 @@ class _Search:
         no row of its block tiles or unrolls it, and divisor factors never do), so the
         chunks give the bounds, the survivors and their order that one batch would."""
         L = self.arch.n_levels
+        pre = self._pre
         parts, bounds, least = [], [], math.inf
         for lo in range(0, len(ki), _ROOT_CHUNK):
+            if self._timed_out():             # the roots not bounded: at least their first stage, or the floor
+                rest = pre[lo:] if pre is not None else None
+                self.open_bounds.append(float(rest.min()) if rest is not None else self._floor_min)
+                break
             k, i = ki[lo:lo + _ROOT_CHUNK], si[lo:lo + _ROOT_CHUNK]
-            nodes = self._root_nodes(p, sx, sy, keeps, k, i)
-            lb = self._bound(p, nodes, L)
-            least = min(least, float(np.min(lb)))
+            if pre is None:
+                nodes = self._root_nodes(p, sx, sy, keeps, k, i)
+                lb = self._bound(p, nodes, L)
+            else:                             # resume from the early dive's first stage
+                first = pre[lo:lo + _ROOT_CHUNK]
+                sub = np.flatnonzero(first < self.bar)
+                if len(sub) < len(first):
+                    least = min(least, float(np.min(np.delete(first, sub))))
+                nodes = self._root_nodes(p, sx, sy, keeps, k[sub], i[sub])
+                lb = self._bound(p, nodes, L, start=(first[sub], 1))
+            if len(lb):
+                least = min(least, float(np.min(lb)))
             below = np.flatnonzero(lb < self.bar)
             parts.append(nodes.take(below))
             bounds.append(lb[below])
         self.root_bounds = [least]
+        if not parts:
+            return _Nodes.empty(L, len(p.dims)), np.empty(0)
         return _Nodes.concat(parts), np.concatenate(bounds)
 
     def _timed_out(self) -> bool:
@@ -968,7 +1226,8 @@ class _Search:
         return ok
 
     # ---------------------------------------------------------------- bounds
-    def _bound(self, p: _Problem, nodes: _Nodes, known: int, stages: int = _REFINED_LEVELS) -> np.ndarray:
+    def _bound(self, p: _Problem, nodes: _Nodes, known: int, stages: int = _REFINED_LEVELS,
+               start: tuple[np.ndarray, int] | None = None) -> np.ndarray:
         """The bound of each node (temporal factors decided at levels >= ``known``): the
         minimum over the canonical orders of the decided levels and, for the on-chip
         levels ``c`` below the last known tile (``c < known - 1``, every level between
@@ -982,7 +1241,12 @@ class _Search:
         pruned soundly), then, for the nodes left below the bar, refining the highest
         level alone, then the two highest, and so on (each stage's bound is at most the
         full one: an unrefined level is a relaxation). ``stages``: at most this many
-        (0: the unrefined bound alone, lower still)."""
+        (0: the unrefined bound alone, lower still). ``start``: ``(bounds, stage)``, the
+        nodes' bounds after that many stages (an earlier call's, :meth:`_early_dive`'s);
+        the refinement resumes after it (a node's stages depend on that node alone, and
+        on the bar only through which nodes are refined: the earlier call's bar was no
+        lower, so it refined every node this call would have, and a refined bound is
+        still a bound)."""
         L = self.arch.n_levels
         levels = list(range(max(known, 1), L))
         classes = np.stack(canonical_orders(p.structure))
@@ -993,6 +1257,7 @@ class _Search:
         batch = MappingBatch(p.dims, nodes.placed(p), nodes.sx, nodes.sy, order, nodes.keep)
         b = known - 1
         refined = [c for c in range(b - 1, -1, -1) if c < L - 1][:_REFINED_LEVELS][::-1]   # lowest first
+        refined = refined[:stages]              # the levels this call refines (lowest first)
         options: dict[int, list[tuple[int, np.ndarray]]] = {}
         for c in refined:
             opts = self._reuse_options(nodes.keep[:, c, :], c)
@@ -1009,8 +1274,11 @@ class _Search:
             self.evaluated += len(rows) * len(classes) ** len(levels)    # at most: repeats are skipped
             return value
 
-        best = np.maximum(bound(np.arange(len(nodes)), None, None), nodes.floor)
-        for k in range(1, min(len(refined), stages) + 1):
+        if start is None:
+            best, done = np.maximum(bound(np.arange(len(nodes)), None, None), nodes.floor), 0
+        else:
+            best, done = np.maximum(start[0], nodes.floor), start[1]
+        for k in range(done + 1, min(len(refined), stages) + 1):
             rows = np.flatnonzero(best < self.bar)
             if not len(rows):
                 break
@@ -1120,16 +1388,23 @@ class _Search:
         return coupled_best_orders(self.layer, self.arch, self.cost, batch, self.objective, coupling=coupling,
                                    chunk=self.chunk)
 
-    def _offer(self, one: MappingBatch) -> None:
-        """Make the one-mapping batch ``one`` the incumbent if it is legal and better."""
+    def _offer(self, one: MappingBatch, soft: bool = False) -> None:
+        """Make the one-mapping batch ``one`` the incumbent if it is legal and better
+        (``soft``: as the local search's are, see :meth:`_improve`)."""
         r = self.cost(self.layer, self.arch, one)
         v = float(objective_of(self.objective, r.energy_pj, r.compute_cycles, r.bandwidth_cycles)[0])
-        if bool(np.asarray(r.valid)[0]) and v < self.incumbent:
-            self._improve(one, v)
+        if bool(np.asarray(r.valid)[0]) and v * (1 + _WARM_SLACK if soft else 1) < self.incumbent:
+            self._improve(one, v, soft)
 
-    def _improve(self, one: MappingBatch, value: float) -> None:
-        """A new incumbent, with the CPU time it was found at (the anytime trace)."""
-        self.best = (one, value)
+    def _improve(self, one: MappingBatch, value: float, soft: bool = False) -> None:
+        """A new incumbent, with the CPU time it was found at (the anytime trace). A
+        ``soft`` one (the warm start's and the local search's: found outside the tree)
+        sets the bar at its objective times ``1 + _WARM_SLACK``, so the mapping the tree
+        search itself reaches at that objective replaces it and a search that completes
+        returns what it would return without them (the module docstring, warm start);
+        :meth:`settle_warm_start` gives it back its true objective if it is kept."""
+        self.best = (one, value * (1 + _WARM_SLACK) if soft else value)
+        self._soft = (one, value) if soft else None
         self.incumbents.append((time.process_time() - self._cpu0, value))
 
     # ---------------------------------------------------------------- warm start
@@ -1161,9 +1436,8 @@ class _Search:
         i = int(np.argmin(v))
         if math.isfinite(v[i]) and v[i] * (1 + _WARM_SLACK) < self.incumbent:
             one = cand.take(np.array([i]))
-            self.best = (one, float(v[i]) * (1 + _WARM_SLACK))
-            self._warm_best = (one, float(v[i]))
-            self.incumbents.append((time.process_time() - self._cpu0, float(v[i])))
+            self._improve(one, float(v[i]), soft=True)
+            self._warm_best = one
 
     def _in_space(self, p: _Problem, b: MappingBatch) -> np.ndarray:
         """``(n,)``: the mappings of ``b`` this search's space holds, capacity aside: an exact
@@ -1185,12 +1459,13 @@ class _Search:
         return ok & self.rc.factors_ok(T, sx, sy) & self.rc.keep_ok(b.keep)
 
     def settle_warm_start(self) -> None:
-        """After :meth:`run`: a warm-start candidate that is still the incumbent (only a
-        search stopped by a limit keeps one) gets back its true objective, so the reported
-        bound and gap are against it."""
-        if self._warm_best is not None and self.best is not None and self.best[0] is self._warm_best[0]:
-            self.best = self._warm_best
-            self.warm_info["warm_used"] = True
+        """After :meth:`run`: a soft incumbent (a warm-start candidate or the local
+        search's) that is still the incumbent (only a search stopped by a limit keeps
+        one) gets back its true objective, so the reported bound and gap are against it."""
+        if self._soft is not None and self.best is not None and self.best[0] is self._soft[0]:
+            self.best = self._soft
+            if self.best[0] is self._warm_best:
+                self.warm_info["warm_used"] = True
 
 
 @dataclass
