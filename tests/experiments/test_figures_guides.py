@@ -166,10 +166,18 @@ def test_hil_table_and_summary_from_their_records(tmp_path):
     assert "| model-only | 0 | 0% | 2.0 % (1/1) | 1.0 % |" in text
     assert "| exhaustive sweep | 100 | 100% | 10.0 % | 0.0 % |" in text
     assert "0.01–0.05 over the seeds" in text and "--calibration runs/c.json" in text
-    summary = guides.kernels_summary(tmp_path)
+    assert "The sweep's own best verified 10.0 % above" in text   # k0 verified at 1.1 against 1.0
+    summary = guides.calibration_summary(tmp_path)
     assert "12 held-out kernels of 3 shapes moved the Spearman from 0.50 to 0.70 overall" in summary
     assert "for the 10 blocked matmuls, from 0.960 to 0.980 with MAPE 25.0 % → 5.0 %" in summary
-    assert "screen 3.0 % with 11% of the sweep's measurements; bo 6.0 % with 20%" in summary
+    hil = guides.hil_summary(tmp_path)
+    assert "a 64×32×16 GEMM (100 tilings) picked tilings this far above the best verified one" in hil
+    assert "screen 3.0 % with 11% of the sweep's measurements; bo 6.0 % with 20%" in hil
+    rec = json.loads((tmp_path / guides.HIL).read_text())
+    rec["rows"]["rows"][2]["gap_pct"] = 40.0   # screen, seed 1: the median moves to seed 2's 8.0
+    _write(tmp_path, guides.HIL, rec)
+    assert "| screen | 11 | 11% | 8.0 % (1/3) |" in guides.hil_cpu(tmp_path)
+    assert "screen 8.0 %" in guides.hil_summary(tmp_path)
 
 
 def test_a_record_of_another_script_is_refused(tmp_path):
