@@ -86,11 +86,12 @@ def test_optimizers_table_rows_come_from_their_records(tmp_path):
 
 
 def test_the_committed_table_has_the_rows_whose_records_are_committed(tmp_path):
+    _enumerable(tmp_path)
     _feasibility(tmp_path)
     _gradient(tmp_path)
     text = guides.optimizers_measured(tmp_path)
     assert "**25.0 %**" in text and "gradient **0.950**" in text and "demo (systolic array" in text
-    assert "enumerable joint space" not in text   # withdrawn: no record committed
+    assert "constrained BO **50**" in text
     assert guides.FIGURES["optimizers-measured"][0] == tuple(rel for rel, _ in guides.OPTIMIZER_ROWS)
     _feasibility(tmp_path)
     rec = json.loads((tmp_path / INNER_FEASIBILITY).read_text())
