@@ -673,11 +673,15 @@ def calibrate(
     seed: Annotated[int, typer.Option(help="seed of the tilings drawn and of the train/held-out split")] = 0,
     threads: Annotated[str, typer.Option(help="torch thread counts of the CPU torch kernels, e.g. '1,2'")] = "1,2",
     statistic: Annotated[Statistic, typer.Option(help="CPU: fit the median or the best (fastest) timed block")] = "median",
+    json_record: Annotated[Path | None, typer.Option("--json", help="also write the calibration with the command's settings, commit, wall and CPU seconds and load average here (experiments/harnesses/record.py)")] = None,
 ) -> None:
     """Measure real kernels, fit the analytical model's constants, report held-out
     Spearman / Kendall / MAPE before and after, and save a versioned calibration file."""
     from evaluators.kernels import calibrate as cal
+    from experiments.harnesses.record import Run
 
+    run = Run("coexplore calibrate", {"device": device, "quick": quick, "seed": seed, "threads": threads,
+                                      "statistic": statistic})
     try:
         from evaluators.kernels.measure import require_device
 
@@ -697,6 +701,12 @@ def calibrate(
         path = result.save(output or cal.default_path(device))
     typer.echo(cal.format_report(result))
     typer.echo(f"calibration:    {path}")
+    if json_record is not None:
+        with _writing():
+            import json
+
+            # the record holds the calibration file as written
+            run.write(json_record, json.loads(Path(path).read_text()), ok=True)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

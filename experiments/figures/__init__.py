@@ -15,6 +15,8 @@ one module per kind of record:
   search-quality scripts;
 * :mod:`experiments.figures.scale_out` -- the ``--json`` records of the fault and scale
   harnesses (docs/howto/scale-out.md);
+* :mod:`experiments.figures.guides` -- the ``--json`` records of the scripts behind the
+  guide's optimizer, report and kernel figures;
 * :mod:`experiments.figures.reproductions` -- the headline table of docs/REPRODUCTION.md,
   one row per paper from that paper's records.
 

@@ -11,13 +11,15 @@ from pathlib import Path
 from experiments.figures.fmt import fixed
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["FIGURES", "chaos", "faults", "scaling"]
+__all__ = ["FIGURES", "chaos", "faults", "pg_outages", "scaling"]
 
 CHAOS_PROCESS = "docs/benchmarks/harness_chaos_process.json"
 CHAOS_DASK = "docs/benchmarks/harness_chaos_dask.json"
 SCALING = "docs/benchmarks/harness_scaling.json"
 FAULTS_RACE = "docs/benchmarks/harness_faults_race.json"
 FAULTS_DASK = "docs/benchmarks/harness_faults_dask_scheduler.json"
+PG_RESTART = "docs/benchmarks/harness_faults_pg_restart.json"
+PG_TIMEOUT = "docs/benchmarks/harness_faults_pg_timeout.json"
 BACKENDS = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 
 
@@ -169,8 +171,61 @@ def faults(root: Path) -> str:
             f"{dup} of the {n}.\n")
 
 
+def _secs(values: list[float]) -> str:
+    """``[8.1, 6.9, 8.2] -> '8.1, 6.9 and 8.2'``."""
+    parts = [f"{v:.1f}" for v in values]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def pg_outages(root: Path) -> str:
+    """The local PostgreSQL server stopped during a sweep: within the retry time
+    (pg-restart) and past it (pg-timeout)."""
+    rr = _load(root, PG_RESTART, "experiments.harnesses.faults pg-restart")
+    tr = _load(root, PG_TIMEOUT, "experiments.harnesses.faults pg-timeout")
+    rs, ts = rr["settings"], tr["settings"]
+    r, t = rr["rows"][0], tr["rows"][0]
+    n, tn = rs["trials"], ts["trials"]
+    for key in ("outages_s", "recovered_after_s", "recovered_retries"):
+        if key not in r:
+            raise RecordError(f"{PG_RESTART}: its row has no {key!r} (has {sorted(r)})")
+    r_ok = (r["driver_exit"] == 0 and r.get("COMPLETE") == n and r["numbers_ok"]
+            and r.get("RUNNING", 0) == 0 and r.get("WAITING", 0) == 0 and r.get("FAILED", 0) == 0
+            and r["max_attempts"] == 1 and len(r["recovered_after_s"]) == rs["restarts"])
+    t_ok = (t["driver_exit"] == 3 and "resumable" in t["message"] and t["resume_exit"] == 0
+            and t.get("COMPLETE") == tn and t["numbers_ok"] and t.get("RUNNING", 0) == 0
+            and t.get("WAITING", 0) == 0 and t.get("FAILED", 0) == 0)
+    if r_ok != rr["ok"] or t_ok != tr["ok"]:
+        raise RecordError(f"{PG_RESTART} or {PG_TIMEOUT}: 'ok' disagrees with the rows")
+    retries = sorted(set(r["recovered_retries"]))
+    retry_s = (f"{retries[0]} retries each" if len(retries) == 1
+               else f"{', '.join(map(str, r['recovered_retries']))} retries")
+    rerun = t["requeued"]
+    lines = [
+        "| scenario (command) | what happened | result |",
+        "|---|---|---|",
+        f"| PostgreSQL stopped {rs['restarts']} times for {rs['down_s']:g} s "
+        f"({min(r['outages_s']):.1f}–{max(r['outages_s']):.1f} s from `service postgresql stop` to "
+        f"the end of `start`) during a {n}-trial sweep, {rs['workers']} workers, {rs['sleep_s']:g} s "
+        f"evaluations (`faults pg-restart --postgres URL`) | the driver warned {r['retry_warnings']} "
+        f"times, was back {_secs(r['recovered_after_s'])} s after its first failure ({retry_s}) "
+        f"and exited {r['driver_exit']}; {r['wall_s']:.1f} s in all | "
+        + (f"{r['COMPLETE']} COMPLETE, numbers 0..{n - 1} once, none evaluated twice" if r_ok
+           else "MISMATCH") + " |",
+        f"| PostgreSQL stopped for {ts['down_s']:g} s during a {tn}-trial sweep, {ts['workers']} workers, "
+        f"{ts['sleep_s']:g} s evaluations, run with `--storage-retry-s {ts['retry_s']:g}` "
+        f"(`faults pg-timeout --postgres URL`) | the driver exited {t['driver_exit']} after "
+        f"{t['stopped_after_s']:.1f} s with {t['complete_when_stopped']} trials COMPLETE, saying the "
+        f"study is resumable; the same command, once the server was back, exited {t['resume_exit']} | "
+        + (f"{t['COMPLETE']} COMPLETE, numbers 0..{tn - 1} once; {rerun} trial"
+           f"{'s' if rerun != 1 else ''} in flight at the stop re-run" if t_ok else "MISMATCH") + " |",
+    ]
+    return ("\n".join(lines) + f"\n\n(pg-restart: {_provenance(rr, PG_RESTART)}; pg-timeout: "
+            f"{_provenance(tr, PG_TIMEOUT)}.)\n")
+
+
 FIGURES = {
     "scale-out-chaos": ((CHAOS_PROCESS, CHAOS_DASK), chaos),
     "scale-out-scaling": ((SCALING,), scaling),
     "scale-out-faults": ((FAULTS_RACE, FAULTS_DASK), faults),
+    "scale-out-pg-outages": ((PG_RESTART, PG_TIMEOUT), pg_outages),
 }

@@ -252,7 +252,8 @@ def _pg_restart(args: argparse.Namespace, base: str, workdir: Path) -> list[dict
     recovered = [(float(s), int(n)) for s, n in _REACHABLE.findall(driver.stderr)]
     row = {"scenario": "pg-restart", "restarts": args.restarts, "outages_s": outages,
            "driver_exit": rc, "retry_warnings": driver.stderr.count("unreachable"),
-           "recovered_after_s": [s for s, _ in recovered], "wall_s": wall, **c}
+           "recovered_after_s": [s for s, _ in recovered],
+           "recovered_retries": [n for _, n in recovered], "wall_s": wall, **c}
     ok = (rc == 0 and _check(c, args.trials) and c["max_attempts"] == 1
           and len(recovered) == args.restarts)
     print(f"# pg-restart: {args.trials} trials, {args.workers} workers, {args.sleep_s:g} s "

@@ -1,5 +1,7 @@
 """The ``--json FILE`` record every harness writes: the rows it printed, its settings,
-the commit it ran at, its wall time and the machine's load average at start and end.
+the commit it ran at, its wall time, the CPU time of its own process and the machine's
+load average at start and end. The benchmark and search-quality scripts whose figures
+the docs quote write the same record (``harness`` then names the script).
 
 The figures in ``docs/howto/scale-out.md`` are rendered from these records
 (:mod:`experiments.figures.scale_out`), so a table there says which run it is and
@@ -68,6 +70,7 @@ class Run:
     #: taken at the start: the code that ran, even if the checkout changes meanwhile
     checkout: dict[str, Any] = field(default_factory=git_commit)
     _t0: float = field(default_factory=time.monotonic)
+    _cpu0: float = field(default_factory=time.process_time)
 
     def write(self, path: str | Path | None, rows: Any, ok: bool) -> dict[str, Any] | None:
         """Write the record to ``path`` (nothing when ``path`` is None) and return it."""
@@ -80,6 +83,9 @@ class Run:
             **self.checkout,
             "started_at": self.started_at,
             "wall_s": round(time.monotonic() - self._t0, 3),
+            # this process only (time.process_time): the subprocesses a harness starts
+            # are not counted
+            "process_cpu_s": round(time.process_time() - self._cpu0, 3),
             "load_avg_1_5_15_start": self.load_start,
             "load_avg_1_5_15_end": _load(),
             "cpu_count": os.cpu_count(),

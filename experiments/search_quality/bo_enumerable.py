@@ -11,9 +11,11 @@ The objective is the layer's EDP (loop-nest model, pJ x cycles).
 Then every optimizer runs with a budget of 5 % of the space, for ``--seeds`` seeds, and
 the script prints, per optimizer, the evaluations needed to come within 5 % of the
 optimum (median, and how many seeds got there), the median best ratio at the budget, and
-wall time.
+wall time. ``--json FILE`` writes the results with the settings, commit, wall and CPU
+seconds and load average (the record of :mod:`experiments.harnesses.record`; the figure
+in docs/guide/optimizers.md is rendered from ``docs/search_quality/bo_enumerable.json``).
 
-Run: ``python -m experiments.search_quality.bo_enumerable [--seeds 5] [--optimizers ...]``.
+Run: ``python -m experiments.search_quality.bo_enumerable [--seeds 5] [--optimizers ...] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from accelerators import SystolicArray
 from design_space import Categorical, DesignSpace, JointSpace, Ordinal, Permutation, PowerOfTwo
 from evaluators.base import Infeasible
 from evaluators.loopnest import evaluate
+from experiments.harnesses.record import Run, public_settings
 from mappers.mapping import Mapping
 from mappers.workloads import gemm
 from optimizer import Trial, TrialStatus, make_optimizer, parse_objectives
@@ -119,7 +122,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--optimizers", nargs="+", default=["constrained-bo", "tpe", "random", "qlearning"])
     ap.add_argument("--fraction", type=float, default=0.05, help="budget as a fraction of the space")
+    ap.add_argument("--json", metavar="FILE", default=None,
+                    help="also write the results, settings, commit, wall/CPU time and load average here")
     args = ap.parse_args(argv)
+    record = Run("experiments.search_quality.bo_enumerable", public_settings(args))
     logging.basicConfig(level=logging.WARNING)
     sp = space()
     t = time.perf_counter()
@@ -133,21 +139,24 @@ def main(argv: list[str] | None = None) -> dict:
           f"{'best/opt at budget (median)':>28} {'time/seed':>10}")
     out: dict = {"points": n, "infeasible": n_bad, "optimum": opt_val, "budget": budget, "results": {}}
     for name in args.optimizers:
-        hits, ratios, times = [], [], []
+        hits, ratios, times, cpu = [], [], [], []
         for seed in range(args.seeds):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             curve = run(name, sp, seed, budget)
             times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
             reach = next((i + 1 for i, v in enumerate(curve) if v <= target), None)
             hits.append(reach)
             ratios.append(curve[-1] / opt_val if curve else np.inf)
         reached = [h for h in hits if h is not None]
         med = float(np.median([h if h is not None else np.inf for h in hits]))
-        out["results"][name] = {"evals_to_target": hits, "best_ratio": ratios, "seconds": times}
+        out["results"][name] = {"evals_to_target": hits, "best_ratio": ratios, "seconds": times,
+                                "cpu_seconds": cpu}
         med_s = f"{med:.0f}" if np.isfinite(med) else f"> {budget}"
         print(f"{name:16} {med_s:>26} {len(reached):>10}/{args.seeds:<4} "
               f"{np.median(ratios):>28.4f} {np.median(times):>9.1f}s")
     print(json.dumps(out, default=float))
+    record.write(args.json, out, ok=True)
     return out
 
 

@@ -28,7 +28,6 @@ Run: ``python -m experiments.search_quality.gradient_vs_bo [--quick] [--budget 3
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 from pathlib import Path
@@ -40,6 +39,7 @@ from accelerators import SpatialArray
 from evaluators.base import Infeasible
 from evaluators.gradient_codesign import gradient_codesign
 from evaluators.nested import NestedEvaluator
+from experiments.harnesses.record import Run, public_settings
 from experiments.reproduce.shi2020 import (
     EYERISS_PES,
     EYERISS_POINT,
@@ -119,8 +119,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=None, help="gradient steps (default 200; quick 100)")
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
-    ap.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="write the results as JSON here, with the settings, commit, wall and CPU seconds and "
+                         "load average (the record of experiments/harnesses/record.py; the results are its 'rows')")
     args = ap.parse_args(argv)
+    record = Run("experiments.search_quality.gradient_vs_bo", public_settings(args))
     logging.basicConfig(level=logging.WARNING)
     budget = args.budget or (12 if args.quick else 30)
     steps = args.steps or (100 if args.quick else 200)
@@ -132,9 +135,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for method in args.methods:
         runs = []
         for seed in range(args.seeds):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             out = run_gradient(seed, budget, steps) if method == "gradient" else run_nested(method, seed, budget)
             out["seconds"] = time.perf_counter() - t
+            out["cpu_seconds"] = time.process_time() - c
             out["best"] = float(out["curve"][-1]) if out["curve"] else float("inf")
             runs.append(out)
             extra = (f"; that hardware with the heuristic mapper: {out['best_hw_heuristic_edp'] / base:.3f}x"
@@ -174,9 +178,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"Where we stand: {', '.join(parts)} -- {verdict}. Both baselines here map every layer with "
               f"the same greedy heuristic mapper (not sampled mappings), and on this iso-resource space all "
               f"methods land within a few percent of Eyeriss.")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=1, default=str))
+    record.write(args.out, results, ok=True)
     return results
 
 

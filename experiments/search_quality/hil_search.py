@@ -42,7 +42,6 @@ Run: ``python -m experiments.search_quality.hil_search [--device cpu|cuda] [--sh
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import tempfile
 import time
@@ -52,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from evaluators.kernels.hil import MeasuredKernelEvaluator, point_key, screen_then_measure
+from experiments.harnesses.record import Run, public_settings
 from optimizer.bo.models import learned_noise
 
 
@@ -259,15 +259,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--verify-rounds", type=int, default=5)
     ap.add_argument("--stat", default="median", choices=["median", "best"],
                     help="per-measurement figure: the median of the timed blocks, or the fastest")
-    ap.add_argument("--json", type=Path, default=None, help="write the result here")
+    ap.add_argument("--json", type=Path, default=None,
+                    help="write the result here, with the settings, commit, wall and CPU seconds and load "
+                         "average (the record of experiments/harnesses/record.py; the result is its 'rows')")
     a = ap.parse_args(argv)
+    record = Run("experiments.search_quality.hil_search", public_settings(a))
     default = "96,128,64" if a.quick else ("320,256,192" if a.device == "cpu" else "4096,4096,4096")
     shape = tuple(int(x) for x in (a.shape or default).split(","))
     r = run(a.device, shape, a.budget_frac, a.seeds, a.repeats, a.quick, a.calibration,
             tuple(m for m in a.methods.split(",") if m), a.cache_kib, a.verify_rounds, a.stat)
-    if a.json:
-        a.json.parent.mkdir(parents=True, exist_ok=True)
-        a.json.write_text(json.dumps(r, indent=2, default=str))
+    record.write(a.json, r, ok=True)
     return r
 
 

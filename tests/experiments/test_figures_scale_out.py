@@ -118,3 +118,47 @@ def test_faults_table_from_the_race_and_scheduler_records(tmp_path):
     _write(tmp_path, FAULTS_DASK, _record("experiments.harnesses.faults dask-scheduler", dask_set, [dask_row]))
     with pytest.raises(RecordError, match="disagrees"):
         faults(tmp_path)
+
+
+def _pg_records(tmp_path: Path, *, requeued: int = 1, restart_ok: bool = True) -> None:
+    from experiments.figures.scale_out import PG_RESTART, PG_TIMEOUT
+
+    restart = {"scenario": "pg-restart", "restarts": 2, "outages_s": [7.04, 9.5], "driver_exit": 0,
+               "retry_warnings": 9, "recovered_after_s": [6.5, 8.25], "recovered_retries": [3, 5],
+               "wall_s": 51.25, "WAITING": 0, "RUNNING": 0, "COMPLETE": 40, "FAILED": 0,
+               "numbers_ok": True, "max_attempts": 1, "requeued": 0}
+    timeout = {"scenario": "pg-timeout", "retry_s": 4.0, "driver_exit": 3, "stopped_after_s": 5.55,
+               "message": "error: lost ...\nstopped: ... the study is resumable", "complete_when_stopped": 11,
+               "resume_exit": 0, "WAITING": 0, "RUNNING": 0, "COMPLETE": 25, "FAILED": 0,
+               "numbers_ok": True, "max_attempts": 2, "requeued": requeued}
+    _write(tmp_path, PG_RESTART, _record("experiments.harnesses.faults pg-restart",
+                                         {"restarts": 2, "down_s": 4.0, "trials": 40, "workers": 2,
+                                          "sleep_s": 0.25}, [restart], ok=restart_ok))
+    _write(tmp_path, PG_TIMEOUT, _record("experiments.harnesses.faults pg-timeout",
+                                         {"retry_s": 4.0, "down_s": 12.0, "trials": 25, "workers": 2,
+                                          "sleep_s": 0.25}, [timeout]))
+
+
+def test_pg_outage_rows_come_from_the_restart_and_timeout_records(tmp_path):
+    from experiments.figures.scale_out import pg_outages
+
+    _pg_records(tmp_path)
+    text = pg_outages(tmp_path)
+    assert "PostgreSQL stopped 2 times for 4 s (7.0–9.5 s from `service postgresql stop`" in text
+    assert "during a 40-trial sweep" in text
+    assert "warned 9 times, was back 6.5 and 8.2 s after its first failure (3, 5 retries)" in text
+    assert "exited 0; 51.2 s in all | 40 COMPLETE, numbers 0..39 once, none evaluated twice |" in text
+    assert "PostgreSQL stopped for 12 s during a 25-trial sweep" in text and "`--storage-retry-s 4`" in text
+    assert "exited 3 after 5.5 s with 11 trials COMPLETE" in text
+    assert "25 COMPLETE, numbers 0..24 once; 1 trial in flight at the stop re-run |" in text
+    assert "commit abcdef0" in text
+    _pg_records(tmp_path, requeued=3)
+    assert "3 trials in flight at the stop re-run" in pg_outages(tmp_path)
+
+
+def test_a_pg_record_whose_ok_disagrees_with_its_row_is_refused(tmp_path):
+    from experiments.figures.scale_out import pg_outages
+
+    _pg_records(tmp_path, restart_ok=False)
+    with pytest.raises(RecordError, match="disagrees"):
+        pg_outages(tmp_path)

@@ -103,10 +103,16 @@ def test_split_keeps_shapes_on_one_side():
 
 def test_cli_calibrate_cpu_quick(tmp_path):
     out = tmp_path / "cpu.json"
+    rec_path = tmp_path / "record.json"
     r = CliRunner().invoke(app, ["calibrate", "--device", "cpu", "--quick", "--threads", "1",
-                                 "-o", str(out)])
+                                 "-o", str(out), "--json", str(rec_path)])
     assert r.exit_code == 0, r.output
     assert "heldout" in r.output and "Spearman" in r.output and "MAPE" in r.output
+    # --json: the calibration file as written, with the run's settings and provenance
+    rec = json.loads(rec_path.read_text())
+    assert rec["harness"] == "coexplore calibrate" and rec["rows"] == json.loads(out.read_text())
+    assert rec["settings"] == {"device": "cpu", "quick": True, "seed": 0, "threads": "1", "statistic": "median"}
+    assert rec["wall_s"] > 0 and rec["process_cpu_s"] > 0 and len(rec["load_avg_1_5_15_start"]) == 3
     c = cal.load_calibration(out, "cpu")
     assert c.schema_version == cal.SCHEMA_VERSION and c.env["torch"]
     for tag in ("before", "after"):

@@ -16,7 +16,7 @@ def _common(rec: dict, harness: str) -> None:
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
                           text=True).stdout.strip()
     assert rec["commit"] == head and isinstance(rec["dirty"], bool)
-    assert rec["wall_s"] > 0
+    assert rec["wall_s"] > 0 and 0 <= rec["process_cpu_s"]
     for key in ("load_avg_1_5_15_start", "load_avg_1_5_15_end"):
         assert len(rec[key]) == 3 and all(x >= 0 for x in rec[key])
     assert "json" not in rec["settings"]
