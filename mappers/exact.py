@@ -667,6 +667,10 @@ class ExactMapper:
             (spatial assignments, bypass choices, temporal factors at a level), and every
             bound is a bound over the unconstrained completions, hence over the
             constrained ones: the pruning stays sound.
+        local_search: run the local search before the tree where the space is large
+            (anytime quality; the module docstring): it changes no completed result, and
+            costs CPU time on layers the tree proves quickly
+            (``python -m experiments.benchmarks.mapper_local_search`` measures both).
     """
 
     bypass: bool = True
@@ -674,6 +678,7 @@ class ExactMapper:
     max_nodes: int | None = None
     gap: float = 0.0
     constraints: ConstraintSpec = None
+    local_search: bool = True
     _chunk: int = field(default=200_000, repr=False)
 
     def __post_init__(self) -> None:
@@ -685,6 +690,8 @@ class ExactMapper:
                                            or self.max_nodes < 1):
             raise ValueError(f"ExactMapper.max_nodes must be a positive integer or None, got {self.max_nodes!r}")
         check_constraint_spec("ExactMapper", self.constraints)
+        if not isinstance(self.local_search, bool):
+            raise ValueError(f"ExactMapper.local_search must be True or False, got {self.local_search!r}")
 
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
             seed: int = 0, incumbents: Sequence[Mapping | MappingBatch] | None = None) -> MappingResult:
@@ -715,6 +722,7 @@ class ExactMapper:
         search = _Search(layer, arch, cost, objective, self.bypass, deadline, self._chunk, self.gap, rc,
                          self.max_nodes)
         search.warm = list(incumbents or ())
+        search.local_search = self.local_search
         search.mirror = self.constraints is None
         search.run()
         search.settle_warm_start()
@@ -761,6 +769,7 @@ class _Search:
         self.root_bounds: list[float] = []
         self.floor_bounds: list[float] = []                 # spatial assignments dropped (_busy_enough)
         self.mirror = False                                 # may drop mirror images (_mirror_canonical)
+        self.local_search = True                            # may run the local search (_polish, _multistart)
         self.keeps = _keep_choices(layer, arch, bypass, rc)
         self.n_keep = len(self.keeps)
         self.space_size = 0
@@ -807,7 +816,7 @@ class _Search:
         self.warm_start(p)                  # the caller's candidate incumbents (issue 41, item 4)
         self.space_size = _space_size(p) * self.n_keep
         # the local search pays where the space is large; a small one is proven sooner
-        local = self.space_size > _LOCAL_SPACE
+        local = self.local_search and self.space_size > _LOCAL_SPACE
         if local:
             self._polish(p)                 # a local search from the incumbent (anytime quality)
         sx, sy = _spatial_assignments(p)
