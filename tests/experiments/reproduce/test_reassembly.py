@@ -55,8 +55,9 @@ SW_SEARCH = {
 }
 
 #: rebuilt by their own reproduction's tests: shi2020 through --reuse (test_reproduce_shi2020.py),
-#: the HASCO enumeration through its write_table (test_reproduce_hasco_enumerate.py)
-REUSE_TESTED = {"shi2020", "hasco-enumerate"}
+#: the HASCO enumeration through its write_table (test_reproduce_hasco_enumerate.py), the HASCO
+#: DSE comparison through its table (test_reproduce_hasco_dse.py)
+REUSE_TESTED = {"shi2020", "hasco-enumerate", "hasco-dse"}
 
 NOT_REASSEMBLED: set[str] = set()
 """Committed tables no test rebuilds (none: the steps-only run, stale before, was rerun and
