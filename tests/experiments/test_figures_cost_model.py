@@ -82,3 +82,109 @@ def test_an_output_without_what_the_table_needs_is_refused(tmp_path, drop):
 def test_a_missing_output_is_refused(tmp_path):
     with pytest.raises(RecordError, match="not found"):
         cost_model.speed_table(tmp_path)
+
+
+# ------------------------------------------------------------ the accuracy table
+
+BUNDLED = """eyeriss_like conv1 {'N': 1}
+  memory op ...
+eyeriss_like features.0 {'N': 1}
+tpu_like conv1 {'N': 1}
+tpu_like features.0 {'N': 1}
+tpu_like features.1.project {'N': 1}
+
+4 of 5 cases ran in ZigZag; (memory, operand) rows with reads and writes equal: 30 of 40 (under accounting='zigzag': 38 of 40); rows where coexplore counts more: 1; cycles equal in 3 of 4; energy ours/zigzag 0.512-0.987 (median 0.901; under accounting='zigzag' 0.6-0.9, median 0.8); ours/(zigzag's counts at our per-word energies) 0.856-0.999 (median 0.9); zigzag's energy/(its counts at our per-word energies) 1.0-1.5
+"""
+CROSSVAL = """conv1 {'N': 1} [heuristic]
+  GLB ...
+conv1 {'N': 1} [random]
+fc1 {'N': 1} [heuristic]
+
+3 of 3 cases ran in ZigZag; (level, operand) rows equal in both tools: 20 of 27 (under accounting='zigzag': 25); cycles equal in 2 of 3; energy without NoC ours/zigzag 0.701-0.949 (median 0.803)
+"""
+SILICON_TXT = """Eyeriss v1 ...
+layer   figure                                  published       ours  ratio  constant
+CONV1   processing latency (ms)                      16.5      13.94   0.70
+CONV1   GLB accesses (MB)                            18.5      20.29   1.20  why
+CONV1   DRAM accesses (MB)                              5      6.121   1.50  why
+CONV1   DRAM, ours zeros compressed (MB)                5      5.206   0.90
+CONV1   chip power (mW)                               332      143.3   0.30  why
+CONV2   processing latency (ms)                      39.2      33.18   0.80
+CONV2   GLB accesses (MB)                            77.6      81.94   1.30
+CONV2   DRAM accesses (MB)                              4       5.53   1.60  (as above)
+CONV2   DRAM, ours zeros compressed (MB)                4      3.817   0.95
+CONV2   chip power (mW)                               288      136.1   0.40  (as above)
+CONV3   processing latency (ms)                      21.8      19.17   0.75
+CONV3   GLB accesses (MB)                            50.2      71.98   1.77  long reason
+CONV3   GLB, q=3 r=2 t=2 as CONV4/5 (MB)             50.2      53.01   1.11
+CONV3   DRAM accesses (MB)                              3      5.053   1.40  (as above)
+CONV3   DRAM, ours zeros compressed (MB)                3      2.637   0.85
+CONV3   chip power (mW)                               266        153   0.50  (as above)
+
+TPU v1
+TPU v1  peak TOPS                                      92      91.75   9.99
+"""
+MELOPPR_MD = """# title
+
+| case | top | RTL cycles/step | model | v1/RTL | lost mass | role |
+|---|---|---|---|---|---|---|
+| a-dual | dual | 132 | 132 | 0.80 | 0.00 % | fit |
+| b-quad | quad | 1,214 | 1,214 | 0.50 | 3.25 % | held out |
+| c-hex | hex | 634 | 640 | 1.20 | 12.50 % | held out |
+
+- notes
+
+| P | yosys LUT |
+|---|---|
+| 2 | 1,005 |
+"""
+def _accuracy(root: Path, **override: str) -> None:
+    texts = {cost_model.ZIGZAG_BUNDLED: BUNDLED, cost_model.ZIGZAG_CROSSVAL: CROSSVAL,
+             cost_model.SILICON: SILICON_TXT, cost_model.MELOPPR_RTL: MELOPPR_MD}
+    texts.update({getattr(cost_model, k): v for k, v in override.items()})
+    for rel, text in texts.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_accuracy_table_figures_come_from_their_records(tmp_path):
+    _accuracy(tmp_path)
+    text = cost_model.accuracy_table(tmp_path)
+    assert "| the suite's random layer/arch/mapping cases, 0 mismatches whenever it passes" in text
+    assert "SCALE-Sim 3.0.0" in text and "max difference: not recorded" in text
+    assert "3 runs on the 2/4/8/16-PE tops | cycles of `cycle_model=\"rtl\"` equal the RTL's in 2/3 (2 held out" in text
+    assert "3.25–12.50 % of the score mass lost in 2 runs" in text and "(v1) 0.50–1.20x the RTL's cycles, median 0.80" in text
+    assert "bundled `eyeriss_like`, `tpu_like` (translated" in text and "1 ResNet-50 + 2 MobileNetV2 layers" in text
+    assert "(5 cases, 4 ran in ZigZag) | cycles equal in 3/4; (memory, operand) rows with reads and writes equal: 30 of 40 " \
+           "by default, 38 of 40 under" in text
+    assert "energy 0.51–0.99 of ZigZag's (median 0.90), 0.86–1.00 of ZigZag's own counts" in text
+    assert "schemas, 2 layers × 2 mappings (3 cases, 3 ran in ZigZag) | cycles equal in 2/3; rows equal 20 of 27 by " \
+           "default, 25 under" in text
+    assert "energy without the NoC term 0.70–0.95 of ZigZag's (median 0.80)" in text
+    assert "AlexNet CONV1–3 with" in text and "processing latency 0.70–0.80 of the chip's; GLB accesses 1.20–1.30 " \
+           "(CONV3 1.77 with Table III's 4 channels per pass, 1.11 with" in text
+    assert "DRAM 1.40–1.60 dense, 0.85–0.95 with the chip's zero compression; power 0.30–0.50" in text
+    assert "9.99" not in text  # the TPU section is not the Eyeriss silicon row
+
+
+def test_a_changed_validation_record_changes_the_table(tmp_path):
+    _accuracy(tmp_path)
+    before = cost_model.accuracy_table(tmp_path)
+    _accuracy(tmp_path, ZIGZAG_CROSSVAL=CROSSVAL.replace("cycles equal in 2 of 3", "cycles equal in 3 of 3"),
+              MELOPPR_RTL=MELOPPR_MD.replace("| 634 | 640 |", "| 634 | 634 |"))
+    after = cost_model.accuracy_table(tmp_path)
+    assert after != before
+    assert "| cycles equal in 3/3; rows equal 20 of 27" in after and "equal the RTL's in 3/3" in after
+
+
+@pytest.mark.parametrize("name", ["ZIGZAG_BUNDLED", "ZIGZAG_CROSSVAL", "MELOPPR_RTL"])
+def test_a_validation_record_without_its_summary_is_refused(tmp_path, name):
+    _accuracy(tmp_path, **{name: "nothing here\n"})
+    with pytest.raises(RecordError, match=getattr(cost_model, name)):
+        cost_model.accuracy_table(tmp_path)
+
+
+def test_silicon_without_a_figure_is_refused(tmp_path):
+    _accuracy(tmp_path, SILICON="\n".join(x for x in SILICON_TXT.splitlines() if "chip power" not in x))
+    with pytest.raises(RecordError, match="chip power"):
+        cost_model.accuracy_table(tmp_path)
