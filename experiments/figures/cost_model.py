@@ -1,7 +1,8 @@
 """The cost-model guide's measured figures (docs/guide/cost-model.md): the loop-nest
 evaluator's throughput and the kernel's compile time, rendered from the committed output
 of ``experiments.benchmarks.evaluator_throughput`` (its ``# ...`` header lines and the
-JSON line it ends with)."""
+JSON line it ends with); its accuracy rows, and MODEL.md's silicon table, from the committed
+outputs of the validation scripts (``docs/validation/``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from typing import Any
 from experiments.figures.fmt import thousands
 from experiments.figures.records import RecordError
 
-__all__ = ["FIGURES", "THROUGHPUT", "accuracy_table", "load_throughput", "rate", "speed_table"]
+__all__ = ["FIGURES", "THROUGHPUT", "accuracy_table", "load_throughput", "rate", "silicon_layers",
+           "speed_table"]
 
 THROUGHPUT = "docs/benchmarks/evaluator_throughput.txt"
 ARCHS = ("eyeriss_v1", "systolic_32x32_ws")
@@ -273,11 +275,39 @@ def _crossval_row(root: Path) -> str:
             f"(output: `{ZIGZAG_CROSSVAL}`) |")
 
 
-def _silicon_row(root: Path) -> str:
+def _silicon(root: Path) -> dict[str, dict[str, float]]:
+    """The Eyeriss v1 ratios (ours / published) of silicon_compare.txt: figure -> layer -> ratio."""
     text = _text(root, SILICON)
     found: dict[str, dict[str, float]] = {}
     for layer, figure, ratio in re.findall(r"^(CONV\d)\s+(.+?)\s{2,}[\d.]+\s+[\d.]+\s+([\d.]+)", text, flags=re.M):
         found.setdefault(figure.strip(), {})[layer] = float(ratio)
+    return found
+
+
+SILICON_COLUMNS = ("processing latency (ms)", "GLB accesses (MB)", "DRAM accesses (MB)",
+                   "DRAM, ours zeros compressed (MB)", "chip power (mW)")
+
+
+def silicon_layers(root: Path) -> str:
+    """MODEL.md's per-layer table of the Eyeriss v1 silicon comparison (ratios ours / published)."""
+    found = _silicon(root)
+    missing = [c for c in SILICON_COLUMNS if c not in found]
+    if missing:
+        raise RecordError(f"{SILICON}: no Eyeriss rows {missing[0]!r} (has {sorted(found)})")
+    layers = list(found[SILICON_COLUMNS[0]])
+    lines = ["| layer | processing latency | GLB accesses | DRAM accesses (dense / zeros compressed) | chip power |",
+             "|---|---|---|---|---|"]
+    for layer in layers:
+        try:
+            lat, glb, dram, dram_z, power = (found[c][layer] for c in SILICON_COLUMNS)
+        except KeyError:
+            raise RecordError(f"{SILICON}: {layer} lacks one of {SILICON_COLUMNS}") from None
+        lines.append(f"| {layer} | {lat:.2f} | {glb:.2f} | {dram:.2f} / {dram_z:.2f} | {power:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _silicon_row(root: Path) -> str:
+    found = _silicon(root)
 
     def col(figure: str, skip: tuple[str, ...] = ()) -> list[float]:
         if figure not in found:
@@ -311,3 +341,4 @@ def accuracy_table(root: Path, rows: tuple = ACCURACY_ROWS) -> str:
 
 
 FIGURES["cost-model-accuracy"] = (tuple(rel for rel, _ in ACCURACY_ROWS if rel), accuracy_table)
+FIGURES["model-silicon-layers"] = ((SILICON,), silicon_layers)

@@ -188,3 +188,20 @@ def test_silicon_without_a_figure_is_refused(tmp_path):
     _accuracy(tmp_path, SILICON="\n".join(x for x in SILICON_TXT.splitlines() if "chip power" not in x))
     with pytest.raises(RecordError, match="chip power"):
         cost_model.accuracy_table(tmp_path)
+
+
+def test_model_silicon_table_rows_come_from_the_record(tmp_path):
+    _accuracy(tmp_path)
+    text = cost_model.silicon_layers(tmp_path)
+    assert text.splitlines()[2:] == ["| CONV1 | 0.70 | 1.20 | 1.50 / 0.90 | 0.30 |",
+                                     "| CONV2 | 0.80 | 1.30 | 1.60 / 0.95 | 0.40 |",
+                                     "| CONV3 | 0.75 | 1.77 | 1.40 / 0.85 | 0.50 |"]
+    _accuracy(tmp_path, SILICON=SILICON_TXT.replace("19.17   0.75", "19.17   0.91"))
+    assert "| CONV3 | 0.91 | 1.77 |" in cost_model.silicon_layers(tmp_path)
+
+
+def test_model_silicon_table_refuses_a_layer_missing_a_figure(tmp_path):
+    _accuracy(tmp_path, SILICON="\n".join(x for x in SILICON_TXT.splitlines()
+                                          if not x.startswith("CONV2   chip power")))
+    with pytest.raises(RecordError, match="CONV2 lacks"):
+        cost_model.silicon_layers(tmp_path)
