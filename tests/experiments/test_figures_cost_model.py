@@ -205,3 +205,56 @@ def test_model_silicon_table_refuses_a_layer_missing_a_figure(tmp_path):
                                           if not x.startswith("CONV2   chip power")))
     with pytest.raises(RecordError, match="CONV2 lacks"):
         cost_model.silicon_layers(tmp_path)
+
+
+SILICON_FULL = """Eyeriss v1 ...
+layer   figure                                  published       ours  ratio  constant
+CONV1   MACs (G)                                      1.0        1.0   1.00
+CONV1   processing latency (ms)                      10.0        8.0   0.80
+CONV1   GLB accesses (MB)                            10.0       12.0   1.20
+CONV1   DRAM accesses (MB)                            2.0        3.0   1.50  why
+CONV1   DRAM, ours zeros compressed (MB)              2.0        1.8   0.90
+CONV1   chip power (mW)                               300        150   0.50
+CONV1   chip energy (mJ)                              3.0        1.2   0.40
+CONV1   share of chip energy (%)                       60         40   0.67
+CONV2   MACs (G)                                      1.0        1.0   1.00
+CONV2   processing latency (ms)                      10.0       12.0   1.20
+CONV2   GLB accesses (MB)                            10.0       14.0   1.40
+CONV2   GLB, q=3 r=2 t=2 as CONV4/5 (MB)             10.0       11.0   1.10
+CONV2   DRAM accesses (MB)                            2.0        5.0   2.50
+CONV2   DRAM, ours zeros compressed (MB)              2.0        2.2   1.10
+CONV2   chip power (mW)                               200        150   0.75
+CONV2   chip energy (mJ)                              2.0        1.8   0.90
+CONV2   share of chip energy (%)                       40         60   1.50
+
+GLB accesses if Table V's MB are 2^20 bytes (Table III's KB are 1024 bytes, below): ratio CONV1 1.144, CONV2 1.049 (q=3 r=2 t=2)
+
+TPU v1 (Jouppi et al. ISCA 2017), accelerators.tpu_v1_like()
+TPU v1  peak TOPS                                      80      79.00   0.99
+TPU v1  TOPS, 4096x4096 FC at batch 8 (roofline)      0.500     0.4000   0.80
+TPU v1  TOPS, 4096x4096 FC at batch 64 (roofline)      4.000      3.000   0.75
+TPU v1  TOPS, 4096x4096 FC at batch 256 (roofline)      16.00      8.000   0.50
+"""
+
+
+def test_model_silicon_rows_come_from_the_record(tmp_path):
+    _accuracy(tmp_path, SILICON=SILICON_FULL)
+    text = cost_model.model_silicon_rows(tmp_path)
+    assert "AlexNet CONV1-2, batch 4" in text and "ratio 0.80, 1.20; 1.00 over the 2 layers" in text
+    assert "ratio 1.20, 1.40; CONV3 with CONV4/5's q = 3, r = 2, t = 2 instead of Table III's q = 4, r = 1, t = 4: " \
+           "1.10 (below)" in text
+    assert "read as 2^20 bytes (Table III's KB are 1024 bytes): CONV1 1.14, CONV2 1.05 (q=3 r=2 t=2) |" in text
+    # ours 8 MB dense = 4e6 16-bit words over 2e9 MACs: 0.0020; published 4 MB: 0.0010
+    assert "dense words: ratio 1.50-2.50 (0.0020 vs 0.0010 16-bit words per MAC" in text
+    assert "zeros (the chip run-length-compresses them): 0.90-1.10 |" in text
+    # ours 3.0 mJ / 20 ms = 150 mW, published 5.0 mJ / 20 ms = 250 mW
+    assert "absolute power ratio 0.50-0.75 (0.60 over the network); each layer's share of the 2 layers' energy: " \
+           "ratio 0.67, 1.50" in text
+    assert "TPU v1 (Jouppi et al., ISCA 2017): 80 TOPS" in text
+    assert "peak 0.988; a 4096×4096 FC layer at batch 8 / 64 / 256 reaches 0.80 / 0.75 / 0.50 of the roofline" in text
+
+
+def test_model_silicon_rows_refuse_a_record_without_the_mib_line(tmp_path):
+    _accuracy(tmp_path, SILICON="\n".join(x for x in SILICON_FULL.splitlines() if "2^20" not in x))
+    with pytest.raises(RecordError, match="2\\^20"):
+        cost_model.model_silicon_rows(tmp_path)
