@@ -98,7 +98,7 @@ tpu_like features.1.project {'N': 1}
 CROSSVAL = """conv1 {'N': 1} [heuristic]
   GLB ...
 conv1 {'N': 1} [random]
-fc1 {'N': 1} [heuristic]
+features.3 {'N': 1} [heuristic]
 
 3 of 3 cases ran in ZigZag; (level, operand) rows equal in both tools: 20 of 27 (under accounting='zigzag': 25); cycles equal in 2 of 3; energy without NoC ours/zigzag 0.701-0.949 (median 0.803)
 """
@@ -258,3 +258,46 @@ def test_model_silicon_rows_refuse_a_record_without_the_mib_line(tmp_path):
     _accuracy(tmp_path, SILICON="\n".join(x for x in SILICON_FULL.splitlines() if "2^20" not in x))
     with pytest.raises(RecordError, match="2\\^20"):
         cost_model.model_silicon_rows(tmp_path)
+
+
+def _model_records(root: Path, *, optimal=(True, True, True), refused_reason="cluster_size = 64") -> None:
+    def row(net, layer, opt, h):
+        return {"network": net, "layer": layer, "optimal": opt, "heuristic_ratio": h}
+    rec = {"rows": {"eyeriss_v1": [row("resnet50", "a", optimal[0], 1.2), row("dqn", "b", optimal[1], 1.01),
+                                   row("resnet50", "c", optimal[2], 1.5)],
+                    "systolic_32x32_ws": [row("resnet50", "a", True, 1.0), row("dqn", "b", True, 1.04),
+                                          row("resnet50", "c", True, 1.06)]}}
+    runs = [{"run": "x", "status": "exact"}, {"run": "y", "status": "mismatch"},
+            {"run": "z", "status": "refused", "reason": refused_reason}]
+    for rel, obj in ((cost_model.MAPPER_OPTIMALITY, rec), (cost_model.TIMELOOP_EXERCISES, {"runs": runs})):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(json.dumps(obj))
+
+
+def test_model_record_rows_come_from_their_records(tmp_path):
+    _accuracy(tmp_path)
+    _model_records(tmp_path)
+    text = cost_model.model_record_rows(tmp_path)
+    assert "array) on all 3 unique layers of ResNet-50 and DQN on Eyeriss v1 and 32x32 WS systolic array; heuristic " \
+           "within 5 % of it on 1/3 (Eyeriss v1) and 2/3 (32x32 WS systolic array)" in text
+    assert "3 cases (3 ran): 1 ResNet-50 and 1 MobileNetV2 layers × heuristic and random mappings" in text
+    assert "cycles equal in 2/3; reads and writes both equal in 20 of 27 (case, level, operand) rows by default, " \
+           "25 of 27 under" in text and "(ZigZag has none) 0.70–0.95 of ZigZag's, median 0.80" in text
+    assert "5 cases (4 ran): its bundled `eyeriss_like`, `tpu_like`" in text and "× 1 ResNet-50 and 2 MobileNetV2" in text
+    assert "1 of 2 expressible runs exact" in text and "1 runs refused by name (`cluster_size`)" in text
+
+
+def test_model_record_rows_follow_a_changed_record(tmp_path):
+    _accuracy(tmp_path)
+    _model_records(tmp_path, optimal=(True, False, True), refused_reason="sparse tensor")
+    text = cost_model.model_record_rows(tmp_path)
+    assert "on 2 of 3 unique layers (Eyeriss v1), 3 of 3 unique layers (32x32 WS systolic array)" in text
+    assert "refused by name (sparse tensors)" in text and "cluster_size" not in text
+
+
+def test_model_record_rows_refuse_a_timeloop_record_without_runs(tmp_path):
+    _accuracy(tmp_path)
+    _model_records(tmp_path)
+    (tmp_path / cost_model.TIMELOOP_EXERCISES).write_text("{}")
+    with pytest.raises(RecordError, match=r"timeloop_exercises\.json"):
+        cost_model.model_record_rows(tmp_path)
