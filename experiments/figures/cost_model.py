@@ -197,10 +197,46 @@ def _exactness_row(root: Path) -> str:
             f"`make test` (`{LOOPNEST_EXACT_TEST}`) |")
 
 
+SCALESIM = "docs/validation/scalesim_compare.txt"
+
+
+def _scalesim(root: Path) -> dict[str, Any]:
+    """The committed output of ``experiments.validation.scalesim_compare``: its summary line,
+    wall time, the command and commit of the ``#`` header, and the cases' layers, dataflows
+    and arrays (the table's first three columns)."""
+    text = _text(root, SCALESIM)
+    m = _match(r"(\d+) cases: max \|diff\| = ([\d.]+)% \(([^)]*)\); max \|raw diff\| = ([\d.]+)%; SCALE-Sim "
+               r"stall cycles in all: (\d+); failed runs: (\d+); tolerance ([\d.]+)% -> (PASS|FAIL)", text, SCALESIM,
+               "summary line")
+    wall = _match(r"(?m)^wall time ([\d.]+) s", text, SCALESIM, "'wall time' line") if "wall time" in text else None
+    header = dict(line[2:].partition(":")[::2] for line in text.splitlines() if line.startswith("# ") and ":" in line)
+    cases = re.findall(r"^(\S+)\s+(os|ws|is)\s+(\d+x\d+)\s", text, flags=re.M | re.I)
+    if not cases:
+        raise RecordError(f"{SCALESIM}: no case rows (layer, dataflow, array)")
+    n, worst, worst_case, _raw, _stalls, failed, tol, verdict = m.groups()
+    return {"cases": int(n), "worst_pct": float(worst), "worst_case": worst_case, "failed": int(failed),
+            "verdict": verdict, "tolerance_pct": float(tol), "wall_s": float(wall.group(1)) if wall else None,
+            "command": header.get("command", "").strip(), "commit": header.get("commit", "").strip(),
+            "layers": len({c[0] for c in cases}), "dataflows": "/".join(dict.fromkeys(c[1].upper() for c in cases)),
+            "arrays": ", ".join(dict.fromkeys(c[2].replace("x", "×") for c in cases))}
+
+
+def _scalesim_figure(r: dict) -> str:
+    fail = f", {r['failed']} SCALE-Sim runs failed" if r["failed"] else ""
+    return (f"max difference {r['worst_pct']:.4f} % over {r['cases']} cases{fail} (tolerance {r['tolerance_pct']:g} %: "
+            f"{r['verdict']})")
+
+
+def _scalesim_scope(r: dict) -> str:
+    quick = "; the `--quick` subset, the full run not recorded" if "--quick" in r["command"] else ""
+    return f"{r['layers']} ResNet-50 layers, dataflows {r['dataflows']}, arrays {r['arrays']}{quick}"
+
+
 def _scalesim_row(root: Path) -> str:
-    return ("| systolic compute cycles vs SCALE-Sim 3.0.0, 8 ResNet-50 layers × OS/WS/IS × 32×32, 128×128, 16×64, "
-            "64×16 | max difference: not recorded (no committed output of the comparison) | `make validate-env && "
-            ".venv/bin/python -m experiments.validation.scalesim_compare` (`--quick`: 9 cases) |")
+    r = _scalesim(root)
+    return (f"| systolic compute cycles vs SCALE-Sim 3.0.0 ({_scalesim_scope(r)}) | {_scalesim_figure(r)} | "
+            "`make validate-env && .venv/bin/python -m experiments.validation.scalesim_compare` (`--quick`: a "
+            f"subset; output: `{SCALESIM}`) |")
 
 
 def _meloppr_row(root: Path) -> str:
@@ -331,7 +367,7 @@ def _silicon_row(root: Path) -> str:
             f"model) | `.venv/bin/python -m experiments.validation.silicon_compare` (`{SILICON}`) |")
 
 
-ACCURACY_ROWS = ((None, _exactness_row), (None, _scalesim_row), (MELOPPR_RTL, _meloppr_row),
+ACCURACY_ROWS = ((None, _exactness_row), (SCALESIM, _scalesim_row), (MELOPPR_RTL, _meloppr_row),
                  (ZIGZAG_BUNDLED, _bundled_row), (ZIGZAG_CROSSVAL, _crossval_row), (SILICON, _silicon_row))
 
 
@@ -519,7 +555,18 @@ def _model_timeloop_row(root: Path) -> str:
             "`tests/experiments/validation/test_timeloop_exercises.py` |")
 
 
-MODEL_RECORD_ROWS = ((MAPPER_OPTIMALITY, _model_mapper_row), (ZIGZAG_CROSSVAL, _model_crossval_row),
+def _model_scalesim_row(root: Path) -> str:
+    r = _scalesim(root)
+    close = (f"exact on {r['cases']} cases" if r["worst_pct"] == 0 and not r["failed"]
+             else _scalesim_figure(r))
+    took = f"{r['wall_s']:.0f} s wall" if r["wall_s"] is not None else "run time not recorded"
+    return (f"| compute cycles of a systolic array (fill and drain per fold) | SCALE-Sim 3.0.0 | {close} "
+            f"({_scalesim_scope(r)}) | `{SCALESIM}` (`python -m experiments.validation.scalesim_compare` in "
+            f"`.venv-scalesim`, {took}); "
+            "`tests/evaluators/test_scalesim_agreement.py` |")
+
+
+MODEL_RECORD_ROWS = ((SCALESIM, _model_scalesim_row), (MAPPER_OPTIMALITY, _model_mapper_row), (ZIGZAG_CROSSVAL, _model_crossval_row),
                      (ZIGZAG_BUNDLED, _model_bundled_row), (TIMELOOP_EXERCISES, _model_timeloop_row))
 
 

@@ -139,7 +139,7 @@ MELOPPR_MD = """# title
 | 2 | 1,005 |
 """
 def _accuracy(root: Path, **override: str) -> None:
-    texts = {cost_model.ZIGZAG_BUNDLED: BUNDLED, cost_model.ZIGZAG_CROSSVAL: CROSSVAL,
+    texts = {cost_model.SCALESIM: SCALESIM_TXT, cost_model.ZIGZAG_BUNDLED: BUNDLED, cost_model.ZIGZAG_CROSSVAL: CROSSVAL,
              cost_model.SILICON: SILICON_TXT, cost_model.MELOPPR_RTL: MELOPPR_MD}
     texts.update({getattr(cost_model, k): v for k, v in override.items()})
     for rel, text in texts.items():
@@ -151,7 +151,6 @@ def test_accuracy_table_figures_come_from_their_records(tmp_path):
     _accuracy(tmp_path)
     text = cost_model.accuracy_table(tmp_path)
     assert "| the suite's random layer/arch/mapping cases, 0 mismatches whenever it passes" in text
-    assert "SCALE-Sim 3.0.0" in text and "max difference: not recorded" in text
     assert "3 runs on the 2/4/8/16-PE tops | cycles of `cycle_model=\"rtl\"` equal the RTL's in 2/3 (2 held out" in text
     assert "3.25–12.50 % of the score mass lost in 2 runs" in text and "(v1) 0.50–1.20x the RTL's cycles, median 0.80" in text
     assert "bundled `eyeriss_like`, `tpu_like` (translated" in text and "1 ResNet-50 + 2 MobileNetV2 layers" in text
@@ -301,3 +300,34 @@ def test_model_record_rows_refuse_a_timeloop_record_without_runs(tmp_path):
     (tmp_path / cost_model.TIMELOOP_EXERCISES).write_text("{}")
     with pytest.raises(RecordError, match=r"timeloop_exercises\.json"):
         cost_model.model_record_rows(tmp_path)
+
+
+SCALESIM_TXT = """# command: python -m experiments.validation.scalesim_compare --jobs 2
+# commit: abc1234
+layer   df  array   ss total  ss stall  ss cycles  ours  diff %  raw %  map-eff d  ss s
+------  --  ------  --------  --------  ---------  ----  ------  -----  ---------  ----
+conv_a  os  32x32        100         0        101   101  +0.0000  +1.0000  +0  1.0
+conv_a  ws  16x64        100         0        101   101  +0.0000  +1.0000  +0  1.0
+conv_b  os  32x32        200         0        201   201  +0.0000  +0.5000  +0  1.0
+
+3 cases: max |diff| = 0.0000% (conv_a os 32x32); max |raw diff| = 1.0000%; SCALE-Sim stall cycles in all: 0; failed runs: 0; tolerance 2.0% -> PASS
+wall time 42.4 s
+"""
+
+
+def test_scalesim_rows_come_from_the_record(tmp_path):
+    _accuracy(tmp_path)
+    _model_records(tmp_path)
+    (tmp_path / cost_model.SCALESIM).write_text(SCALESIM_TXT)
+    guide = cost_model.accuracy_table(tmp_path)
+    assert "SCALE-Sim 3.0.0 (2 ResNet-50 layers, dataflows OS/WS, arrays 32×32, 16×64) | max difference 0.0000 % " \
+           "over 3 cases (tolerance 2 %: PASS) |" in guide
+    model = cost_model.model_record_rows(tmp_path)
+    assert "| SCALE-Sim 3.0.0 | exact on 3 cases (2 ResNet-50 layers, dataflows OS/WS, arrays 32×32, 16×64) |" in model
+    assert "`.venv-scalesim`, 42 s wall);" in model
+    (tmp_path / cost_model.SCALESIM).write_text(
+        SCALESIM_TXT.replace("max |diff| = 0.0000%", "max |diff| = 0.2500%").replace("runs: 0", "runs: 1"))
+    model = cost_model.model_record_rows(tmp_path)
+    assert "max difference 0.2500 % over 3 cases, 1 SCALE-Sim runs failed" in model and "exact on" not in model
+    (tmp_path / cost_model.SCALESIM).write_text(SCALESIM_TXT.replace("--jobs 2", "--quick --jobs 2"))
+    assert "the `--quick` subset, the full run not recorded" in cost_model.model_record_rows(tmp_path)
