@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import experiments.figures.cost_model as cost_model
 import experiments.figures.guides as guides
 from experiments.figures import benchmarks, d2nn, hasco, meloppr, reproductions, scale_out, shi2020
 
@@ -33,7 +34,7 @@ class UnknownFigure(KeyError):
 
 def _collect() -> dict[str, Figure]:
     out: dict[str, Figure] = {}
-    for module in (shi2020, hasco, d2nn, meloppr, benchmarks, reproductions, scale_out, guides):
+    for module in (shi2020, hasco, d2nn, meloppr, benchmarks, cost_model, reproductions, scale_out, guides):
         for name, (records, render) in module.FIGURES.items():
             if name in out:
                 raise RuntimeError(f"figure {name!r} is defined twice")
