@@ -207,6 +207,7 @@ from mappers.mapping_space import (
     divisor_proof_scope,
     divisors,
     keep_array,
+    prime_factors,
 )
 from mappers.orders import (
     OrderStructure,
@@ -568,18 +569,6 @@ def reuse_fronts(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray, til
     return out
 
 
-def _primes(n: int) -> list[int]:
-    """The distinct prime factors of ``n`` (``n >= 1``)."""
-    out, q = [], 2
-    while q * q <= n:
-        if n % q == 0:
-            out.append(q)
-            while n % q == 0:
-                n //= q
-        q += 1
-    return out + ([n] if n > 1 else [])
-
-
 def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: np.ndarray, sy: np.ndarray,
                 keep: np.ndarray, keeps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The complete factorizations one move from ``(T, sx, sy, keep)`` (each ``(L, D)``,
@@ -606,7 +595,7 @@ def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: 
             f = int(F[ka, la, d])
             if f == 1:
                 continue
-            for q in _primes(f):
+            for q in sorted(set(prime_factors(f))):
                 for kb, lb in slots:
                     if (kb, lb) != (ka, la) and ok[kb, lb, d]:
                         moves.append((d, ka, la, kb, lb, q))

@@ -93,7 +93,7 @@ from design_space import Categorical, Constraint, DesignSpace, Fixed, Ordinal, P
 from design_space.trials import Objective, Trial, TrialStatus
 from mappers.base import CostFunction, MappingResult, NoLegalMapping, ProofScope, check_objective
 from mappers.mapping import MappingBatch
-from mappers.mapping_space import divisors
+from mappers.mapping_space import divisors, prime_factors
 from mappers.searches import search_factory
 from mappers.tensor_ir import (
     Computation,
@@ -126,18 +126,6 @@ def tile_candidates(extent: int) -> list[int]:
         e = -(-e // 2)
     vals.add(1)
     return sorted(vals)
-
-
-def _primes(n: int) -> list[int]:
-    """The distinct prime factors of ``n`` (none for 1)."""
-    out, q = [], 2
-    while q * q <= n:
-        if n % q == 0:
-            out.append(q)
-            while n % q == 0:
-                n //= q
-        q += 1
-    return out + ([n] if n > 1 else [])
 
 
 def _perm_rows(col: Any, loops: Sequence[str], dims: Sequence[str]) -> np.ndarray:
@@ -527,7 +515,7 @@ class ScheduleProblem:
         if self._transfer_actions is None:
             acts = []
             for d in self.loops:
-                primes = sorted({q for c in self.cands[d].tolist() for q in _primes(int(c))})
+                primes = sorted({q for c in self.cands[d].tolist() for q in prime_factors(int(c))})
                 lv = self.split_levels(d)
                 acts += [("transfer", d, a, b, q) for a in lv for b in lv if a != b for q in primes]
             self._transfer_actions = tuple(acts)
