@@ -276,15 +276,22 @@ def _meloppr_row(root: Path) -> str:
             f"`{MELOPPR_RTL}`) |")
 
 
-def _bundled_row(root: Path) -> str:
+def _bundled(root: Path) -> tuple[tuple[str, ...], list[str], int, int]:
+    """The ZigZag bundled-accelerators record's summary line (its 12 figures, as text), its
+    architectures in order, and its ResNet-50 and MobileNetV2 layer counts."""
     text = _text(root, ZIGZAG_BUNDLED)
     m = _match(r"(\d+) of (\d+) cases ran in ZigZag; \(memory, operand\) rows with reads and writes equal: "
                r"(\d+) of (\d+) \(under accounting='zigzag': (\d+) of \d+\);.*?cycles equal in (\d+) of (\d+); "
                r"energy ours/zigzag ([\d.]+)-([\d.]+) \(median ([\d.]+);.*?ours/\(zigzag's counts at our "
                r"per-word energies\) ([\d.]+)-([\d.]+)", text, ZIGZAG_BUNDLED, "summary line")
-    ran, cases, eq, rows, eq_zz, cyc, cyc_n, e_lo, e_hi, e_med, c_lo, c_hi = m.groups()
     archs = list(dict.fromkeys(re.findall(r"^(\w+) \S+ \{", text, flags=re.M)))
     resnet, mobilenet = _layers(text, r"^\w+ (\S+) \{")
+    return m.groups(), archs, resnet, mobilenet
+
+
+def _bundled_row(root: Path) -> str:
+    (ran, cases, eq, rows, eq_zz, cyc, cyc_n, e_lo, e_hi, e_med, c_lo, c_hi), archs, resnet, mobilenet = \
+        _bundled(root)
     return (f"| access counts, energy and cycles vs ZigZag 3.9.1 on its own bundled "
             f"{', '.join(f'`{a}`' for a in archs)} (translated from its YAML by code), {resnet} ResNet-50 + "
             f"{mobilenet} MobileNetV2 layers, one fixed mapping each ({cases} cases, {ran} ran in ZigZag) | cycles "
@@ -516,14 +523,8 @@ def _model_crossval_row(root: Path) -> str:
 
 
 def _model_bundled_row(root: Path) -> str:
-    text = _text(root, ZIGZAG_BUNDLED)
-    m = _match(r"(\d+) of (\d+) cases ran in ZigZag; \(memory, operand\) rows with reads and writes equal: "
-               r"(\d+) of (\d+) \(under accounting='zigzag': (\d+) of \d+\);.*?cycles equal in (\d+) of (\d+); "
-               r"energy ours/zigzag ([\d.]+)-([\d.]+) \(median ([\d.]+);.*?ours/\(zigzag's counts at our "
-               r"per-word energies\) ([\d.]+)-([\d.]+)", text, ZIGZAG_BUNDLED, "summary line")
-    ran, cases, eq, rows, eq_zz, cyc, cyc_n, e_lo, e_hi, e_med, c_lo, c_hi = m.groups()
-    archs = list(dict.fromkeys(re.findall(r"^(\w+) \S+ \{", text, flags=re.M)))
-    resnet, mobilenet = _layers(text, r"^\w+ (\S+) \{")
+    (ran, cases, eq, rows, eq_zz, cyc, cyc_n, e_lo, e_hi, e_med, c_lo, c_hi), archs, resnet, mobilenet = \
+        _bundled(root)
     return (f"| the same, on ZigZag's own accelerators | ZigZag 3.9.1, {cases} cases ({ran} ran): its bundled "
             f"{', '.join(f'`{a}`' for a in archs)} (read from the installed package and translated by code) × "
             f"{resnet} ResNet-50 and {mobilenet} MobileNetV2 layers, one heuristic mapping each | cycles equal in "
