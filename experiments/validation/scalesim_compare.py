@@ -235,24 +235,38 @@ def _parse_report(path: Path, wall_s: float) -> ScaleSimResult:
 
 def run_scalesim(case: Case, python: Path | str, workdir: Path, raw_padding: bool = False,
                  timeout_s: float | None = None) -> ScaleSimResult:
-    """Run SCALE-Sim on one case in ``workdir`` and return its compute report."""
+    """Run SCALE-Sim on one case in ``workdir`` and return its compute report.
+
+    A ``workdir`` that already holds this case's inputs, unchanged, and the report and
+    wall time of a finished run is read instead of run again (so an interrupted
+    ``--workdir`` run resumes); the wall time is the first run's.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     kind, topo = topology(case.layer, raw_padding)
-    (workdir / "topology.csv").write_text(topo)
-    (workdir / "layout.csv").write_text("Layer name,\n")  # required, unused without custom layouts
-    (workdir / "scale.cfg").write_text(
-        _CONFIG.format(rows=case.rows, cols=case.cols, dataflow=case.dataflow))
-    (workdir / "driver.py").write_text(_DRIVER)
+    inputs = {"topology.csv": topo,
+              "layout.csv": "Layer name,\n",  # required, unused without custom layouts
+              "scale.cfg": _CONFIG.format(rows=case.rows, cols=case.cols, dataflow=case.dataflow),
+              "driver.py": _DRIVER}
     out = workdir / "out"
+    report = out / "run" / "COMPUTE_REPORT.csv"
+    wall_file = workdir / "wall_s.txt"
+    if report.exists() and wall_file.exists() and all(
+            (workdir / name).exists() and (workdir / name).read_text() == text
+            for name, text in inputs.items()):
+        return _parse_report(report, float(wall_file.read_text()))
+    wall_file.unlink(missing_ok=True)
+    for name, text in inputs.items():
+        (workdir / name).write_text(text)
     args = [str(python), "driver.py", "scale.cfg", "topology.csv", "layout.csv", str(out), kind]
     t0 = time.perf_counter()
     proc = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=timeout_s)
     wall = time.perf_counter() - t0
-    report = out / "run" / "COMPUTE_REPORT.csv"
     if proc.returncode != 0 or not report.exists():
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-5:])
         raise RuntimeError(f"SCALE-Sim failed (exit {proc.returncode}): {tail}")
-    return _parse_report(report, wall)
+    result = _parse_report(report, wall)
+    wall_file.write_text(f"{wall!r}\n")  # written last: its presence marks a finished run
+    return result
 
 
 def cases(layers: Iterable[Layer], dataflows: Iterable[str] = DATAFLOWS,
@@ -336,7 +350,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--tolerance", type=float, default=TOLERANCE_PCT, help="allowed |diff| in percent")
     p.add_argument("--raw-padding", action="store_true",
                    help="give SCALE-Sim H+2*pad (its ceil output size then differs from the layer's)")
-    p.add_argument("--workdir", type=Path, default=None, help="keep SCALE-Sim's files here")
+    p.add_argument("--workdir", type=Path, default=None,
+                   help="keep SCALE-Sim's files here; a rerun with the same workdir reads the cases "
+                   "that finished instead of running them again")
     args = p.parse_args(argv)
 
     ok, why = scalesim_status(args.python)

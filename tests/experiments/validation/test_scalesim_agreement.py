@@ -18,6 +18,7 @@ from experiments.validation.scalesim_compare import (
     cases,
     compare,
     format_table,
+    run_scalesim,
     scalesim_status,
     summarize,
     topology,
@@ -56,6 +57,43 @@ def test_topology_rejects_what_scalesim_cannot_express():
 def test_missing_interpreter_is_reported(tmp_path):
     ok, why = scalesim_status(tmp_path / "nope" / "python")
     assert not ok and "make validate-env" in why
+
+
+def _fake_scalesim(tmp_path, total_cycles):
+    """An interpreter stand-in that writes a one-layer COMPUTE_REPORT.csv and counts its runs."""
+    calls = tmp_path / "calls"
+    fake = tmp_path / "fake_python"
+    fake.write_text("#!/bin/sh\n"
+                    f"echo run >> {calls}\n"
+                    'mkdir -p "$5/run"\n'
+                    "printf 'LayerID, Total Cycles incl prefetch, Total Cycles, Stall Cycles, Util, Map eff, Compute util\\n"
+                    f"0, {total_cycles + 5}, {total_cycles}, 0, 50.0, 60.0, 70.0\\n' > \"$5/run/COMPUTE_REPORT.csv\"\n")
+    fake.chmod(0o755)
+    return fake, calls
+
+
+def test_a_finished_case_in_the_workdir_is_read_not_rerun(tmp_path):
+    case = cases([RESNET["fc"]], ["os"], [(8, 8)])[0]
+    fake, calls = _fake_scalesim(tmp_path, 100)
+    first = run_scalesim(case, fake, tmp_path / "case")
+    assert first.total_cycles == 100 and calls.read_text().count("run") == 1
+    fake, _ = _fake_scalesim(tmp_path, 999)  # a rerun would now report 999
+    again = run_scalesim(case, fake, tmp_path / "case")
+    assert calls.read_text().count("run") == 1
+    assert again.total_cycles == 100 and again.wall_s == first.wall_s
+
+
+def test_a_workdir_case_with_other_inputs_or_no_finish_mark_is_rerun(tmp_path):
+    case = cases([RESNET["fc"]], ["os"], [(8, 8)])[0]
+    other = cases([RESNET["fc"]], ["os"], [(16, 16)])[0]
+    fake, calls = _fake_scalesim(tmp_path, 100)
+    run_scalesim(case, fake, tmp_path / "case")
+    fake, _ = _fake_scalesim(tmp_path, 999)
+    assert run_scalesim(other, fake, tmp_path / "case").total_cycles == 999  # another array
+    assert calls.read_text().count("run") == 2
+    (tmp_path / "case" / "wall_s.txt").unlink()  # as if killed before the run finished
+    assert run_scalesim(other, fake, tmp_path / "case").total_cycles == 999
+    assert calls.read_text().count("run") == 3
 
 
 # --- agreement with SCALE-Sim --------------------------------------------------------------
