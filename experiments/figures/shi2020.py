@@ -11,8 +11,8 @@ from typing import Any
 from experiments.figures.fmt import pct, thousands
 from experiments.figures.records import RecordError, load_json
 
-__all__ = ["FIGURES", "RESULTS", "STEPS", "WITHDRAWN", "command_times", "decomposition", "inner_bo", "steps_cpu",
-           "withdrawn"]
+__all__ = ["FIGURES", "RESULTS", "STEPS", "WITHDRAWN", "command_times", "decomposition", "inner_bo",
+           "rs_baseline_table", "steps_cpu", "withdrawn"]
 
 RESULTS = "docs/reproduction/results/shi2020/results.json"
 STEPS = "docs/reproduction/results/shi2020-steps/results.json"
@@ -232,6 +232,61 @@ def _rs_baseline_seconds(root: Path) -> tuple[float, int]:
     return sum(found), len(found)
 
 
+def _rs_baseline_rows(root: Path) -> dict[tuple[str, str], list[str]]:
+    """``(layer, figure) -> cells`` of ``rs_baseline``'s comparison table, as printed
+    (columns two or more spaces apart): CONV rows carry RS-opt, Table III, free-opt,
+    published, RS/TIII, RS/pub, TIII/pub, free/RS; the ``all`` rows RS-opt, Table III,
+    free-opt, RS/TIII, free/RS."""
+    try:
+        text = (root / RS_BASELINE).read_text()
+    except FileNotFoundError:
+        raise RecordError(f"record {RS_BASELINE} not found under {root}") from None
+    rows = {}
+    for line in text.splitlines():
+        if re.match(r"^(CONV\d|all) {2,}", line):
+            cells = re.split(r" {2,}", line.strip())
+            rows[(cells[0], cells[1])] = cells[2:]
+    return rows
+
+
+def rs_baseline_table(root: Path) -> str:
+    """shi2020.md's per-layer table of the row-stationary baseline against the chip's own
+    mapping, the unconstrained optimum and JSSC 2017 Table V, from ``rs_baseline``'s output;
+    the exact mapper's seconds are the wall seconds it prints per search."""
+    rows = _rs_baseline_rows(root)
+    try:
+        text = (root / RS_BASELINE).read_text()
+    except FileNotFoundError:
+        raise RecordError(f"record {RS_BASELINE} not found under {root}") from None
+    secs = {(m.group(1), m.group(2)): m.group(3)
+            for m in re.finditer(r"^\s+(CONV\d+) (rs_opt|free_opt)\s+([0-9.]+) s\b", text, re.M)}
+    layers = sorted({layer for layer, _ in rows if layer != "all"}, key=lambda x: int(x[4:]))
+    if not layers:
+        raise RecordError(f"{RS_BASELINE}: no CONV rows")
+
+    def cell(layer: str, prefix: str, width: int) -> list[str]:
+        got = [v for (la, fig), v in rows.items() if la == layer and fig.startswith(prefix)]
+        if len(got) != 1 or len(got[0]) != width:
+            raise RecordError(f"{RS_BASELINE}: no single {layer} row '{prefix}...' with {width} columns")
+        return got[0]
+
+    out = ["| layer | EDP RS-opt / Table III | EDP free-opt / RS-opt | latency RS-opt / published | GLB accesses "
+           "RS-opt / published (Table III / published) | DRAM accesses RS-opt / published | exact mapper wall s, "
+           "RS / free |",
+           "|---|---|---|---|---|---|---|"]
+    for layer in layers:
+        edp, lat = cell(layer, "EDP", 8), cell(layer, "processing latency", 8)
+        glb, dram = cell(layer, "GLB accesses", 8), cell(layer, "DRAM accesses", 8)
+        try:
+            t = f"{secs[(layer, 'rs_opt')]} / {secs[(layer, 'free_opt')]}"
+        except KeyError:
+            raise RecordError(f"{RS_BASELINE}: {layer} lacks the seconds of its rs_opt or free_opt search") from None
+        out.append(_row([layer, edp[4], edp[7], lat[5], f"{glb[5]} ({glb[6]})", dram[5], t]))
+    net = cell("all", "EDP", 5)
+    out.append(f"| network EDP (Σ energy × Σ latency) | {net[3]} | {net[4]} | | | | |")
+    return "\n".join(out) + "\n"
+
+
 def command_times(root: Path) -> str:
     """Run times of shi2020.md's commands whose records keep them, each with the field it is
     summed from and whether it is wall or CPU time."""
@@ -263,4 +318,5 @@ FIGURES = {
                               command_times),
     "shi2020-decomposition": ((RESULTS,), decomposition),
     "shi2020-inner-bo": ((RESULTS,), inner_bo),
+    "shi2020-rs-baseline": ((RS_BASELINE,), rs_baseline_table),
 }

@@ -157,3 +157,32 @@ def test_shis_command_times_are_their_records_sums(tmp_path):
     out.write_text("\n".join(ln for ln in out.read_text().splitlines() if "CONV5 free_opt" not in ln))
     with pytest.raises(RecordError, match="9 exact-mapper searches"):
         figure("shi2020-command-times").render(tmp_path)
+
+
+def test_shis_rs_baseline_table_is_rs_baselines_output(tmp_path):
+    """shi2020.md's row-stationary baseline table (typed before; its CONV5 free-opt time,
+    25.4 s, was from another run than the committed output's 17.27 s) is read from
+    rs_baseline's output: each ratio is the printed one, a changed output changes the
+    table, and an output without a layer's EDP row or timed search is refused."""
+    from experiments.figures import shi2020 as shi
+
+    text = figure("shi2020-rs-baseline").render(ROOT)
+    lines = text.splitlines()
+    assert len(lines) == 2 + 5 + 1 and lines[-1].startswith("| network EDP (Σ energy × Σ latency) | ")
+    out = (ROOT / shi.RS_BASELINE).read_text()
+    for layer in ("CONV1", "CONV2", "CONV3", "CONV4", "CONV5"):
+        edp = next(ln for ln in out.splitlines() if ln.startswith(f"{layer}  EDP")).split()
+        rs_s = next(ln for ln in out.splitlines() if ln.strip().startswith(f"{layer} rs_opt")).split()[2]
+        free_s = next(ln for ln in out.splitlines() if ln.strip().startswith(f"{layer} free_opt")).split()[2]
+        row = next(ln for ln in lines if ln.startswith(f"| {layer} |")).split(" | ")
+        assert row[1] == edp[-4] and row[2] == edp[-1], (row, edp)  # RS/TIII and free/RS
+        assert row[-1] == f"{rs_s} / {free_s} |"
+    (tmp_path / shi.RS_BASELINE).parent.mkdir(parents=True)
+    (tmp_path / shi.RS_BASELINE).write_text(out.replace("CONV5 free_opt   17.27 s", "CONV5 free_opt   99.99 s"))
+    assert "| 5.03 / 99.99 |" in figure("shi2020-rs-baseline").render(tmp_path)
+    (tmp_path / shi.RS_BASELINE).write_text("\n".join(ln for ln in out.splitlines() if not ln.startswith("CONV3  EDP")))
+    with pytest.raises(RecordError, match=r"no single CONV3 row 'EDP\.\.\.'"):
+        figure("shi2020-rs-baseline").render(tmp_path)
+    (tmp_path / shi.RS_BASELINE).write_text("\n".join(ln for ln in out.splitlines() if "CONV2 rs_opt" not in ln))
+    with pytest.raises(RecordError, match="CONV2 lacks the seconds"):
+        figure("shi2020-rs-baseline").render(tmp_path)
