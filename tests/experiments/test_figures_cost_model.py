@@ -331,3 +331,23 @@ def test_scalesim_rows_come_from_the_record(tmp_path):
     assert "max difference 0.2500 % over 3 cases, 1 SCALE-Sim runs failed" in model and "exact on" not in model
     (tmp_path / cost_model.SCALESIM).write_text(SCALESIM_TXT.replace("--jobs 2", "--quick --jobs 2"))
     assert "the `--quick` subset, the full run not recorded" in cost_model.model_record_rows(tmp_path)
+
+
+def test_coming_from_timeloop_sentence_counts_the_records_runs(tmp_path):
+    runs = ([{"status": "exact"}] * 3 + [{"status": "differs"}]
+            + [{"status": "refused", "reason": "sparse_optimizations (sparse tensors) cannot be expressed"}] * 2
+            + [{"status": "refused", "reason": "instance.densities gives 'A' density 0.5"},
+               {"status": "refused", "reason": "cluster_size = 64 cannot be expressed"}])
+    (tmp_path / cost_model.TIMELOOP_EXERCISES).parent.mkdir(parents=True)
+    (tmp_path / cost_model.TIMELOOP_EXERCISES).write_text(json.dumps({"runs": runs}))
+    text = cost_model.timeloop_check(tmp_path)
+    assert text.startswith("3 of the 4 runs that can be expressed match exactly")
+    assert ("The other 4 are refused by name (2 sparse-tensor runs, 1 with sparse densities, 1 with Simba's "
+            "`cluster_size`)") in text
+    (tmp_path / cost_model.TIMELOOP_EXERCISES).write_text(json.dumps({"runs": runs[:3] + runs[4:6]}))
+    text = cost_model.timeloop_check(tmp_path)
+    assert text.startswith("All 3 runs that can be expressed match exactly")
+    assert "The other 2 are refused by name (2 sparse-tensor runs)" in text
+    (tmp_path / cost_model.TIMELOOP_EXERCISES).write_text(json.dumps({"runs": []}))
+    with pytest.raises(RecordError, match="no 'runs'"):
+        cost_model.timeloop_check(tmp_path)
