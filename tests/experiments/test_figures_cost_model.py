@@ -351,3 +351,22 @@ def test_coming_from_timeloop_sentence_counts_the_records_runs(tmp_path):
     (tmp_path / cost_model.TIMELOOP_EXERCISES).write_text(json.dumps({"runs": []}))
     with pytest.raises(RecordError, match="no 'runs'"):
         cost_model.timeloop_check(tmp_path)
+
+
+def test_model_scalesim_paragraph_comes_from_the_record(tmp_path):
+    (tmp_path / cost_model.SCALESIM).parent.mkdir(parents=True)
+    (tmp_path / cost_model.SCALESIM).write_text(SCALESIM_TXT.replace("--jobs 2", "--jobs 1"))
+    text = cost_model.model_scalesim_run(tmp_path)
+    assert ("the script's full run, 3 cases: 2 ResNet-50 layers × OS/WS × arrays 32×32, 16×64; 42 s wall, "
+            "1 SCALE-Sim process at a time, CPU time not recorded; table above) agrees exactly") in text
+    assert "stalled in none" in text and "not recorded." not in text
+    (tmp_path / cost_model.SCALESIM).write_text(
+        SCALESIM_TXT.replace("--jobs 2", "--quick --jobs 2").replace("max |diff| = 0.0000%", "max |diff| = 0.2500%")
+        .replace("stall cycles in all: 0", "stall cycles in all: 7").replace("wall time 42.4 s\n", ""))
+    text = cost_model.model_scalesim_run(tmp_path)
+    assert "the script's `--quick` subset, 3 cases; run time not recorded;" in text
+    assert "gives a max difference 0.2500 % over 3 cases" in text and "stalled 7 cycles" in text
+    assert "the script's full run is not recorded." in text
+    (tmp_path / cost_model.SCALESIM).write_text(SCALESIM_TXT.replace("3 cases: max", "cases max"))
+    with pytest.raises(RecordError, match="summary line"):
+        cost_model.model_scalesim_run(tmp_path)
