@@ -265,7 +265,31 @@ def demo_search(root: Path) -> str:
             "time includes the optimizer's own proposals, which the workers' CPU time does not count).\n")
 
 
+DEMO_CONFIG = "experiments/configs/demo.yaml"
+
+
+def demo_space_size(root: Path) -> str:
+    """How many legal hardware points the demo's space holds: the exact cardinality of the
+    space ``experiments/configs/demo.yaml`` builds, its known constraints (the area
+    budget) applied."""
+    from experiments.config import ConfigError, load_config
+
+    path = root / DEMO_CONFIG
+    if not path.exists():
+        raise RecordError(f"record {DEMO_CONFIG} not found under {root}")
+    try:
+        space = load_config(path).space
+    except ConfigError as e:
+        raise RecordError(f"{DEMO_CONFIG}: {e}") from None
+    n = space.cardinality()
+    if not isinstance(n, int):
+        raise RecordError(f"{DEMO_CONFIG}: the space is not finite (cardinality {n})")
+    return (f"The space holds {n:,} legal hardware points (`DesignSpace.cardinality()` of the space "
+            f"`{DEMO_CONFIG}` builds, the area budget applied).\n")
+
+
 FIGURES = {
+    "demo-space-size": ((DEMO_CONFIG,), demo_space_size),
     "mapper-choice": ((MAPPER_CHOICE,), mapper_choice),
     "demo-search": ((DEMO_SEARCH,), demo_search),
     "mapper-optimality": ((MAPPER_OPTIMALITY,), mapper_optimality),

@@ -32,10 +32,12 @@ def test_the_committed_docs_equal_their_records():
 
 
 def test_every_figure_names_records_that_exist_under_docs():
+    # a committed study config is the one source outside docs/: a figure counted from it
+    # (the demo space's size) is a function of the file, not of a run
     for fig in FIGURES.values():
         assert fig.records, fig.name
         for rel in fig.records:
-            assert rel.startswith("docs/") and (ROOT / rel).is_file(), (fig.name, rel)
+            assert rel.startswith(("docs/", "experiments/configs/")) and (ROOT / rel).is_file(), (fig.name, rel)
 
 
 def _tree(tmp_path: Path, *rels: str) -> Path:
@@ -378,3 +380,23 @@ def test_a_workload_without_search_records_shows_no_search_figure(flag, tmp_path
             assert lead + means[0] in head and short in head
     if flag is None:
         assert WITHDRAWN not in head and WITHDRAWN not in table
+
+
+def test_the_demo_space_size_is_counted_from_its_config(tmp_path):
+    from experiments.figures.benchmarks import DEMO_CONFIG, demo_space_size
+    from experiments.figures.records import RecordError
+
+    repo = Path(__file__).resolve().parents[2]
+    text = (repo / DEMO_CONFIG).read_text()
+    (tmp_path / DEMO_CONFIG).parent.mkdir(parents=True)
+    # without the area budget every combination is legal: 5 x 5 x 3 x 7^3 x 4
+    unconstrained = text.replace('    - {name: area_budget, function: "experiments.examples.systolic_codesign:within_area"}\n', "")
+    assert unconstrained != text
+    (tmp_path / DEMO_CONFIG).write_text(unconstrained.replace("  constraints:\n", ""))
+    assert demo_space_size(tmp_path).startswith("The space holds 102,900 legal hardware points")
+    (tmp_path / DEMO_CONFIG).write_text(text.replace("values: [4, 8, 16, 32]", "values: [4, 8]"))
+    constrained_half = demo_space_size(tmp_path)
+    assert constrained_half != demo_space_size(repo) and "legal hardware points" in constrained_half
+    (tmp_path / DEMO_CONFIG).unlink()
+    with pytest.raises(RecordError, match=r"demo\.yaml not found"):
+        demo_space_size(tmp_path)
