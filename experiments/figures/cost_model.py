@@ -94,6 +94,38 @@ def _load(record: dict) -> str:
     return f"{min(loads):.1f}–{max(loads):.1f}"
 
 
+def _zigzag_row(r: dict, command: str) -> str:
+    """ZigZag's cost-model rate from the same run (its ``zigzag`` entry), per CPU-second where
+    the record has it, against the kernel's slowest Eyeriss v1 repeat at batch 100k."""
+    zz = r.get("zigzag")
+    # without a ZigZag entry, the version is the one `make zigzag-env` pins (constraints-zigzag.txt)
+    version = zz.get("zigzag_version", "(version not recorded)") if zz else "3.9.1"
+    what = f"| ZigZag {version} cost model, same layer, Eyeriss-like, one core | "
+    if not zz:
+        why = ("the committed run is `--no-zigzag`" if "--no-zigzag" in command
+               else f"`{THROUGHPUT}` holds no ZigZag rate")
+        return what + f"evaluations per second: not recorded ({why}) | `make zigzag-env`, then the command above " \
+            "without `--no-zigzag` |"
+    try:
+        wall, n, secs, k = zz["cost_model_evals_per_s"], zz["n"], zz["seconds"], zz["n_mappings"]
+    except KeyError as e:
+        raise RecordError(f"{THROUGHPUT}: its zigzag entry has no {e.args[0]!r}") from None
+    ours_cpu = min(_cpu(r["rates"], "eyeriss_v1/100000/kernel"))
+    ours_wall = min(_wall(r["rates"], "eyeriss_v1/100000/kernel"))
+    cpu = zz.get("cost_model_evals_per_cpu_s")
+    rate_txt = (f"{thousands(cpu)} evaluations per CPU-second ({thousands(wall)} per wall-clock second)"
+                if cpu else f"{thousands(wall)} evaluations per wall-clock second (per CPU-second: not recorded)")
+    ratio = (f"the kernel's slowest Eyeriss v1 repeat at batch 100k is {ours_cpu / cpu:,.0f}× that per CPU-second "
+             f"({ours_wall / wall:,.0f}× per wall-clock second)" if cpu else
+             f"the kernel's slowest Eyeriss v1 repeat at batch 100k is {ours_wall / wall:,.0f}× that per wall-clock "
+             "second")
+    loma = zz.get("loma_evals_per_s")
+    loma_txt = f"; LOMA's search with the cost model {thousands(loma)} mappings per wall-clock second" if loma else ""
+    return (what + f"{rate_txt}: {n:,} evaluations of {k} fixed LOMA-generated mappings in {secs:.1f} s "
+            f"(`CostModelEvaluation`); {ratio}{loma_txt} (same run) | same, with `make zigzag-env` "
+            "(`experiments/benchmarks/zigzag_costmodel.py` in `.venv-zigzag`) |")
+
+
 def speed_table(root: Path) -> str:
     """The guide's throughput and compile-time table, one row per figure of the record."""
     from evaluators.loopnest.dispatch import SHAPED_MIN_ROWS
@@ -115,8 +147,6 @@ def speed_table(root: Path) -> str:
               "the kernel below 2M again (earlier runs at a heavier load are not recorded)" if met else
               f"is not met in this run (slowest repeats {', '.join(rate(v) for v in slowest)})")
     wall = _span([v for a in ARCHS for v in _wall(rates, f"{a}/100000/kernel")])
-    zigzag = ("the committed run is `--no-zigzag`" if "--no-zigzag" in command
-              else f"`{THROUGHPUT}` holds no ZigZag rate")
     nice = "the run under `nice -n 10`, so " if "nice -n 10" in command else ""
     rows = [
         "| what | figure | command |",
@@ -143,8 +173,7 @@ def speed_table(root: Path) -> str:
         f"(`__pycache__`) {first['cached_load_cpu_s']:.2f} and {first['shaped_cached_load_cpu_s']:.2f} CPU-s (same "
         f"run, load {load}). How much slower the generic kernel compiles than the kernel before shapes: not "
         "recorded | same, `--cold-compile` |",
-        "| ZigZag 3.9.1 cost model, same layer, Eyeriss-like, one core | evaluations per second: not recorded "
-        f"({zigzag}) | `make zigzag-env`, then the command above without `--no-zigzag` |",
+        _zigzag_row(r, command),
     ]
     return "\n".join(rows) + "\n"
 

@@ -370,3 +370,35 @@ def test_model_scalesim_paragraph_comes_from_the_record(tmp_path):
     (tmp_path / cost_model.SCALESIM).write_text(SCALESIM_TXT.replace("3 cases: max", "cases max"))
     with pytest.raises(RecordError, match="summary line"):
         cost_model.model_scalesim_run(tmp_path)
+
+
+def _with_zigzag(root: Path, zz: dict) -> None:
+    _write(root, command="nice -n 10 python -m x --cold-compile")
+    path = root / cost_model.THROUGHPUT
+    head, _, line = path.read_text().rstrip("\n").rpartition("\n")
+    rec = json.loads(line)
+    rec["zigzag"] = zz
+    path.write_text(f"{head}\n{json.dumps(rec)}\n")
+
+
+def test_the_zigzag_row_comes_from_the_runs_zigzag_entry(tmp_path):
+    zz = {"zigzag_version": "3.9.1", "cost_model_evals_per_s": 200.4, "cost_model_evals_per_cpu_s": 300.0,
+          "n": 1002, "seconds": 5.004, "n_mappings": 256, "loma_evals_per_s": 150.2}
+    _with_zigzag(tmp_path, zz)
+    row = cost_model.speed_table(tmp_path).splitlines()[-1]
+    # slowest Eyeriss v1 repeat at 100k in _rates: 3,000,000 per CPU-second, 1,000,000 per wall-clock second
+    assert row.startswith("| ZigZag 3.9.1 cost model, same layer, Eyeriss-like, one core | 300 evaluations per "
+                          "CPU-second (200 per wall-clock second): 1,002 evaluations of 256 fixed LOMA-generated "
+                          "mappings in 5.0 s")
+    assert "10,000× that per CPU-second (4,990× per wall-clock second)" in row
+    assert "LOMA's search with the cost model 150 mappings per wall-clock second" in row
+    del zz["cost_model_evals_per_cpu_s"]
+    _with_zigzag(tmp_path, zz)
+    row = cost_model.speed_table(tmp_path).splitlines()[-1]
+    assert "200 evaluations per wall-clock second (per CPU-second: not recorded)" in row and "4,990×" in row
+    del zz["n"]
+    _with_zigzag(tmp_path, zz)
+    with pytest.raises(RecordError, match="zigzag entry has no 'n'"):
+        cost_model.speed_table(tmp_path)
+    _write(tmp_path)
+    assert "not recorded (the committed run is `--no-zigzag`)" in cost_model.speed_table(tmp_path)
