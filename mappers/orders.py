@@ -207,8 +207,9 @@ Score = Callable[[MappingBatch, np.ndarray], Any]
 def _run(score: Score, batch: MappingBatch, chunk: int,
          rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(dynamic energy, compute cycles, bandwidth columns, leakage pJ per cycle)`` of
-    every row (the columns: :func:`bandwidth_columns`). Leakage (a result's ``leakage_energy_pj``, ``(n, L)``: static power x
-    latency) is split off the energy: the dynamic energy is order-separable, the leakage
+    every row (the columns: :func:`bandwidth_columns`). Leakage (a result's
+    ``leakage_energy_pj``, ``(n, L)``: static power x latency) is split off the energy:
+    the dynamic energy is order-separable, the leakage
     is not (latency is a maximum over levels), so the order searches add each
     combination's leakage back through :func:`objective_of` from its own latency."""
     n, L = len(batch), batch.n_levels
@@ -240,7 +241,7 @@ def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
     best value ``(n,)``, the chosen option per level ``(n, len(levels))`` and the number
     of mappings scored (an option is scored only on the rows where it orders the level's
     loops of extent > 1 differently from every earlier option)."""
-    n, L, _ = batch.temporal.shape
+    n = len(batch.temporal)
     ref = batch.order.copy()
     for li, opts in zip(levels, options):
         ref[:, li, :] = opts[0]

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from accelerators.arch import OPERANDS, ArchSpec
+from accelerators.arch import ArchSpec
 from evaluators.loopnest.counts import distinct_two_aps
 from mappers.workloads import Layer
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+
 from accelerators.arch import ArchSpec, MemoryLevel
 from mappers.mapping import MappingBatch
 from mappers.orders import _permutations, bandwidth_columns, coupled_best_orders, separable_best
@@ -73,5 +74,5 @@ def test_the_permutation_search_combines_the_read_and_write_terms():
 
 
 def test_the_coupled_search_combines_the_read_and_write_terms():
-    best, orders, _ = coupled_best_orders(None, ARCH, lambda layer, arch, b: score(b), _batch(), "latency")
+    best, _, _ = coupled_best_orders(None, ARCH, lambda layer, arch, b: score(b), _batch(), "latency")
     assert best[0] == 4.0
