@@ -276,9 +276,9 @@ def markdown(result: dict[str, Any]) -> str:
             "chose, and of the exact mapper's mapping searched under each accounting, every mapping evaluated under "
             "both accountings (timeloop / coexplore). The exact mapper searches divisor tilings under the "
             "run's mapspace constraints (factors, spatial axes, bypass; loop-order constraints are relaxed where "
-            "they could matter, and named: its space then contains Timeloop's), under the named accounting, with a limit of {result.get('exact_time_limit_s', 60)} s wall "
-            "per search; a search stopped by the limit gives its incumbent and the gap to its lower bound. Where it "
-            "refuses a design it says why.",
+            "they could matter, and named: its space then contains Timeloop's), under the named accounting, with a "
+            f"limit of {result.get('exact_time_limit_s', 60)} s wall per search; a search stopped by the limit "
+            "gives its incumbent and the gap to its lower bound. Where it refuses a design it says why.",
             "",
             "| run | Timeloop's mapping: EDP timeloop / coexplore | the run's constraints | exact mapper, searched "
             "under coexplore | exact mapper, searched under timeloop |",
