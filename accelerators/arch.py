@@ -14,7 +14,11 @@ Conventions:
 * ``instances[l - 1] == instances[l] * fanout_x[l] * fanout_y[l]`` and the number of
   MAC units is ``instances[0] * fanout_x[0] * fanout_y[0]``.
 * Capacities and traffic are in words of ``word_bits``; energies in pJ per word;
-  bandwidths in words per cycle per instance (reads + writes), ``None`` = unlimited.
+  bandwidths in words per cycle per instance, ``None`` = unlimited: a level may limit
+  reads and writes together (``bandwidth_words_per_cycle``, Timeloop's
+  ``shared_bandwidth``), reads alone (``read_bandwidth_words_per_cycle``) and writes alone
+  (``write_bandwidth_words_per_cycle``, fills and updates), any of them or all three;
+  its bandwidth cycles are the largest of the words each limit carries over it.
 * ``noc_energy_pj`` is the energy of delivering one word from an instance to one child
   across that level's fanout (network-on-chip hop/bus); multicast delivers to several
   children with one read of the parent but one NoC delivery each.
@@ -67,7 +71,16 @@ class MemoryLevel:
         instances: physical copies of the level.
         fanout_x, fanout_y: children of each instance, as a mesh.
         read_energy_pj, write_energy_pj: per word, a number or per operand.
-        bandwidth_words_per_cycle: per instance (reads + writes); ``None`` unlimited.
+        bandwidth_words_per_cycle: per instance, reads and writes together (one port
+            shared by both: Timeloop's ``shared_bandwidth``); ``None`` unlimited.
+        read_bandwidth_words_per_cycle: per instance, reads alone (Timeloop's
+            ``read_bandwidth``); ``None`` unlimited.
+        write_bandwidth_words_per_cycle: per instance, writes alone -- fills from above
+            and updates from below (Timeloop's ``write_bandwidth``); ``None`` unlimited.
+            The level's bandwidth cycles are ``max(reads / read bandwidth, writes /
+            write bandwidth, (reads + writes) / bandwidth)`` per active instance, each
+            term only where its limit is set (Timeloop v0.4's slowdown rule,
+            ``BufferLevel::ComputePerformance``).
         multicast: one read can feed several children that need the same word.
         noc_energy_pj: per word delivered to one child across this level's fanout.
         area_mm2: the level's area (all instances).
@@ -91,6 +104,8 @@ class MemoryLevel:
     read_energy_pj: float | Mapping[str, float] = 0.0
     write_energy_pj: float | Mapping[str, float] = 0.0
     bandwidth_words_per_cycle: float | None = None
+    read_bandwidth_words_per_cycle: float | None = None
+    write_bandwidth_words_per_cycle: float | None = None
     multicast: bool = True
     noc_energy_pj: float = 0.0
     area_mm2: float = 0.0
@@ -114,9 +129,10 @@ class MemoryLevel:
             object.__setattr__(self, "capacity_words", dict(cap))
         elif cap is not None and (not isinstance(cap, int | float) or cap < 0):
             raise ValueError(f"level {self.name!r}: capacity_words must be >= 0, got {cap!r}")
-        bw = self.bandwidth_words_per_cycle
-        if bw is not None and bw <= 0:
-            raise ValueError(f"level {self.name!r}: bandwidth_words_per_cycle must be > 0, got {bw!r}")
+        for f in ("bandwidth_words_per_cycle", "read_bandwidth_words_per_cycle", "write_bandwidth_words_per_cycle"):
+            bw = getattr(self, f)
+            if bw is not None and (isinstance(bw, bool) or not isinstance(bw, int | float) or not bw > 0):
+                raise ValueError(f"level {self.name!r}: {f} must be a number > 0 or None, got {bw!r}")
         leak = self.leakage_pj_per_cycle
         if isinstance(leak, bool) or not isinstance(leak, int | float) or not math.isfinite(leak) or leak < 0:
             raise ValueError(f"level {self.name!r}: leakage_pj_per_cycle must be a finite number >= 0, got {leak!r}")
@@ -130,6 +146,11 @@ class MemoryLevel:
     @property
     def fanout(self) -> int:
         return self.fanout_x * self.fanout_y
+
+    @property
+    def split_bandwidth(self) -> bool:
+        """Whether reads or writes have a limit of their own (a read or write bandwidth)."""
+        return self.read_bandwidth_words_per_cycle is not None or self.write_bandwidth_words_per_cycle is not None
 
     def capacity_of(self, operand: str) -> float:
         """Words available to one operand (``inf`` if unbounded; shared capacity counts
@@ -214,6 +235,12 @@ class ArchSpec:
     @property
     def n_levels(self) -> int:
         return len(self.levels)
+
+    @property
+    def split_bandwidth(self) -> bool:
+        """Whether some level limits reads or writes apart (:attr:`MemoryLevel.split_bandwidth`):
+        its bandwidth cycles are then a maximum of sums, not one sum of counts."""
+        return any(level.split_bandwidth for level in self.levels)
 
     @property
     def leaks(self) -> bool:

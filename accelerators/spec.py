@@ -23,6 +23,8 @@ names, same units), except ``keep`` / ``bypass`` for a level's ``tensors``::
         read_energy_pj: {table: sram}
         write_energy_pj: {table: sram}
         bandwidth_words_per_cycle: 32 # reads + writes per cycle per instance
+        read_bandwidth_words_per_cycle: 24    # optional: reads alone (and/or
+        write_bandwidth_words_per_cycle: 16   # writes alone), each instance
         noc_energy_pj: {table: noc}
         leakage_pj_per_cycle: {table: sram}
         vector_words: 1
@@ -43,9 +45,15 @@ leakage of one instance of that capacity. :func:`arch_to_dict` writes every ener
 number it resolved to, so any ArchSpec writes out and reads back equal
 (:func:`dump_arch` / :func:`load_arch`).
 
-Not expressible, and refused by name (:data:`NOT_EXPRESSIBLE`): separate read and write
-bandwidths (the cost model has one per-instance bandwidth shared by reads and writes) and
-a cluster size (accesses shared by several instances).
+A level's bandwidths (words per cycle per instance, each optional): ``bandwidth_words_per_cycle``
+limits reads and writes together (one port for both), ``read_bandwidth_words_per_cycle``
+reads alone and ``write_bandwidth_words_per_cycle`` writes alone (fills and updates); a
+level may give any of them (Timeloop's ``shared_bandwidth``, ``read_bandwidth`` and
+``write_bandwidth``), and its bandwidth cycles are the largest of the three
+(:mod:`evaluators.loopnest.bandwidth`).
+
+Not expressible, and refused by name (:data:`NOT_EXPRESSIBLE`): a cluster size (accesses
+shared by several instances).
 
 Every error is a :class:`~design_space.errors.ConfigError` naming the file, the line and
 the key (``arch.yaml:12: levels[1].fanout_x: must be a positive integer, got 0``).
@@ -88,15 +96,10 @@ __all__ = [
 _ARCH_KEYS = ("name", "word_bits", "clock_mhz", "mac_energy_pj", "area_mm2", "kind", "dataflow",
               "intrinsic", "tech", "energy_table", "levels")
 _LEVEL_KEYS = ("name", "keep", "bypass", "capacity_words", "instances", "fanout_x", "fanout_y",
-               "read_energy_pj", "write_energy_pj", "bandwidth_words_per_cycle", "multicast",
+               "read_energy_pj", "write_energy_pj", "bandwidth_words_per_cycle", "read_bandwidth_words_per_cycle",
+               "write_bandwidth_words_per_cycle", "multicast",
                "noc_energy_pj", "area_mm2", "leakage_pj_per_cycle", "vector_words")
 NOT_EXPRESSIBLE = {
-    "read_bandwidth_words_per_cycle": "the cost model has one bandwidth per level instance, shared by "
-                                      "reads and writes (bandwidth_words_per_cycle); separate read and "
-                                      "write bandwidths cannot be expressed",
-    "write_bandwidth_words_per_cycle": "the cost model has one bandwidth per level instance, shared by "
-                                       "reads and writes (bandwidth_words_per_cycle); separate read and "
-                                       "write bandwidths cannot be expressed",
     "cluster_size": "a level's accesses are per instance; Timeloop's cluster_size (instances sharing "
                     "one wide access) cannot be expressed",
 }
@@ -267,9 +270,10 @@ class _Reader:
                                                              _MEMORY_COMPONENTS, "read", c, leakage=True)
             else:
                 kw["leakage_pj_per_cycle"] = self.number(v, (*path, "leakage_pj_per_cycle"))
-        bw = raw.get("bandwidth_words_per_cycle")
-        if bw is not None:
-            kw["bandwidth_words_per_cycle"] = self.number(bw, (*path, "bandwidth_words_per_cycle"), strict=True)
+        for key in ("bandwidth_words_per_cycle", "read_bandwidth_words_per_cycle", "write_bandwidth_words_per_cycle"):
+            bw = raw.get(key)
+            if bw is not None:
+                kw[key] = self.number(bw, (*path, key), strict=True)
         if "area_mm2" in raw:
             kw["area_mm2"] = self.number(raw["area_mm2"], (*path, "area_mm2"))
         if "multicast" in raw:
@@ -382,8 +386,8 @@ def arch_to_dict(arch: ArchSpec) -> dict[str, Any]:
                 d[key] = getattr(lv, key)
         for key in ("read_energy_pj", "write_energy_pj"):
             d[key] = _compact(getattr(lv, key))
-        for key in ("bandwidth_words_per_cycle", "multicast", "noc_energy_pj", "area_mm2",
-                    "leakage_pj_per_cycle", "vector_words"):
+        for key in ("bandwidth_words_per_cycle", "read_bandwidth_words_per_cycle", "write_bandwidth_words_per_cycle",
+                    "multicast", "noc_energy_pj", "area_mm2", "leakage_pj_per_cycle", "vector_words"):
             if getattr(lv, key) != defaults[key]:
                 d[key] = getattr(lv, key)
         levels.append(d)

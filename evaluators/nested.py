@@ -259,7 +259,9 @@ def problem_key(unit: Any, arch: ArchSpec, canonical: bool = False) -> str | Non
     levels = tuple((lv.name, tuple(sorted(lv.tensors)), _capacity_key(lv, full), lv.instances, lv.fanout_x,
                     lv.fanout_y, _per_op(lv.read_energy_pj), _per_op(lv.write_energy_pj),
                     lv.bandwidth_words_per_cycle, lv.multicast, lv.noc_energy_pj, lv.leakage_pj_per_cycle,
-                    lv.vector_words) for lv in arch.levels)
+                    lv.vector_words)
+                   + ((lv.read_bandwidth_words_per_cycle, lv.write_bandwidth_words_per_cycle)
+                      if lv.split_bandwidth else ()) for lv in arch.levels)
     return repr((levels, arch.mac_energy_pj, arch.word_bits, arch.clock_mhz, arch.kind, arch.dataflow,
                  arch.intrinsic))
 

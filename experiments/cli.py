@@ -734,7 +734,6 @@ def map_(
     objective: Annotated[MapObjective, typer.Option(help="what the mapping minimizes")] = "edp",
     ert: Annotated[Path | None, typer.Option(help="Accelergy ERT of a Timeloop architecture")] = None,
     art: Annotated[Path | None, typer.Option(help="Accelergy ART of a Timeloop architecture")] = None,
-    collapse_bandwidth: Annotated[bool, typer.Option("--collapse-bandwidth", help="use read + write bandwidth as one (an approximation)")] = False,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="seconds before the search stops with its best")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Timeloop mapping YAML to write (default PROBLEM.coexplore-map.yaml)")] = None,
 ) -> None:
@@ -743,7 +742,7 @@ def map_(
 
     try:
         out = map_design(arch, problem, accounting=accounting, objective=objective, ert=ert, art=art,
-                         collapse_bandwidth=collapse_bandwidth, time_limit_s=time_limit)
+                         time_limit_s=time_limit)
     except _user_errors() as e:
         _fail(str(e))
     path = output or Path(problem.name.removesuffix(".yaml") + ".coexplore-map.yaml")

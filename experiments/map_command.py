@@ -86,7 +86,7 @@ class MapOutcome:
 
 
 def load_design(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | None = None,
-                art: str | Path | None = None, collapse_bandwidth: bool = False) -> tuple[TimeloopTranslation, Layer]:
+                art: str | Path | None = None) -> tuple[TimeloopTranslation, Layer]:
     """The architecture (as a Timeloop translation, so the mapping can be written with
     Timeloop's level names) and the layer of two files (module docstring)."""
     prob = load_timeloop_yaml(problem_path)
@@ -106,7 +106,7 @@ def load_design(arch_path: str | Path, problem_path: str | Path, *, ert: str | P
             raise ValueError(f"{arch_path} is a Timeloop architecture: its energies come from Accelergy's ERT; "
                              "give it with --ert ERT.yaml")
         tl = arch_from_timeloop(raw, load_timeloop_yaml(ert), load_timeloop_yaml(art) if art else None,
-                                roles=roles, collapse_bandwidth=collapse_bandwidth)
+                                roles=roles)
         return tl, layer
     if isinstance(raw, dict) and "operational_array" in raw:
         arch = arch_from_zigzag(raw).arch
@@ -118,9 +118,9 @@ def load_design(arch_path: str | Path, problem_path: str | Path, *, ert: str | P
 
 def map_design(arch_path: str | Path, problem_path: str | Path, *, accounting: str = "coexplore",
                objective: str = "edp", ert: str | Path | None = None, art: str | Path | None = None,
-               collapse_bandwidth: bool = False, time_limit_s: float | None = None) -> MapOutcome:
+               time_limit_s: float | None = None) -> MapOutcome:
     """Read the two files and run the exact mapper (module docstring)."""
-    tl, layer = load_design(arch_path, problem_path, ert=ert, art=art, collapse_bandwidth=collapse_bandwidth)
+    tl, layer = load_design(arch_path, problem_path, ert=ert, art=art)
     cost = LoopNestCost(accounting)
     t0 = time.perf_counter()
     result = ExactMapper(time_limit_s=time_limit_s).map(layer, tl.arch, cost, objective)

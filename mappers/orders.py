@@ -52,7 +52,7 @@ from mappers.base import check_objective
 from mappers.mapping import MappingBatch
 from mappers.workloads import Layer
 
-__all__ = ["OrderCoupling", "OrderStructure", "best_orders", "canonical_orders", "coupled_best_orders", "objective_of",
+__all__ = ["OrderCoupling", "OrderStructure", "bandwidth_columns", "best_orders", "canonical_orders", "coupled_best_orders", "objective_of",
            "pareto_mask", "require_separable", "separable_best", "vector_levels"]
 
 
@@ -184,6 +184,21 @@ def pareto_mask(x: np.ndarray) -> np.ndarray:
     return ~dominated
 
 
+def bandwidth_columns(r: Any) -> np.ndarray:
+    """``(n, K)``: a cost result's bandwidth cycles as columns that are each a sum of
+    counts, so order-separable: its ``bandwidth_parts`` (``(n, 3, L)``: per level, reads +
+    writes over the shared bandwidth, reads over the read bandwidth, writes over the write
+    bandwidth), flattened, where it has them (some level limits reads or writes apart:
+    the level's cycles are then the maximum of its three, which is not itself a sum), else
+    ``bandwidth_cycles`` (``(n, L)``). Latency is the maximum over the columns either way
+    (:func:`objective_of`), and every objective grows with each column."""
+    parts = getattr(r, "bandwidth_parts", None)
+    if parts is None:
+        return np.asarray(r.bandwidth_cycles, dtype=float)
+    parts = np.asarray(parts, dtype=float)
+    return parts.reshape(len(parts), -1)
+
+
 Score = Callable[[MappingBatch, np.ndarray], Any]
 """``score(mappings, rows)``: the cost model's result for ``mappings``, which are the rows
 ``rows`` of the batch given to :func:`separable_best` (with other orders)."""
@@ -191,26 +206,30 @@ Score = Callable[[MappingBatch, np.ndarray], Any]
 
 def _run(score: Score, batch: MappingBatch, chunk: int,
          rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(dynamic energy, compute cycles, bandwidth cycles, leakage pJ per cycle)`` of
-    every row. Leakage (a result's ``leakage_energy_pj``, ``(n, L)``: static power x
-    latency) is split off the energy: the dynamic energy is order-separable, the leakage
+    """``(dynamic energy, compute cycles, bandwidth columns, leakage pJ per cycle)`` of
+    every row (the columns: :func:`bandwidth_columns`). Leakage (a result's
+    ``leakage_energy_pj``, ``(n, L)``: static power x latency) is split off the energy:
+    the dynamic energy is order-separable, the leakage
     is not (latency is a maximum over levels), so the order searches add each
     combination's leakage back through :func:`objective_of` from its own latency."""
     n, L = len(batch), batch.n_levels
     rows = np.arange(n) if rows is None else rows
-    e, c, bw, leak = np.empty(n), np.empty(n), np.empty((n, L)), np.zeros(n)
+    e, c, bw, leak = np.empty(n), np.empty(n), None, np.zeros(n)
     for lo in range(0, n, chunk):
         sl = slice(lo, min(lo + chunk, n))                 # views, not copies
         r = score(batch if n <= chunk else batch.take(sl), rows[sl])
         e[lo:lo + chunk] = np.asarray(r.energy_pj, dtype=float)
         c[lo:lo + chunk] = np.asarray(r.compute_cycles, dtype=float)
-        bw[lo:lo + chunk] = np.asarray(r.bandwidth_cycles, dtype=float)
+        cols = bandwidth_columns(r)
+        if bw is None:
+            bw = np.empty((n, cols.shape[1]))
+        bw[lo:lo + chunk] = cols
         static = getattr(r, "leakage_energy_pj", None)
         if static is not None and np.any(np.asarray(static) != 0):
             total = np.asarray(static, dtype=float).sum(axis=1)
             e[lo:lo + chunk] -= total
             leak[lo:lo + chunk] = total / np.asarray(r.latency_cycles, dtype=float)
-    return e, c, bw, leak
+    return e, c, (np.empty((0, L)) if bw is None else bw), leak
 
 
 def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
@@ -222,7 +241,7 @@ def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
     best value ``(n,)``, the chosen option per level ``(n, len(levels))`` and the number
     of mappings scored (an option is scored only on the rows where it orders the level's
     loops of extent > 1 differently from every earlier option)."""
-    n, L, _ = batch.temporal.shape
+    n = len(batch.temporal)
     ref = batch.order.copy()
     for li, opts in zip(levels, options):
         ref[:, li, :] = opts[0]
@@ -231,11 +250,12 @@ def separable_best(score: Score, batch: MappingBatch, levels: Sequence[int],
         return MappingBatch(batch.dims, batch.temporal, batch.spatial_x, batch.spatial_y, order, batch.keep)
 
     e0, compute, bw0, leak = _run(score, with_order(ref), chunk)
+    K = bw0.shape[1]
     scored = n
     terms = []
     for li, opts in zip(levels, options):
         de = np.zeros((n, len(opts)))
-        dbw = np.zeros((n, len(opts), L))
+        dbw = np.zeros((n, len(opts), K))
         # a row's order of loops of extent 1 changes nothing: score an option only on the
         # rows where its order of the level's loops of extent > 1 is new
         seqs = [_effective(batch.temporal[:, li, :], o) for o in opts]
@@ -362,8 +382,9 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
                             order, batch.keep[rows])
 
     e0, compute, bw0, leak = _run(score, with_order(np.arange(n), ref), chunk)
+    K = bw0.shape[1]                   # bandwidth columns (bandwidth_columns)
     evaluated = n
-    fronts = []                        # per level: terms (n, M) energy, (n, M, L) bandwidth, (n, M, D) orders
+    fronts = []                        # per level: terms (n, M) energy, (n, M, K) bandwidth, (n, M, D) orders
     for li in levels:
         moving = batch.temporal[:, li, :] > 1                               # (n, D)
         patterns, inverse = np.unique(moving, axis=0, return_inverse=True)
@@ -385,14 +406,14 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
         kept = []
         for members, level_orders in groups:
             g, m = len(members), len(level_orders)
-            vec = vec_all[start:start + g * m].reshape(g, m, L + 1)
+            vec = vec_all[start:start + g * m].reshape(g, m, K + 1)
             start += g * m
             front = _front(vec)
             idx = np.argsort(~front, axis=1, kind="stable")[:, :int(front.sum(axis=1).max())]
             kept.append((members, vec, level_orders, front, idx))
         M = max(idx.shape[1] for *_, idx in kept)
         te = np.full((n, M), np.inf)
-        tb = np.full((n, M, L), np.inf)
+        tb = np.full((n, M, K), np.inf)
         to = np.zeros((n, M, D), dtype=np.int64)
         for members, vec, level_orders, front, idx in kept:
             w = idx.shape[1]
@@ -407,18 +428,18 @@ def _permutations(score: Score, batch: MappingBatch, levels: list[int], objectiv
     combos = math.prod(sizes)
     best = np.empty(n)
     pick = np.empty(n, dtype=np.int64)
-    step = max(1, 4_000_000 // max(combos * (L + 1), 1))
+    step = max(1, 4_000_000 // max(combos * (K + 1), 1))
     for lo in range(0, n, step):
         r = slice(lo, min(lo + step, n))
         de = np.zeros((r.stop - r.start,) + (1,) * len(fronts))
-        dbw = np.zeros((r.stop - r.start,) + (1,) * len(fronts) + (L,))
+        dbw = np.zeros((r.stop - r.start,) + (1,) * len(fronts) + (K,))
         for k, (te, tb, _) in enumerate(fronts):
             shape = [1] * len(fronts)
             shape[k] = sizes[k]
             de = de + te[r].reshape((-1, *shape))
-            dbw = dbw + tb[r].reshape((-1, *shape, L))
+            dbw = dbw + tb[r].reshape((-1, *shape, K))
         e = e0[r].reshape((-1,) + (1,) * len(fronts)) + de
-        b = bw0[r].reshape((-1,) + (1,) * len(fronts) + (L,)) + dbw
+        b = bw0[r].reshape((-1,) + (1,) * len(fronts) + (K,)) + dbw
         v = objective_of(objective, e, compute[r].reshape((-1,) + (1,) * len(fronts)), b,
                          leak[r].reshape((-1,) + (1,) * len(fronts))).reshape(len(e), -1)
         pick[r] = np.argmin(v, axis=1)
@@ -541,9 +562,11 @@ def coupled_best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingB
     def with_order(rows: np.ndarray, order: np.ndarray) -> MappingBatch:
         return MappingBatch(vb.dims, vb.temporal[rows], vb.spatial_x[rows], vb.spatial_y[rows], order, vb.keep[rows])
 
+    Kb = 3 * L if arch.split_bandwidth else L             # bandwidth columns (bandwidth_columns)
+
     def coords(rows: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(coordinates (m, 1 + L + J), compute (m,), leakage rate (m,))``."""
-        out = np.empty((len(rows), 1 + L + 6 * len(vec_lv)))
+        """``(coordinates (m, 1 + Kb + J), compute (m,), leakage rate (m,))``."""
+        out = np.empty((len(rows), 1 + Kb + 6 * len(vec_lv)))
         comp, leak = np.empty(len(rows)), np.zeros(len(rows))
         for lo in range(0, len(rows), chunk):
             sl = slice(lo, min(lo + chunk, len(rows)))
@@ -559,9 +582,9 @@ def coupled_best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingB
                 e -= (rv * e_r[li]).sum(axis=1) + (wv * e_w[li]).sum(axis=1)
                 words += [np.asarray(r.reads)[:, li], np.asarray(r.writes)[:, li]]
             out[sl, 0] = e
-            out[sl, 1:1 + L] = np.asarray(r.bandwidth_cycles, dtype=float)
+            out[sl, 1:1 + Kb] = bandwidth_columns(r)
             if vec_lv:
-                out[sl, 1 + L:] = np.concatenate(words, axis=1)
+                out[sl, 1 + Kb:] = np.concatenate(words, axis=1)
             comp[sl] = np.asarray(r.compute_cycles, dtype=float)
         return out, comp, leak
 
@@ -621,8 +644,8 @@ def coupled_best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingB
         Xf = np.where(finite[:, :, None], X, 0.0)
         e = Xf[:, :, 0]
         if vec_lv:
-            e = e + (np.ceil(Xf[:, :, 1 + L:] / div[r][:, None, :]) * coef[r][:, None, :]).sum(axis=2)
-        v = objective_of(objective, e, compute[r][:, None], Xf[:, :, 1:1 + L], leak[r][:, None])
+            e = e + (np.ceil(Xf[:, :, 1 + Kb:] / div[r][:, None, :]) * coef[r][:, None, :]).sum(axis=2)
+        v = objective_of(objective, e, compute[r][:, None], Xf[:, :, 1:1 + Kb], leak[r][:, None])
         v = np.where(finite, v, np.inf)
         pick[r] = np.argmin(v, axis=1)
         best[r] = v[np.arange(len(v)), pick[r]]

@@ -26,11 +26,14 @@ side. Accelergy's Energy Reference Table (ERT) gives each component's energy per
   with the ERT energies per access. A component without ``depth`` / ``size`` is
   unbounded (only the outermost may be). Data spaces a component bypasses by constraint
   are not among its ``tensors``.
-* **Bandwidth.** ``shared_bandwidth`` is the level's bandwidth (reads + writes, words per
-  cycle per instance). Separate ``read_bandwidth`` / ``write_bandwidth`` cannot be
-  expressed (the model has one bandwidth shared by reads and writes): refused, unless
-  ``collapse_bandwidth=True`` asks for their sum -- an approximation the caller chooses,
-  exact whenever no level is bandwidth-bound.
+* **Bandwidth** (words per cycle per instance). ``shared_bandwidth`` limits reads and
+  writes together (:attr:`MemoryLevel.bandwidth_words_per_cycle`), ``read_bandwidth``
+  reads alone and ``write_bandwidth`` writes (fills and updates) alone
+  (``read_bandwidth_words_per_cycle`` / ``write_bandwidth_words_per_cycle``); a component
+  may give any of them, and its cycles are the largest of the three, as in Timeloop
+  (:mod:`evaluators.loopnest.bandwidth`). The deprecated ``bandwidth`` is, as Timeloop
+  reads it, half for reads and half for writes, unless ``read_bandwidth`` /
+  ``write_bandwidth`` say otherwise.
 * **Energy.** ``read`` -> read energy, ``write`` -> write energy (fills); ``update`` (a
   partial-sum write from below) must equal ``write`` (one write energy per operand);
   ``leak`` -> ``leakage_pj_per_cycle``. The compute unit's ``leak`` has no ArchSpec
@@ -84,7 +87,7 @@ _ACCELERGY_ONLY = {"technology", "n_banks", "type", "global_cycle_seconds", "n_r
                    "allow_overbooking", "reduction_supported", "power_gated_at", "nports", "num_ports",
                    "enabled", "version"}
 _SEMANTIC = {"depth", "width", "datawidth", "size", "block_size", "word_bits", "shared_bandwidth",
-             "read_bandwidth", "write_bandwidth", "cluster_size", "multiple_buffering", "min_utilization"}
+             "read_bandwidth", "write_bandwidth", "bandwidth", "cluster_size", "multiple_buffering", "min_utilization"}
 
 
 class _Tagged(dict):
@@ -394,7 +397,7 @@ def _processed_entries(root: Mapping[str, Any], arch_constraints: Any, roles: Ma
 
 
 def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None, *,
-                       roles: Mapping[str, str] | None = None, collapse_bandwidth: bool = False,
+                       roles: Mapping[str, str] | None = None,
                        clock_mhz: float | None = None, name: str | None = None,
                        mac_leakage: str = "timeloop") -> TimeloopTranslation:
     """A parsed Timeloop v0.4 architecture (the file's top mapping, or its
@@ -487,21 +490,13 @@ def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None
             if e["tensors"] != frozenset(OPERANDS):
                 raise ValueError(f"Timeloop {where}: the backing store must hold every data space")
             cap = None
-        shared = _num(attrs, "shared_bandwidth", where)
-        rbw, wbw = _num(attrs, "read_bandwidth", where), _num(attrs, "write_bandwidth", where)
-        if shared is not None and (rbw is not None or wbw is not None):
-            raise ValueError(f"Timeloop {where}: shared_bandwidth with read_bandwidth / write_bandwidth cannot "
-                             "be expressed (one bandwidth per level)")
-        bw = shared
-        if rbw is not None or wbw is not None:
-            if not collapse_bandwidth:
-                raise ValueError(f"Timeloop {where}: separate read_bandwidth ({rbw}) and write_bandwidth ({wbw}) "
-                                 "cannot be expressed: an ArchSpec level has one bandwidth shared by reads and "
-                                 "writes (pass collapse_bandwidth=True to use their sum, an approximation)")
-            if rbw is None or wbw is None:
-                raise ValueError(f"Timeloop {where}: only one of read_bandwidth / write_bandwidth is given; "
-                                 "their sum is not defined")
-            bw = rbw + wbw
+        bws = {key: _num(attrs, key, where) for key in ("bandwidth", "shared_bandwidth", "read_bandwidth",
+                                                         "write_bandwidth")}
+        # Timeloop's reading (BufferLevel::ParseSpecs): the deprecated `bandwidth` is half
+        # for reads and half for writes; read_bandwidth / write_bandwidth, read after it, win
+        old = bws["bandwidth"]
+        rbw = bws["read_bandwidth"] if bws["read_bandwidth"] is not None else (old / 2 if old else None)
+        wbw = bws["write_bandwidth"] if bws["write_bandwidth"] is not None else (old / 2 if old else None)
         acts = energies.get(cname)
         if acts is None:
             if energies:
@@ -516,7 +511,8 @@ def arch_from_timeloop(arch: Mapping[str, Any], ert: Any = None, art: Any = None
         total_area_um2 += area
         levels.append(MemoryLevel(cname, tensors=e["tensors"], capacity_words=cap, instances=e["instances"],
                                   fanout_x=e["fanout"][0], fanout_y=e["fanout"][1], read_energy_pj=rd,
-                                  write_energy_pj=wr, bandwidth_words_per_cycle=bw,
+                                  write_energy_pj=wr, bandwidth_words_per_cycle=bws["shared_bandwidth"],
+                                  read_bandwidth_words_per_cycle=rbw, write_bandwidth_words_per_cycle=wbw,
                                   leakage_pj_per_cycle=acts.get("leak", 0.0), vector_words=int(block),
                                   area_mm2=area * 1e-6))
     cname = str(compute.get("name"))

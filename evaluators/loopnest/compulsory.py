@@ -10,7 +10,8 @@ mapping (those are :mod:`evaluators.loopnest.bounds`, the exact mapper's).
   and every output word is written there at least once (compulsory traffic, perfect
   reuse, no on-chip energy).
 * **Latency**: all PEs busy every cycle (``ceil(macs / PEs)``), and the compulsory
-  backing-store traffic at its bandwidth.
+  backing-store traffic at its bandwidth: reads (``W`` and ``I``) and writes (``O``)
+  together over its shared bandwidth, and apart over its read and write bandwidths.
 * **EDP**: their product.
 
 "Touched" words are distinct elements, not bounding boxes: a 1x1 convolution with
@@ -23,7 +24,7 @@ import math
 
 import numpy as np
 
-from accelerators.arch import OPERANDS, ArchSpec
+from accelerators.arch import ArchSpec
 from evaluators.loopnest.counts import distinct_two_aps
 from mappers.workloads import Layer
 
@@ -56,9 +57,16 @@ def energy_lower_bound_pj(layer: Layer, arch: ArchSpec) -> float:
 
 def latency_lower_bound_cycles(layer: Layer, arch: ArchSpec) -> float:
     compute = math.ceil(layer.macs / arch.n_macs)
-    bw = arch.levels[-1].bandwidth_words_per_cycle
-    traffic = sum(touched_words(layer, op) for op in OPERANDS)
-    return float(max(compute, traffic / bw if bw else 0.0))
+    dram = arch.levels[-1]
+    reads = touched_words(layer, "W") + touched_words(layer, "I")
+    writes = touched_words(layer, "O")
+    cycles = [float(compute)]
+    for words, limit in ((reads + writes, dram.bandwidth_words_per_cycle),
+                         (reads, dram.read_bandwidth_words_per_cycle),
+                         (writes, dram.write_bandwidth_words_per_cycle)):
+        if limit:
+            cycles.append(words / limit)
+    return float(max(cycles))
 
 
 def edp_lower_bound(layer: Layer, arch: ArchSpec) -> float:

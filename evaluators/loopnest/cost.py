@@ -104,8 +104,10 @@ class LoopNestCost:
 
     * ``cost(layer, arch, batch)`` is :func:`evaluate_batch`.
     * ``separable_orders`` (true): every count -- hence energy and every level's
-      bandwidth cycles -- is a constant plus one term per level that depends on that
-      level's loop order alone. A fill at a level is the sum over the loops ``j`` above
+      bandwidth cycles (each of its terms, where a level limits reads and writes apart:
+      the cycles are then their maximum, and the order searches combine the terms,
+      ``LoopNestResult.bandwidth_parts``) -- is a constant plus one term per level that
+      depends on that level's loop order alone. A fill at a level is the sum over the loops ``j`` above
       it of ``n_trans_j (w - overlap_j)``; ``n_trans_j`` depends on the product of the
       loops outside ``j`` (at higher levels: a product, whatever their order) and
       ``overlap_j`` on the *set* of loops inside ``j`` (at lower levels: sets), so the

@@ -46,7 +46,9 @@ literally walking the loop nest and must agree exactly):
 * **Latency** = max(compute cycles, every level's bandwidth cycles), where compute cycles
   are the temporal iterations (one MAC per PE per cycle) plus, for systolic arrays,
   fill/drain per fold (:mod:`evaluators.systolic_timing`), and bandwidth cycles are a level's
-  reads + writes per active instance divided by its bandwidth (words/cycle).
+  reads + writes per active instance divided by its bandwidth (words/cycle), or, where it
+  limits reads or writes apart, the largest of that and its reads over its read bandwidth
+  and its writes over its write bandwidth (:mod:`evaluators.loopnest.bandwidth`).
 * **Validity**: every tile fits its level's capacity (per partition, or summed for a
   shared buffer), spatial factors fit the fanouts, and factors cover every dimension.
 
@@ -68,6 +70,7 @@ from typing import Any
 import numpy as np
 
 from accelerators.arch import OPERANDS, ArchSpec
+from evaluators.loopnest.bandwidth import bandwidth_cycles
 from evaluators.loopnest.conventions import Conventions
 from evaluators.loopnest.energy import access_energy
 from mappers.mapping_space import divisors
@@ -266,6 +269,9 @@ class LayerArch:
     sizes: np.ndarray                     # (D,)
     pe_level: int                         # level whose fanout is the PE array (systolic)
     vector_words: np.ndarray = field(default_factory=lambda: np.ones(0))   # (L,) words per access
+    read_bandwidth: np.ndarray = field(default_factory=lambda: np.ones(0))  # (L,) words/cycle, inf if unlimited
+    write_bandwidth: np.ndarray = field(default_factory=lambda: np.ones(0))
+    split_bandwidth: bool = False         # some level has a read or write bandwidth
 
 
 def prepare(layer: Layer, arch: ArchSpec, k: LayerConstants | None = None) -> LayerArch:
@@ -287,6 +293,9 @@ def prepare(layer: Layer, arch: ArchSpec, k: LayerConstants | None = None) -> La
         cap_shared=np.array([x.capacity_of("W") if x.shared else np.inf for x in lv]),
         mac_energy=arch.mac_energy_pj, n_macs=arch.n_macs, macs=layer.macs, sizes=k.sizes,
         pe_level=arch.pe_array_level, vector_words=np.array([x.vector_words for x in lv], dtype=float),
+        read_bandwidth=np.array([x.read_bandwidth_words_per_cycle or np.inf for x in lv]),
+        write_bandwidth=np.array([x.write_bandwidth_words_per_cycle or np.inf for x in lv]),
+        split_bandwidth=arch.split_bandwidth,
     )
 
 
@@ -617,10 +626,9 @@ def count(xp: Any, st: LayerArch, T: Any, SX: Any, SY: Any, order: Any, keep: An
     TW = xp.stack(tiles, axis=1)                              # (L, 3, B)
     macs_exec = iters * inst_mac
     level_energy, energy, vectors = access_energy(xp, st, R, Wr, NOC, inst, macs_exec)
-    acc = xp.sum(R + Wr, axis=1) / xp.maximum(inst, 1)
-    BW = acc / xp.asarray(st.bandwidth)[:, None]
+    BW, BW_parts = bandwidth_cycles(xp, st, R, Wr, inst)
     return dict(R=R, Wr=Wr, noc=NOC, TW=TW, level_energy=level_energy, macs_exec=macs_exec,
-                energy=energy, iters=iters, BW=BW, padded=E[L - 1], SX=SX, SY=SY, T=T, keep=keep,
+                energy=energy, iters=iters, BW=BW, BW_parts=BW_parts, padded=E[L - 1], SX=SX, SY=SY, T=T, keep=keep,
                 vectors=vectors, inst=inst)
 
 

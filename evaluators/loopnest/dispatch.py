@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from accelerators.arch import ArchSpec
+from evaluators.loopnest.bandwidth import bandwidth_cycles
 from evaluators.loopnest.conventions import DEFAULT_CONVENTIONS, Conventions
 from evaluators.loopnest.counts import LayerArch, LayerConstants, active_instances, prepare
 from evaluators.loopnest.energy import access_energy, add_leakage, leak_rates_pj_per_cycle
@@ -258,14 +259,20 @@ def _layout(plan: KernelPlan, batch: MappingBatch, out_l: np.ndarray, out_s: np.
     level_energy = block("level_energy_pj")
     noc = block("noc_words")
     macs = scalar("macs_executed")
-    vectors = inst = None
-    if plan.vector or (utilized and plan.leaks):
+    vectors = inst = parts = None
+    split = plan.tables.split_bandwidth
+    if plan.vector or (utilized and plan.leaks) or split:
         sp = (batch.spatial_x * batch.spatial_y).prod(axis=2).astype(float)           # (B, L)
         inst = active_instances(np, np.ascontiguousarray(sp.T))                        # (L, B)
-    if plan.vector:
-        # whole-vector accesses: the numpy model's arithmetic on the kernel's counts
+    if plan.vector or split:
         R = np.ascontiguousarray(np.moveaxis(reads, 0, -1))
         Wr = np.ascontiguousarray(np.moveaxis(writes, 0, -1))
+    if split:
+        # the additive terms of the kernel's bandwidth cycles (their maximum), by the numpy
+        # model's arithmetic on the kernel's counts
+        parts = np.moveaxis(bandwidth_cycles(np, plan.tables, R, Wr, inst)[1], -1, 0)
+    if plan.vector:
+        # whole-vector accesses: the numpy model's arithmetic on the kernel's counts
         le, dynamic, vectors = access_energy(np, plan.tables, R, Wr,
                                              np.ascontiguousarray(noc.T), inst, macs)
         level_energy = le.T
@@ -282,7 +289,7 @@ def _layout(plan: KernelPlan, batch: MappingBatch, out_l: np.ndarray, out_s: np.
         energy_pj=energy, latency_cycles=latency, leakage_energy_pj=leak,
         compute_cycles=scalar("compute_cycles"), edp=edp, utilization=scalar("utilization"),
         macs_executed=macs, valid=valid, reads=reads, writes=writes, noc_words=noc,
-        bandwidth_cycles=block("bandwidth_cycles"), level_energy_pj=level_energy,
+        bandwidth_cycles=block("bandwidth_cycles"), bandwidth_parts=parts, level_energy_pj=level_energy,
         mac_energy_pj=scalar("mac_energy_pj"), tile_words=block("tile_words").reshape(B, L, 3),
         read_vectors=None if vectors is None else np.moveaxis(vectors[0], -1, 0),
         write_vectors=None if vectors is None else np.moveaxis(vectors[1], -1, 0),

@@ -94,7 +94,7 @@ _BLOCKS = (("reads", 3), ("writes", 3), ("tile_words", 3), ("noc_words", 1),
            ("macs_executed", 0), ("mac_energy_pj", 0))
 # level table columns (lv_i int64, lv_f float64)
 _HOLDS, _FAN, _MCAST, _FX, _FY = 0, 3, 4, 5, 6
-_ER, _EW, _ENOC, _BW, _CAP, _CAPSH = 0, 3, 6, 7, 8, 11
+_ER, _EW, _ENOC, _BW, _CAP, _CAPSH, _BWR, _BWW = 0, 3, 6, 7, 8, 11, 12, 13
 # dataflow codes
 _DF_NONE, _DF_OS, _DF_WS_IS = 0, 1, 2
 
@@ -124,8 +124,8 @@ class Packed:
     #                         W, I, O; size
     lv_i: np.ndarray        # (L, 7 + L) int64: holds W/I/O, fanout > 1, multicast, fanout
     #                         x, y; then [c + 1, 7 + p]: every level c < q <= p multicasts
-    lv_f: np.ndarray        # (L, 12) float64: e_read x3, e_write x3, e_noc, bandwidth, cap
-    #                         x3, cap shared
+    lv_f: np.ndarray        # (L, 14) float64: e_read x3, e_write x3, e_noc, bandwidth, cap
+    #                         x3, cap shared, read bandwidth, write bandwidth (inf unlimited)
     sc: np.ndarray          # (7,) float64: mac energy, MAC units, layer MACs, PE-array level,
     #                         dataflow code, array rows, array cols
     n_fields: int
@@ -172,13 +172,15 @@ def pack(st: Any, dataflow: str | None, rows: int, cols: int) -> Packed:
     for lo in range(L):                          # lo = c + 1: the segment lo..p
         for p in range(lo, L):
             lv_i[lo, 7 + p] = bool(mc[lo:p + 1].all())
-    lv_f = np.zeros((L, 12))
+    lv_f = np.zeros((L, 14))
     lv_f[:, _ER:_ER + 3] = st.e_read
     lv_f[:, _EW:_EW + 3] = st.e_write
     lv_f[:, _ENOC] = st.e_noc
     lv_f[:, _BW] = st.bandwidth
     lv_f[:, _CAP:_CAP + 3] = st.cap
     lv_f[:, _CAPSH] = st.cap_shared
+    lv_f[:, _BWR] = st.read_bandwidth if len(st.read_bandwidth) else np.inf
+    lv_f[:, _BWW] = st.write_bandwidth if len(st.write_bandwidth) else np.inf
     code = _DF_NONE if dataflow is None else (_DF_OS if str(dataflow).lower() == "os" else _DF_WS_IS)
     sc = np.array([st.mac_energy, st.n_macs, st.macs, st.pe_level, code, rows, cols], dtype=np.float64)
     return Packed(L=L, D=D, axes_i=axes_i, axes_f=axes_f, dims_i=dims_i, lv_i=lv_i, lv_f=lv_f, sc=sc,
@@ -960,7 +962,12 @@ def _rows_kernel(shape_L: int, shape_D: int, shape_A: int) -> Any:
                     le = (((r0 * lv_f[li, _ER] + w0 * lv_f[li, _EW]) + (r1 * lv_f[li, _ER + 1] + w1 * lv_f[li, _EW + 1]))
                           + (r2 * lv_f[li, _ER + 2] + w2 * lv_f[li, _EW + 2])) + noc[li] * lv_f[li, _ENOC]
                     energy = le if li == 0 else energy + le
-                    bw = (((r0 + w0) + (r1 + w1)) + (r2 + w2)) / max(inst[li], 1.0) / lv_f[li, _BW]
+                    # evaluators.loopnest.bandwidth: the largest of the shared, read and write
+                    # terms (an unlimited one is x / inf = 0), sums in the numpy model's order
+                    n_act = max(inst[li], 1.0)
+                    bw = (((r0 + w0) + (r1 + w1)) + (r2 + w2)) / n_act / lv_f[li, _BW]
+                    bw = max(bw, ((r0 + r1) + r2) / n_act / lv_f[li, _BWR])
+                    bw = max(bw, ((w0 + w1) + w2) / n_act / lv_f[li, _BWW])
                     if li == 0 or bw > bw_max:
                         bw_max = bw
                     bwl[li] = bw

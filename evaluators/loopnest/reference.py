@@ -134,6 +134,7 @@ def finish(xp: Any, st: LayerArch, arch: ArchSpec, out: dict[str, Any], integer:
         energy_pj=energy, latency_cycles=latency, compute_cycles=compute, edp=energy * latency,
         utilization=util, macs_executed=out["macs_exec"], valid=valid, reads=bl(out["R"]),
         writes=bl(out["Wr"]), noc_words=bl(out["noc"]), bandwidth_cycles=bl(BW),
+        bandwidth_parts=None if out.get("BW_parts") is None else bl(out["BW_parts"]),
         level_energy_pj=bl(out["level_energy"]), mac_energy_pj=out["macs_exec"] * st.mac_energy,
         tile_words=bl(out["TW"]), leakage_energy_pj=bl(leak),
         read_vectors=None if out["vectors"] is None else bl(out["vectors"][0]),

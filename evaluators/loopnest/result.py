@@ -28,6 +28,11 @@ class LoopNestResult:
     (``leakage_pj_per_cycle x instances x latency_cycles``), part of ``energy_pj``.
     ``read_vectors`` / ``write_vectors``: ``(B, L, 3)`` vector accesses, where some level
     has ``vector_words > 1`` (else ``None``: every access is one word).
+    ``bandwidth_parts``: ``(B, 3, L)``, where some level has a read or write bandwidth of
+    its own (else ``None``): per level the cycles of its reads + writes over its
+    bandwidth, of its reads over its read bandwidth and of its writes over its write
+    bandwidth (0 where unlimited; :mod:`evaluators.loopnest.bandwidth`), each a sum of
+    counts; ``bandwidth_cycles`` is their maximum per level.
     """
 
     energy_pj: Any
@@ -47,6 +52,7 @@ class LoopNestResult:
     leakage_energy_pj: Any = None     # (B, L); always set by the evaluators
     read_vectors: Any = None          # (B, L, 3) vector accesses, where a level has vector_words > 1
     write_vectors: Any = None
+    bandwidth_parts: Any = None       # (B, 3, L), where a level has a read or write bandwidth
     extra: dict[str, Any] = field(default_factory=dict)
 
     def row(self, i: int) -> dict[str, Any]:

@@ -48,7 +48,9 @@ def energy_and_latency(arch: ArchSpec, counts: Counts, conventions: Any = None) 
     of the iterations and every level's (reads + writes) per active instance over its
     bandwidth; a level of ``vector_words = V > 1`` charges, per operand and for reads and
     writes apart, ``n x ceil(words / (n V))`` vector accesses over its ``n`` active
-    instances (the average instance's words, rounded up to whole vectors); NoC words and
+    instances (the average instance's words, rounded up to whole vectors); a level with a
+    read or write bandwidth of its own needs, besides, its reads per active instance over
+    the one and its writes over the other; NoC words and
     MACs as counted; leakage ``leakage_pj_per_cycle x physical instances x latency``, or,
     where ``conventions`` (an object with the fields of
     :class:`evaluators.loopnest.Conventions`) has ``leakage="utilized_instances"``, x the
@@ -57,9 +59,12 @@ def energy_and_latency(arch: ArchSpec, counts: Counts, conventions: Any = None) 
     latency = Fraction(counts.iterations)
     for li, lv in enumerate(arch.levels):
         n = counts.instances[li]
-        if lv.bandwidth_words_per_cycle is not None:
-            words = int(counts.reads[li].sum() + counts.writes[li].sum())
-            latency = max(latency, Fraction(words, n) / Fraction(lv.bandwidth_words_per_cycle))
+        reads, writes = int(counts.reads[li].sum()), int(counts.writes[li].sum())
+        for words, limit in ((reads + writes, lv.bandwidth_words_per_cycle),
+                             (reads, lv.read_bandwidth_words_per_cycle),
+                             (writes, lv.write_bandwidth_words_per_cycle)):
+            if limit is not None:
+                latency = max(latency, Fraction(words, n) / Fraction(limit))
     energy = Fraction(0)
     for li, lv in enumerate(arch.levels):
         n, V = counts.instances[li], lv.vector_words

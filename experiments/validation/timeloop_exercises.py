@@ -13,9 +13,9 @@ problem and mapping (the input's mapping for ``timeloop-model`` runs, the mapper
 model with ``accounting="timeloop"``; the cycles, every level's reads and writes (fills +
 updates) of every data space, and the energy are compared with the stats file
 (:func:`~mappers.interop.timeloop.stats_from_timeloop`). A run whose spec cannot be
-expressed (sparse tensors, ...) is listed with the importer's reason. A level whose
-separate read and write bandwidths the importer refuses is retried with their sum
-(``collapse_bandwidth=True``) and marked so: exact when no level is bandwidth-bound.
+expressed (sparse tensors, ...) is listed with the importer's reason. Separate read and
+write bandwidths are read as they are (the model limits reads, writes and both apart, as
+Timeloop does).
 
 The repository is read from a local copy (a checkout, or a bare git directory read with
 ``git show``); nothing is downloaded. Run::
@@ -205,19 +205,12 @@ def run_one(repo: Repo, run: Run, exact_time_limit_s: float | None = 60.0) -> di
         if proc.get("sparse_optimizations"):
             raise ValueError("sparse_optimizations (sparse tensors) cannot be expressed")
         layer, roles = layer_from_timeloop(proc)
-        collapsed = False
-        try:
-            tl = arch_from_timeloop(proc, ert, art, roles=roles)
-        except ValueError as e:
-            if "read_bandwidth" not in str(e):
-                raise
-            tl = arch_from_timeloop(proc, ert, art, roles=roles, collapse_bandwidth=True)
-            collapsed = True
+        tl = arch_from_timeloop(proc, ert, art, roles=roles)
+        row["split_bandwidth"] = tl.arch.split_bandwidth
         mapping_src = proc.get("mapping") or _load(repo.read(f"{run.folder}/{run.prefix}.map.yaml"))
         mapping = mapping_from_timeloop(mapping_src, tl, layer)
         stats = stats_from_timeloop(repo.read(f"{run.folder}/{run.prefix}.stats.txt"))
         row.update(compare(layer, tl, mapping, stats))
-        row["bandwidth_collapsed"] = collapsed
         if run.prefix == "timeloop-mapper" and exact_time_limit_s is not None:
             row["mapper"] = against_exact_mapper(layer, tl, mapping, exact_time_limit_s)
         # exact: the cycles and every count equal, and the energy within the rounding of
@@ -267,7 +260,7 @@ def markdown(result: dict[str, Any]) -> str:
         if r["status"] == "refused":
             lines.append(f"| {r['run']} | {r['tool']} | refused | | | | | | | {r['reason']} |")
             continue
-        note = "read + write bandwidth summed" if r.get("bandwidth_collapsed") else ""
+        note = "separate read / write bandwidths" if r.get("split_bandwidth") else ""
         lines.append(
             f"| {r['run']} | {r['tool']} | {r['status']} | {_g(r['cycles'])} / {_g(r['ref_cycles'])} | "
             f"{r['counts_compared']} | {r['worst_count_rel_err']:.2e} | {_g(r['energy_pj'])} / "
@@ -283,9 +276,9 @@ def markdown(result: dict[str, Any]) -> str:
             "chose, and of the exact mapper's mapping searched under each accounting, every mapping evaluated under "
             "both accountings (timeloop / coexplore). The exact mapper searches divisor tilings under the "
             "run's mapspace constraints (factors, spatial axes, bypass; loop-order constraints are relaxed where "
-            "they could matter, and named: its space then contains Timeloop's), under the named accounting, with a limit of {result.get('exact_time_limit_s', 60)} s wall "
-            "per search; a search stopped by the limit gives its incumbent and the gap to its lower bound. Where it "
-            "refuses a design it says why.",
+            "they could matter, and named: its space then contains Timeloop's), under the named accounting, with a "
+            f"limit of {result.get('exact_time_limit_s', 60)} s wall per search; a search stopped by the limit "
+            "gives its incumbent and the gap to its lower bound. Where it refuses a design it says why.",
             "",
             "| run | Timeloop's mapping: EDP timeloop / coexplore | the run's constraints | exact mapper, searched "
             "under coexplore | exact mapper, searched under timeloop |",

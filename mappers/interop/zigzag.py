@@ -1,4 +1,4 @@
-"""A layer and a mapping in ZigZag 3.9.1's schemas, and ZigZag's spatial mappings read back.
+"""A layer and a mapping in ZigZag 3.9.1's schemas, and ZigZag's mappings read back.
 
 ZigZag (``zigzag-dse``) takes a workload (one entry per layer: its loop dimensions and
 sizes, operand precisions, the input's relation to output and filter indices), a spatial
@@ -10,14 +10,33 @@ and :class:`~mappers.mapping.Mapping`; the loop names follow ZigZag's Eyeriss na
 convolutions (and GEMMs as 1x1 convolutions) are written; their agreement with ZigZag's
 counts is checked by :mod:`experiments.validation.zigzag_crossval` and
 :mod:`experiments.validation.zigzag_bundled`.
+
+**Reading a temporal mapping.** :func:`mapping_from_zigzag` reads ZigZag's allocated
+temporal mapping -- per layer operand, one list of loops per memory level of that operand,
+innermost first, as ZigZag reports it (a cost model evaluation's ``temporal_mapping``:
+``[dim, factor]`` pairs or their printed ``('K', 4)`` form) and as :func:`zigzag_temporal`
+writes it -- with the spatial unrolling (:func:`spatial_from_zigzag`) into a coexplore
+:class:`Mapping` on the translated accelerator (:func:`accelerators.interop.zigzag.arch_from_zigzag`):
+the operand's ``k``-th memory is the ``k``-th level that holds it, and its loops are those
+of the levels above the previous one up to it. Where that is not one loop nest it is
+refused by name: operands whose loops, concatenated, differ (a different order); ZigZag's
+*uneven* mappings, whose memories of two operands at one level end at different loops (a
+coexplore level ends at one); a level count that differs from the translation's; a rank
+twice at one level with another between; factors that do not multiply to the layer's
+sizes. A mapping file's ``temporal_ordering`` (a loop order alone, ``*`` factors allowed) is
+refused too: which memory each of its loops lands in is decided by ZigZag's memory
+allocator when it runs (``zigzag/opt/loma/memory_allocator.py``, capacity- and
+access-driven), not by the file; give the allocated mapping ZigZag reports.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from accelerators.interop.zigzag import MEMORY_OPERAND
+from mappers.interop.timeloop import canonical
 from mappers.mapping import Mapping
 from mappers.workloads import Layer, TensorSpec
 
@@ -25,6 +44,7 @@ __all__ = [
     "DIM",
     "ZIGZAG_MAC_FREE",
     "layers_from_zigzag",
+    "mapping_from_zigzag",
     "spatial_from_zigzag",
     "zigzag_accelerator",
     "zigzag_spatial",
@@ -251,3 +271,111 @@ def layers_from_zigzag(workload: Any) -> list[Layer]:
         out.append(Layer(name, "conv" if relations else "gemm", size_of, (tensors["W"], tensors["I"], tensors["O"]),
                          attrs={"zigzag_operator": op}))
     return out
+
+
+_LOOP_TEXT = re.compile(r"^\(?\s*'?([A-Za-z_][A-Za-z_0-9]*)'?\s*,\s*(\d{1,12})\s*\)?$")
+
+
+def _zz_loop(loop: Any, where: str) -> tuple[str, int]:
+    """One ``[dim, factor]`` loop (or its printed form ``('K', 4)``) in our names."""
+    if isinstance(loop, str):
+        m = _LOOP_TEXT.match(loop.strip())
+        if not m:
+            raise ValueError(f"ZigZag temporal mapping {where}: loop {loop!r} is not (dim, factor)")
+        dim, f = m.group(1), int(m.group(2))
+    elif isinstance(loop, list | tuple) and len(loop) == 2:
+        dim, f = str(loop[0]), loop[1]
+        if isinstance(f, bool) or not isinstance(f, int) or f < 1:
+            raise ValueError(f"ZigZag temporal mapping {where}: loop {loop!r} needs a whole factor >= 1 "
+                             "('*' is a temporal_ordering's, left to ZigZag's allocator)")
+    else:
+        raise ValueError(f"ZigZag temporal mapping {where}: loop {loop!r} is not [dim, factor]")
+    return _OUR_DIM.get(dim, dim), f
+
+
+def mapping_from_zigzag(temporal: Any, tr: Any, layer: Layer,
+                        spatial: dict[str, list[tuple[str, int]]] | None = None) -> Mapping:
+    """ZigZag's allocated temporal mapping (``{"W": [...], "I": [...], "O": [...]}``,
+    module docstring) with its spatial unrolling (array dimension -> ``[(our dimension,
+    factor)]``, as :func:`spatial_from_zigzag` gives it) as a canonical :class:`Mapping`
+    on ``tr`` (:class:`accelerators.interop.zigzag.Translation`). A ``temporal_ordering``
+    (a list of loops, or a mapping-file entry holding one) is refused: see the module
+    docstring."""
+    if isinstance(temporal, dict) and "temporal_ordering" in temporal:
+        temporal = temporal["temporal_ordering"]
+    if isinstance(temporal, list):
+        raise ValueError("a ZigZag temporal_ordering is a loop order whose memory levels ZigZag's memory allocator "
+                         "chooses when it runs (by capacities and accesses); it is not a mapping until then. Give "
+                         "the allocated temporal mapping ZigZag reports ({operand: [loops per memory level]})")
+    if not isinstance(temporal, dict):
+        raise ValueError("a ZigZag temporal mapping is {operand: [[loops of memory level 0], ...]} for W, I and O")
+    arch = tr.arch
+    L = arch.n_levels
+    cut: dict[int, tuple[int, str]] = {}
+    seqs: dict[str, list[tuple[str, int]]] = {}
+    for op in _OPS:
+        lists = temporal.get(op)
+        if not isinstance(lists, list):
+            raise ValueError(f"ZigZag temporal mapping: no loop lists for operand {op!r}")
+        held = [li for li in range(L) if op in arch.levels[li].tensors]
+        if len(lists) != len(held):
+            raise ValueError(f"ZigZag temporal mapping: operand {op!r} has {len(lists)} memory levels; "
+                             f"{arch.name!r} holds it at {len(held)} ({[arch.levels[li].name for li in held]})")
+        seq: list[tuple[str, int]] = []
+        for k, (li, loops) in enumerate(zip(held, lists)):
+            if not isinstance(loops, list):
+                raise ValueError(f"ZigZag temporal mapping: operand {op!r} memory level {k} is not a list of loops")
+            seq += [_zz_loop(loop, f"operand {op!r} memory level {k}") for loop in loops]
+            seq = [x for x in seq if x[1] > 1]
+            if li in cut and cut[li][0] != len(seq):
+                raise ValueError(f"ZigZag temporal mapping: at {arch.levels[li].name!r} the memories of {cut[li][1]!r} "
+                                 f"and {op!r} end at different loops (loop {cut[li][0]} and {len(seq)}, innermost "
+                                 "first): an uneven mapping, which a coexplore level (one set of loops) cannot express")
+            cut.setdefault(li, (len(seq), op))
+        seqs[op] = seq
+    for op in ("I", "O"):
+        if seqs[op] != seqs["W"]:
+            raise ValueError(f"ZigZag temporal mapping: the loops of {op!r} ({seqs[op]}) and of 'W' ({seqs['W']}) "
+                             "are not one loop nest")
+    loops = seqs["W"]
+    bounds, last = [], 0
+    for li in range(L):
+        end = cut[li][0] if li in cut else last
+        if end < last:
+            raise ValueError(f"ZigZag temporal mapping: {arch.levels[li].name!r} ends at loop {end}, below the "
+                             f"level under it (loop {last})")
+        bounds.append((last, end))
+        last = end
+    temporal_f: list[dict[str, int]] = [{} for _ in range(L)]
+    order: list[list[str]] = [[] for _ in range(L)]
+    for li, (a, b) in enumerate(bounds):
+        inner_first: list[str] = []
+        for dim, f in loops[a:b]:
+            if dim not in layer.dims:
+                raise ValueError(f"ZigZag temporal mapping: loop dimension {dim!r} is none of the layer's "
+                                 f"({sorted(layer.dims)})")
+            if dim in temporal_f[li] and inner_first[-1] != dim:
+                raise ValueError(f"ZigZag temporal mapping: {dim!r} twice at {arch.levels[li].name!r} with another "
+                                 "loop between cannot be expressed")
+            temporal_f[li][dim] = temporal_f[li].get(dim, 1) * f
+            if dim not in inner_first:
+                inner_first.append(dim)
+        order[li] = inner_first[::-1]
+    sx: list[dict[str, int]] = [{} for _ in range(L)]
+    sy: list[dict[str, int]] = [{} for _ in range(L)]
+    where_axis = {d_zz: key for key, d_zz in tr.axes.items()}
+    for d_zz, unrolled in (spatial or {}).items():
+        if d_zz not in where_axis:
+            if any(f > 1 for _, f in unrolled):
+                raise ValueError(f"ZigZag spatial mapping: array dimension {d_zz!r} is none of {sorted(where_axis)}")
+            continue
+        li, ax = where_axis[d_zz]
+        group = sx if ax == "x" else sy
+        for dim, f in unrolled:
+            if f > 1:
+                group[li][dim] = group[li].get(dim, 1) * f
+    for dim, size in layer.dims.items():
+        got = math.prod(t.get(dim, 1) for group in (temporal_f, sx, sy) for t in group)
+        if got != size:
+            raise ValueError(f"ZigZag mapping: the factors of {dim!r} multiply to {got}, not its size {size}")
+    return canonical(Mapping.create(arch, temporal_f, sx, sy, [tuple(o) for o in order]), layer, arch)

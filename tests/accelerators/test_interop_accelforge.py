@@ -169,3 +169,90 @@ def test_what_cannot_be_expressed_is_refused_by_name():
         wl["workload"]["einsums"].append(dict(wl["workload"]["einsums"][0], name="MatmulB"))
         layer_from_accelforge(wl)
     assert number("12 * 16", "x") == 192.0 and number("inf", "x") == float("inf")
+
+
+# An AccelForge mapping of MatmulA on THREE_LEVEL (the LoopTree form of the public
+# examples/mappings/*.yaml: Storage, Temporal, Spatial, Compute nodes, outermost first)
+MAPPING = """\
+mapping:
+  nodes:
+  - !Storage {tensors: [I, WA, A], component: MainMemory}
+  - !Temporal {rank_variable: m, tile_shape: 32}
+  - !Storage {tensors: [I, WA, A], component: GlobalBuffer}
+  - !Temporal {rank_variable: nA, tile_shape: 8}
+  - !Temporal {rank_variable: nI, tile_shape: 1}
+  - !Spatial {rank_variable: m, tile_shape: 8, name: X, component: GlobalBuffer}
+  - !Spatial {rank_variable: nA, tile_shape: 4, name: Y, component: GlobalBuffer}
+  - !Nested
+    nodes:
+    - !Storage {tensors: [I, WA], component: LocalBuffer}
+    - !Temporal {rank_variable: m, tile_shape: 1}
+    - !Temporal {rank_variable: nA, tile_shape: 1}
+    - !Compute {einsum: MatmulA, component: MAC}
+"""
+
+
+def _mapped(text: str = MAPPING):
+    from mappers.interop.accelforge import mapping_from_accelforge
+
+    layer, roles, bits = layer_from_accelforge(_yaml(MATMUL))
+    arch = _yaml(THREE_LEVEL)
+    tr = arch_from_accelforge(arch, roles, bits_per_value=bits)
+    return layer, tr, mapping_from_accelforge(_yaml(text), tr, layer, arch)
+
+
+def test_an_accelforge_mapping_is_the_loop_nest_it_describes():
+    from mappers.interop.timeloop import canonical
+    from mappers.mapping import Mapping
+
+    layer, tr, got = _mapped()
+    # m: 128 -> 32 (MainMemory, 4) -> 8 (GlobalBuffer X, 4) -> 1 (LocalBuffer, 8); nA: 32 -> 8
+    # (GlobalBuffer, 4) -> 4 (Y, 2) -> 1 (LocalBuffer, 4); nI: 64 -> 1 at the GlobalBuffer
+    want = Mapping.create(tr.arch, temporal=[{"M": 8, "NA": 4}, {"NA": 4, "NI": 64}, {"M": 4}],
+                          spatial_x=[{}, {"M": 4}, {}], spatial_y=[{}, {"NA": 2}, {}],
+                          order=[("M", "NA"), ("NA", "NI"), ("M",)], bypass=[set(), set(), set()])
+    assert got == canonical(want, layer, tr.arch)
+    assert got.violations(layer, tr.arch) == []
+    # the LocalBuffer keeps I and WA (its may_keep), the output bypasses it
+    assert not got.keeps(tr.arch, 0, "O") and got.keeps(tr.arch, 0, "I") and got.keeps(tr.arch, 0, "W")
+
+
+def test_a_storage_node_above_irrelevant_loops_only_is_the_same_level():
+    # WA kept in the GlobalBuffer above the m loop (m is not a rank of WA): the same tiles
+    text = MAPPING.replace("  - !Storage {tensors: [I, WA, A], component: MainMemory}\n",
+                           "  - !Storage {tensors: [I, WA, A], component: MainMemory}\n"
+                           "  - !Storage {tensors: [WA], component: GlobalBuffer}\n").replace(
+        "{tensors: [I, WA, A], component: GlobalBuffer}", "{tensors: [I, A], component: GlobalBuffer}")
+    assert _mapped(text)[2] == _mapped()[2]
+
+
+@pytest.mark.parametrize("edit, msg", [
+    (("  - !Nested\n    nodes:\n", "  - !Sequential\n    nodes:\n"), r"!Sequential.*several einsums"),
+    (("{rank_variable: m, tile_shape: 32}", "{rank_variable: m, tile_shape: 32, initial_tile_shape: 40}"),
+     r"initial_tile_shape 40 differs from tile_shape 32"),
+    (("{rank_variable: m, tile_shape: 32}", "{rank_variable: m, tile_shape: 48}"),
+     r"tile_shape 48 of 'm' does not divide its tile of 128"),
+    (("    - !Temporal {rank_variable: nA, tile_shape: 1}\n", ""), r"ranks \{'na': 4\} end with tiles larger than 1"),
+    (("{tensors: [I, WA], component: LocalBuffer}", "{tensors: [I, A], component: LocalBuffer}"),
+     r"'LocalBuffer' cannot hold \['O'\]"),
+    (("name: Y, component: GlobalBuffer", "name: Z, component: GlobalBuffer"), r"has no fanout dimension 'Z'"),
+    (("{rank_variable: nA, tile_shape: 8}", "{rank_variable: [nA, m], tile_shape: 8}"),
+     r"is not one rank variable"),
+    (("  - !Storage {tensors: [I, WA, A], component: MainMemory}\n",
+      "  - !Storage {tensors: [I, WA, A], component: MainMemory}\n  - !Storage {tensors: [I], component: GlobalBuffer}\n"),
+     r"holds \['I'\] above the loop over 'm'"),
+    (("    - !Temporal {rank_variable: m, tile_shape: 1}\n",
+      "    - !Temporal {rank_variable: m, tile_shape: 1}\n    - !Spatial {rank_variable: nI, tile_shape: 1, name: X, "
+      "component: GlobalBuffer}\n"), None),
+    (("    - !Storage {tensors: [I, WA], component: LocalBuffer}\n",
+      "    - !Storage {tensors: [I, WA], component: LocalBuffer}\n    - !Spatial {rank_variable: m, tile_shape: 4, "
+      "name: X, component: GlobalBuffer}\n"), r"across 'GlobalBuffer''s fanout placed among 'LocalBuffer''s loops"),
+])
+def test_what_a_mapping_cannot_express_is_refused_by_name(edit, msg):
+    text = MAPPING.replace(*edit)
+    assert text != MAPPING
+    if msg is None:          # a loop of factor 1 anywhere changes nothing
+        assert _mapped(text)[2] == _mapped()[2]
+        return
+    with pytest.raises(ValueError, match=msg):
+        _mapped(text)

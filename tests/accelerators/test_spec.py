@@ -36,6 +36,12 @@ def _builtins() -> list[ArchSpec]:
     lv[1] = MemoryLevel(**{**lv[1].__dict__, "leakage_pj_per_cycle": 0.125, "vector_words": 4,
                            "multicast": False, "bandwidth_words_per_cycle": 3.5})
     out.append(ArchSpec(leaky.name, tuple(lv), leaky.mac_energy_pj, leaky.word_bits, 250.0, 1.5, "generic"))
+    # separate read and write bandwidths, alone and with the shared one (Timeloop's three)
+    lv = list(leaky.levels)
+    lv[1] = MemoryLevel(**{**lv[1].__dict__, "read_bandwidth_words_per_cycle": 16.0,
+                           "write_bandwidth_words_per_cycle": 2.5, "bandwidth_words_per_cycle": 17.0})
+    lv[2] = MemoryLevel(**{**lv[2].__dict__, "bandwidth_words_per_cycle": None, "write_bandwidth_words_per_cycle": 1.0})
+    out.append(ArchSpec("split_bandwidth", tuple(lv), leaky.mac_energy_pj, leaky.word_bits))
     return out
 
 
@@ -100,8 +106,10 @@ def _err(text: str, tmp_path) -> ConfigError:
     (("    fanout_x: 4", "    fanout_x: 0"), 12, "levels[1].fanout_x", "must be an integer >= 1, got 0"),
     (("    fanout_y: 2", "    fanout_y: 2\n    fanuot: 3"), 14, "levels[1].fanuot", "unknown key 'fanuot'"),
     (("    keep: [W, O]", "    keep: [W, X]"), 6, "levels[0].keep", "must be a list of operands"),
-    (("  - name: GLB", "  - name: GLB\n    read_bandwidth_words_per_cycle: 8"), 11,
-     "levels[1].read_bandwidth_words_per_cycle", "separate read and write bandwidths cannot be expressed"),
+    (("  - name: GLB", "  - name: GLB\n    read_bandwidth_words_per_cycle: 0"), 11,
+     "levels[1].read_bandwidth_words_per_cycle", "must be a finite number > 0, got 0"),
+    (("  - name: GLB", "  - name: GLB\n    write_bandwidth_words_per_cycle: fast"), 11,
+     "levels[1].write_bandwidth_words_per_cycle", "must be a finite number > 0, got 'fast'"),
     (("  - name: GLB", "  - name: GLB\n    cluster_size: 2"), 11, "levels[1].cluster_size", "cluster_size"),
     (("  - name: RF", "  - name: RF\n    instances: 4"), 6, "levels[0].instances",
      "4 instances, but the fanouts above give 8"),

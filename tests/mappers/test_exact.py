@@ -271,6 +271,54 @@ def test_leakage_changes_the_optimum_and_the_mapper_follows():
     assert changed > 0
 
 
+def split_bandwidths(arch: ArchSpec, rng: np.random.Generator) -> ArchSpec:
+    """``arch`` with separate read and write bandwidths (0.5-4 words per cycle) on about
+    two levels in three, the shared bandwidth kept on half of those: a level's cycles are
+    then the largest of its reads, its writes and both over their limits, a maximum of
+    sums (the order search combines the sums, mappers/orders.bandwidth_columns)."""
+    levels = []
+    for lv in arch.levels:
+        if rng.random() < 0.67:
+            lv = dataclasses.replace(
+                lv, read_bandwidth_words_per_cycle=float(rng.choice([0.5, 1.0, 2.0, 4.0])),
+                write_bandwidth_words_per_cycle=float(rng.choice([0.5, 1.0, 2.0, 4.0])),
+                bandwidth_words_per_cycle=lv.bandwidth_words_per_cycle if rng.random() < 0.5 else None)
+        levels.append(lv)
+    return dataclasses.replace(arch, levels=tuple(levels))
+
+
+SPLIT_CASES = [(layer, split_bandwidths(arch, np.random.default_rng(100 + i))) for i, (layer, arch)
+               in enumerate(CASES[:30])]
+
+
+@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
+def test_exact_equals_the_brute_force_minimum_with_separate_read_and_write_bandwidths(case):
+    layer, arch = SPLIT_CASES[case]
+    check(layer, arch)
+
+
+def test_separate_bandwidths_bind_and_change_the_optimum():
+    """Not vacuous: on some case a read or write limit sets a level's bandwidth cycles
+    above its shared term, and the optimum differs from the one with reads and writes
+    summed into one bandwidth (the approximation this replaces)."""
+    binding = changed = 0
+    for (layer, arch) in SPLIT_CASES:
+        if not arch.split_bandwidth:
+            continue
+        summed = dataclasses.replace(arch, levels=tuple(dataclasses.replace(
+            lv, read_bandwidth_words_per_cycle=None, write_bandwidth_words_per_cycle=None,
+            bandwidth_words_per_cycle=(lv.read_bandwidth_words_per_cycle + lv.write_bandwidth_words_per_cycle
+                                       if lv.split_bandwidth and lv.bandwidth_words_per_cycle is None
+                                       else lv.bandwidth_words_per_cycle)) for lv in arch.levels))
+        r = ExactMapper().map(layer, arch, LOOPNEST, "latency")
+        res = evaluate_batch(layer, arch, r.batch)
+        parts = np.asarray(res.bandwidth_parts)[0]
+        binding += int((parts[1:].max(axis=0) > parts[0]).any())
+        changed += int(abs(r.latency_cycles - ExactMapper().map(layer, summed, LOOPNEST, "latency").latency_cycles)
+                       > 1e-9 * r.latency_cycles)
+    assert binding > 0 and changed > 0, (binding, changed)
+
+
 def test_whole_vector_accesses_are_searched_exactly():
     """Rounding each instance's words up to whole vectors is a ceiling of a sum of
     per-level order terms: not separable, so the exact mapper's leaves use the coupled

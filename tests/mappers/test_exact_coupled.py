@@ -25,7 +25,7 @@ import pytest
 from evaluators.loopnest import ACCOUNTING, Conventions, LoopNestCost, evaluate_batch
 from mappers.exact import ExactMapper
 from mappers.exhaustive import enumerate_mappings
-from tests.mappers.test_exact import brute_force, cases, check, leaky
+from tests.mappers.test_exact import brute_force, cases, check, leaky, split_bandwidths
 
 N_CASES = 8            # per set: x 3 objectives
 POOL = cases(240, 20261202)
@@ -48,6 +48,7 @@ SETS = {
     "vectors": (ACCOUNTING["coexplore"], widened),
     "timeloop_vectors": (ACCOUNTING["timeloop"], widened),
     "zigzag_vectors": (ACCOUNTING["zigzag"], widened),
+    "timeloop_split_bandwidths": (ACCOUNTING["timeloop"], lambda a, rng: split_bandwidths(widened(a, rng), rng)),
 }
 
 

@@ -32,7 +32,7 @@ def _load(design: str):
     layer, roles = layer_from_timeloop(load_timeloop_yaml(DATA / "problem.yaml"))
     d = DATA / design
     tl = arch_from_timeloop(load_timeloop_yaml(d / "arch.yaml"), load_timeloop_yaml(d / "ERT.yaml"),
-                            load_timeloop_yaml(d / "ART.yaml"), roles=roles, collapse_bandwidth=True)
+                            load_timeloop_yaml(d / "ART.yaml"), roles=roles)
     return layer, tl, d
 
 
