@@ -248,9 +248,13 @@ _POLISH_ROUNDS = 32
 _DESCENT_WIDTH = 512
 _START_POOL = 4096
 _STARTS = 8
+_KEEP_POOL = 64
+_KEEP_STARTS = 4
 """The local search (:meth:`_Search._local_descent`): at most this many rounds per
 descent, and neighbours scored per round; the starts of :meth:`_Search._multistart`:
-spatial assignments considered, and descents started."""
+spatial assignments considered, and descents started, with the incumbent's bypass choice;
+then spatial assignments considered per other bypass choice, and descents started from
+the best roots of those choices."""
 _ROOT_CHUNK = 1 << 16
 """Roots bounded at a time (:meth:`_Search._roots`, :meth:`_Search._early_dive`): about 40 MB
 of node arrays and about 0.3 CPU s of bounding on DQN@32 conv1 / Eyeriss v1, the granularity
@@ -575,7 +579,9 @@ def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: 
     ``keep`` ``(L, 3)``), as ``(n, L, D)`` arrays and ``(n, L, 3)`` bypass choices:
 
     * a prime factor of one dimension moved from one slot (a level's temporal loop, or its
-      spatial x or y unrolling) to another slot that may take that dimension;
+      spatial x or y unrolling) to another slot that may take that dimension, and a
+      composite factor moved whole (a batch dimension moved to the backing store one prime
+      at a time climbs before it descends);
     * two such moves between the same two slots in opposite directions, of different
       dimensions (an exchange, which keeps both tiles near their sizes: what a full
       buffer needs);
@@ -595,7 +601,10 @@ def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: 
             f = int(F[ka, la, d])
             if f == 1:
                 continue
-            for q in sorted(set(prime_factors(f))):
+            primes = prime_factors(f)
+            # each distinct prime, and the whole factor where it is composite (a dimension
+            # moved as a block: one prime at a time may climb before it descends)
+            for q in sorted(set(primes)) + ([f] if len(primes) > 1 else []):
                 for kb, lb in slots:
                     if (kb, lb) != (ka, la) and ok[kb, lb, d]:
                         moves.append((d, ka, la, kb, lb, q))
@@ -607,7 +616,8 @@ def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: 
         rows.append(G)
     by_pair: dict[tuple[int, int, int, int], list[tuple[int, int]]] = {}
     for d, ka, la, kb, lb, q in moves:
-        by_pair.setdefault((ka, la, kb, lb), []).append((d, q))
+        if q in prime_factors(q):                               # exchanges: of primes only
+            by_pair.setdefault((ka, la, kb, lb), []).append((d, q))
     for (ka, la, kb, lb), there in by_pair.items():
         if (ka, la, kb, lb) > (kb, lb, ka, la):
             continue
@@ -894,7 +904,13 @@ class _Search:
         the :data:`_STARTS` roots of least unrefined bound; from each a greedy descent (at
         each level the child of least unrefined bound; at the last, the best of the
         :data:`_DIVE_LEAVES` leaves of least unrefined bound, exactly ordered) and then
-        :meth:`_local_descent`. Only the incumbent changes, as with :meth:`_polish`."""
+        :meth:`_local_descent`. Then the same from the best root of each of the
+        :data:`_KEEP_STARTS` other bypass choices whose best root (over the
+        :data:`_KEEP_POOL` assignments of least floor) has the least bound: the descent
+        flips one operand's bypass at a time, and an optimum two flips away sits behind a
+        worse mapping (issue 41: on several Shi DQN maps the optimum keeps another operand
+        at the global buffer than the first starts' best). Only the incumbent changes, as with
+        :meth:`_polish`."""
         if not len(sx) or not self.keeps or self._timed_out():
             return
         floor = getattr(self.cost, "spatial_floor", None)
@@ -906,14 +922,26 @@ class _Search:
         if self.best is not None:
             same = np.flatnonzero((keeps == self.best[0].keep[0].astype(bool)[None]).all(axis=(1, 2)))
             k = int(same[0]) if len(same) else 0
-        fit = self._min_tiles_fit((sx * sy)[pool], keeps[k:k + 1])[0]
-        pool = pool[fit]
-        if not len(pool):
-            return
         L = self.arch.n_levels
-        roots = self._root_nodes(p, sx, sy, keeps, np.full(len(pool), k), pool)
+        # the incumbent's bypass choice over the whole pool, every other one over its head
+        ks = [np.full(len(pool), k)] + [np.full(min(len(pool), _KEEP_POOL), j) for j in range(len(keeps)) if j != k]
+        ki = np.concatenate(ks)
+        si = np.concatenate([pool] + [pool[:_KEEP_POOL]] * (len(ks) - 1))
+        fit = self._min_tiles_fit((sx * sy)[si], keeps)[ki, np.arange(len(si))]
+        ki, si = ki[fit], si[fit]
+        if not len(ki):
+            return
+        roots = self._root_nodes(p, sx, sy, keeps, ki, si)
         lb = self._bound(p, roots, L, stages=0)
-        for r in np.argsort(lb, kind="stable")[:_STARTS]:
+        order = np.argsort(lb, kind="stable")
+        mine = order[ki[order] == k][:_STARTS]
+        # the best root of each other bypass choice (a descent flips one operand at a time:
+        # two flips apart is a barrier it does not cross)
+        _, first = np.unique(ki[order], return_index=True)
+        others = order[first]
+        others = others[ki[others] != k]
+        others = others[np.argsort(lb[others], kind="stable")][:_KEEP_STARTS]
+        for r in np.concatenate([mine, others]):
             frontier, lvl = roots.take(slice(int(r), int(r) + 1)), L - 1
             while lvl >= 1 and len(frontier):
                 if self._timed_out():
