@@ -90,10 +90,11 @@ class SafeLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         # a value that looks like a YAML type but is not one (2001-13-45 resolved as a
-        # date, `!!int x`) makes its constructor raise a bare ValueError: give it its line
+        # date, `!!int x`; `!!timestamp x` an AttributeError) makes its constructor raise a
+        # bare error: give it its line
         try:
             return super().construct_object(node, deep)
-        except (ValueError, TypeError, OverflowError) as e:
+        except (ValueError, TypeError, OverflowError, AttributeError) as e:
             raise yaml.constructor.ConstructorError(
                 None, None, f"cannot read {_short(node)} as {node.tag}: {e}", node.start_mark
             ) from None

@@ -53,7 +53,7 @@ from mappers.mapping import MappingBatch
 from mappers.workloads import Layer
 
 __all__ = ["OrderCoupling", "OrderStructure", "bandwidth_columns", "best_orders", "canonical_orders", "coupled_best_orders", "objective_of",
-           "pareto_mask", "require_separable", "separable_best", "vector_levels"]
+           "pareto_mask", "permutation_best", "require_separable", "separable_best", "vector_levels"]
 
 
 def objective_of(objective: str, energy: Any, compute: Any, bandwidth: Any,
@@ -329,7 +329,7 @@ def best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingBatch, ob
         valid = np.asarray(cost(layer, arch, MappingBatch(batch.dims, batch.temporal, batch.spatial_x,
                                                           batch.spatial_y, orders, batch.keep)).valid, dtype=bool)
         return np.where(valid, best, np.inf), orders, scored + n
-    return _permutations(score, batch, levels, objective, chunk)
+    return permutation_best(score, batch, levels, objective, chunk)
 
 
 def _front(vec: np.ndarray) -> np.ndarray:
@@ -366,7 +366,7 @@ def _front(vec: np.ndarray) -> np.ndarray:
     return out
 
 
-def _permutations(score: Score, batch: MappingBatch, levels: list[int], objective: str,
+def permutation_best(score: Score, batch: MappingBatch, levels: list[int], objective: str,
                   chunk: int) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`best_orders` with every permutation of each level's loops of extent > 1.
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from accelerators.arch import ArchSpec, MemoryLevel
 from mappers.mapping import MappingBatch
-from mappers.orders import _permutations, bandwidth_columns, coupled_best_orders, separable_best
+from mappers.orders import bandwidth_columns, coupled_best_orders, permutation_best, separable_best
 
 A, B = np.array([0, 1, 2]), np.array([1, 0, 2])     # M outside N, or N outside M
 ARCH = ArchSpec("split", (
@@ -66,7 +66,7 @@ def test_separable_best_combines_the_read_and_write_terms():
 
 
 def test_the_permutation_search_combines_the_read_and_write_terms():
-    best, orders, _ = _permutations(score, _batch(), [1, 2], "latency", 1000)
+    best, orders, _ = permutation_best(score, _batch(), [1, 2], "latency", 1000)
     assert best[0] == 4.0
     assert score(MappingBatch(("M", "N", "K"), *(getattr(_batch(), f) for f in ("temporal", "spatial_x",
                                                                                  "spatial_y")), orders,
