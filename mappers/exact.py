@@ -595,7 +595,8 @@ def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: 
     F = np.stack([T, sx, sy])                                   # (3, L, D): kind, level, dim
     ok = np.stack([p.temporal_ok, p.spatial_x_ok, p.spatial_y_ok])
     slots = [(k, li) for k in range(3) for li in range(L)]
-    moves: list[tuple[int, int, int, int, int, int]] = []      # (dim, kind_from, lvl_from, kind_to, lvl_to, prime)
+    moves: list[tuple[int, int, int, int, int, int]] = []      # (dim, kind_from, lvl_from, kind_to, lvl_to, factor)
+    prime_moves: list[tuple[int, int, int, int, int, int]] = []    # those whose factor is a prime
     for d in range(D):
         for ka, la in slots:
             f = int(F[ka, la, d])
@@ -604,10 +605,13 @@ def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: 
             primes = prime_factors(f)
             # each distinct prime, and the whole factor where it is composite (a dimension
             # moved as a block: one prime at a time may climb before it descends)
-            for q in sorted(set(primes)) + ([f] if len(primes) > 1 else []):
+            factors = [(q, True) for q in sorted(set(primes))] + ([(f, False)] if len(primes) > 1 else [])
+            for q, is_prime in factors:
                 for kb, lb in slots:
                     if (kb, lb) != (ka, la) and ok[kb, lb, d]:
                         moves.append((d, ka, la, kb, lb, q))
+                        if is_prime:
+                            prime_moves.append(moves[-1])
     rows = []
     for d, ka, la, kb, lb, q in moves:
         G = F.copy()
@@ -615,9 +619,8 @@ def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: 
         G[kb, lb, d] *= q
         rows.append(G)
     by_pair: dict[tuple[int, int, int, int], list[tuple[int, int]]] = {}
-    for d, ka, la, kb, lb, q in moves:
-        if q in prime_factors(q):                               # exchanges: of primes only
-            by_pair.setdefault((ka, la, kb, lb), []).append((d, q))
+    for d, ka, la, kb, lb, q in prime_moves:                   # exchanges: of primes only
+        by_pair.setdefault((ka, la, kb, lb), []).append((d, q))
     for (ka, la, kb, lb), there in by_pair.items():
         if (ka, la, kb, lb) > (kb, lb, ka, la):
             continue
@@ -927,7 +930,7 @@ class _Search:
         ks = [np.full(len(pool), k)] + [np.full(min(len(pool), _KEEP_POOL), j) for j in range(len(keeps)) if j != k]
         ki = np.concatenate(ks)
         si = np.concatenate([pool] + [pool[:_KEEP_POOL]] * (len(ks) - 1))
-        fit = self._min_tiles_fit((sx * sy)[si], keeps)[ki, np.arange(len(si))]
+        fit = self._min_tiles_fit_rows((sx * sy)[si], keeps[ki])
         ki, si = ki[fit], si[fit]
         if not len(ki):
             return
@@ -1242,15 +1245,21 @@ class _Search:
 
     # ---------------------------------------------------------------- capacity
     def _min_tiles_fit(self, sp: np.ndarray, keeps: np.ndarray) -> np.ndarray:
-        """``(k, n)``: with bypass choice ``keeps[k]``, the smallest tiles the on-chip
-        levels can get under spatial factors ``sp[n]`` (``(n, L, D)``; those factors
-        alone, every temporal factor 1) fit. A root failing it has no legal completion;
-        its descendants keep its spatial factors, so none of theirs needs the check."""
-        ok = np.ones((len(keeps), len(sp)), dtype=bool)
+        """``(k, n)``: :meth:`_min_tiles_fit_rows` of every spatial assignment ``sp[n]``
+        under every bypass choice ``keeps[k]``."""
+        return np.stack([self._min_tiles_fit_rows(sp, np.repeat(kc[None], len(sp), axis=0)) for kc in keeps]) \
+            if len(keeps) else np.ones((0, len(sp)), dtype=bool)
+
+    def _min_tiles_fit_rows(self, sp: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """``(n,)``: with bypass choice ``keep[n]`` (``(n, L, 3)``), the smallest tiles the
+        on-chip levels can get under spatial factors ``sp[n]`` (``(n, L, D)``; those
+        factors alone, every temporal factor 1) fit. A root failing it has no legal
+        completion; its descendants keep its spatial factors, so none of theirs needs the
+        check."""
+        ok = np.ones(len(sp), dtype=bool)
         for li in range(self.arch.n_levels - 1):
             words = _bounding_words(self.layer, np.prod(sp[:, :li + 1, :], axis=1))    # (n, 3)
-            for r, kc in enumerate(keeps[:, li, :]):
-                ok[r] &= _fits_level(self.arch.levels[li], kc[None, :], words)
+            ok &= _fits_level(self.arch.levels[li], keep[:, li, :], words)
         return ok
 
     # ---------------------------------------------------------------- bounds

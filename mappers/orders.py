@@ -562,12 +562,11 @@ def coupled_best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingB
     def with_order(rows: np.ndarray, order: np.ndarray) -> MappingBatch:
         return MappingBatch(vb.dims, vb.temporal[rows], vb.spatial_x[rows], vb.spatial_y[rows], order, vb.keep[rows])
 
-    Kb = 3 * L if arch.split_bandwidth else L             # bandwidth columns (bandwidth_columns)
-
     def coords(rows: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(coordinates (m, 1 + Kb + J), compute (m,), leakage rate (m,))``."""
-        out = np.empty((len(rows), 1 + Kb + 6 * len(vec_lv)))
-        comp, leak = np.empty(len(rows)), np.zeros(len(rows))
+        """``(coordinates (m, 1 + Kb + J), compute (m,), leakage rate (m,))``: the dynamic
+        energy, the ``Kb`` bandwidth columns (:func:`bandwidth_columns`) and the vector
+        levels' words."""
+        parts, comp, leak = [], np.empty(len(rows)), np.zeros(len(rows))
         for lo in range(0, len(rows), chunk):
             sl = slice(lo, min(lo + chunk, len(rows)))
             r = cost(layer, arch, with_order(rows[sl], order[sl]))
@@ -581,16 +580,14 @@ def coupled_best_orders(layer: Layer, arch: ArchSpec, cost: Any, batch: MappingB
                 rv, wv = np.asarray(r.read_vectors)[:, li], np.asarray(r.write_vectors)[:, li]
                 e -= (rv * e_r[li]).sum(axis=1) + (wv * e_w[li]).sum(axis=1)
                 words += [np.asarray(r.reads)[:, li], np.asarray(r.writes)[:, li]]
-            out[sl, 0] = e
-            out[sl, 1:1 + Kb] = bandwidth_columns(r)
-            if vec_lv:
-                out[sl, 1 + Kb:] = np.concatenate(words, axis=1)
+            parts.append(np.concatenate([e[:, None], bandwidth_columns(r), *words], axis=1))
             comp[sl] = np.asarray(r.compute_cycles, dtype=float)
-        return out, comp, leak
+        return np.concatenate(parts), comp, leak
 
     base, compute, leak = coords(np.arange(nv), ref)
     scored = nv
     K = base.shape[1]
+    Kb = K - 1 - 6 * len(vec_lv)                # bandwidth columns, as the cost's results give them
     fronts = []                    # per level: terms (v, M, K) and orders (v, M, D)
     for k, li in enumerate(levels):
         key = np.concatenate([moving[owner, li], assign[:, [k]]], axis=1)
