@@ -7,6 +7,8 @@ exact mapper (:class:`mappers.exact.ExactMapper`, EDP by default) under
 ``accounting="coexplore"`` (the default), ``"timeloop"`` and ``"zigzag"``: the CPU seconds
 of this process (one core: the script sets the BLAS thread counts to 1), whether the
 result is proven optimal, the nodes and leaves, the mappings scored and the objective.
+The header states the space each accounting's proofs cover (:func:`header`, from
+:meth:`mappers.exact.ExactMapper.proof_scope`; every result is checked against it).
 Under Timeloop's accounting the leaves use the coupled order search
 (:func:`mappers.orders.coupled_best_orders`) and the bounds the per-convention rules of
 :mod:`evaluators.loopnest.bounds_conventions`.

@@ -189,6 +189,17 @@ def map_point(spec: str, point: dict[str, Any], settings: list[str]) -> dict[str
     return out
 
 
+def settings_scopes(rows: list[dict[str, Any]], settings: list[str]) -> ProofScopes:
+    """The spaces the proofs of each setting cover, from :func:`map_point`'s rows (the
+    nested evaluator's per-layer ``proof_scope``), by setting and point."""
+    scopes = ProofScopes("setting (or point)")
+    for i, row in enumerate(rows):
+        for name in settings:
+            for sc in row[name].get("proof_scopes", ()):
+                scopes.add(name, f"point {i}", sc)
+    return scopes
+
+
 def summarize(points: list[dict[str, Any]], rows: list[dict[str, Any]], settings: list[str]) -> dict[str, Any]:
     """Per setting: EDP over the reference's, proven share, rank correlation, best point kept."""
     ok = [i for i, r in enumerate(rows) if r[REFERENCE]["edp_uj_ms"] is not None]
@@ -285,11 +296,7 @@ def designs_report(args: Any, spec: str) -> dict[str, Any]:
     print(f"{args.workload} ({spec}), {len(points)} random {args.mode} designs (seed {args.seed}); "
           f"reference {REFERENCE}; wall {res['wall_s']:.0f} s with {args.workers} workers, "
           f"load {os.getloadavg()[0]:.1f}")
-    scopes = ProofScopes("setting (or point)")
-    for i, row in enumerate(rows):
-        for name in settings:
-            for sc in row[name].get("proof_scopes", ()):
-                scopes.add(name, f"point {i}", sc)
+    scopes = settings_scopes(rows, settings)
     res["scopes"] = scopes.records()
     print("\n".join(scopes.lines()))
     print(f"{'setting':<11} {'EDP/ref med':>11} {'min':>6} {'max':>6} {'proven':>7} {'spearman':>8} "

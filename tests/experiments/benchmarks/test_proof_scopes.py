@@ -88,3 +88,16 @@ def test_the_inner_effort_point_report_states_its_scope():
     res = shi2020_inner_effort.main(["--point", json.dumps(EYERISS_POINT), "--limits", "1000", "--layers", "fc2"])
     (rec,) = res["scopes"]
     assert rec["accounting"] == "coexplore" and rec["bypass"] is True and rec["applies_to"] == ["1000 nodes"]
+
+
+def test_the_inner_effort_settings_scopes_come_from_the_nested_evaluators_records(case):
+    layer, arch = case
+    sc = {acc: ExactMapper().map(layer, arch, LoopNestCost(acc)).scope for acc in ("coexplore", "timeloop")}
+    rows = [{"heuristic": {"edp_uj_ms": 2.0}, "nodes=3M": {"edp_uj_ms": 1.0, "proof_scopes": [sc["coexplore"].as_dict()]}},
+            {"heuristic": {"edp_uj_ms": 2.0}, "nodes=3M": {"edp_uj_ms": 1.0, "proof_scopes": [sc["timeloop"].as_dict()]}}]
+    got = shi2020_inner_effort.settings_scopes(rows, ["heuristic", "nodes=3M"])
+    assert got.distinct() == [sc["coexplore"], sc["timeloop"]]
+    assert got.lines()[1] == f"  nodes=3M/point 0: {sc['coexplore'].describe()}"
+    assert shi2020_inner_effort.settings_scopes(rows[:1], ["nodes=3M"]).lines() \
+        == [f"proofs and bounds cover: {sc['coexplore'].describe()}"]
+    assert "nothing" in shi2020_inner_effort.settings_scopes(rows, ["heuristic"]).lines()[0]
