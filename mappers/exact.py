@@ -188,12 +188,14 @@ from mappers.base import (
     CostFunction,
     MappingResult,
     NoLegalMapping,
+    ProofScope,
     SearchStoppedEmpty,
     check_objective,
     result_of,
 )
 from mappers.constraints import (
     ConstraintSpec,
+    MappingConstraints,
     ResolvedConstraints,
     check_constraint_spec,
     constraints_for,
@@ -697,6 +699,18 @@ class ExactMapper:
         if not isinstance(self.local_search, bool):
             raise ValueError(f"ExactMapper.local_search must be True or False, got {self.local_search!r}")
 
+    def proof_scope(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp",
+                    constraints: MappingConstraints | None = None) -> ProofScope:
+        """The space a :meth:`map` of ``layer`` on ``arch`` under ``cost`` proves over (its
+        result's ``scope``), without searching: a report can state it before the results
+        (``constraints``: the set :func:`~mappers.constraints.constraints_for` gave, when
+        the caller has it; a rule's refusal raises
+        :class:`~mappers.base.MappingRuleRefusal`)."""
+        cons = constraints_for(self.constraints, layer, arch) if constraints is None else constraints
+        return divisor_proof_scope(MappingSpaceInfo(layer, arch, "divisors", self.bypass), cost,
+                                   check_objective(objective), cons,
+                                   "every order at every level (exact order search at each leaf)")
+
     def map(self, layer: Layer, arch: ArchSpec, cost: CostFunction, objective: str = "edp", *,
             seed: int = 0, incumbents: Sequence[Mapping | MappingBatch] | None = None) -> MappingResult:
         """The best mapping of ``layer`` on ``arch`` (see the module docstring).
@@ -740,8 +754,7 @@ class ExactMapper:
             raise NoLegalMapping(f"no legal mapping of {layer.name!r} on {arch.name!r}{within}"
                                  + (f": {why}" if why else ""))
         batch, _ = search.best
-        scope = divisor_proof_scope(MappingSpaceInfo(layer, arch, "divisors", self.bypass), cost, objective, cons,
-                                    "every order at every level (exact order search at each leaf)")
+        scope = self.proof_scope(layer, arch, cost, objective, cons)
         return result_of(layer, arch, cost, batch, 0, evaluated=search.evaluated,
                          seconds=time.perf_counter() - t0, space_size=search.space_size,
                          lower_bound=search.lower_bound, optimal=not search.stopped and self.gap == 0,

@@ -37,8 +37,8 @@ import numpy as np  # noqa: E402
 from evaluators.loopnest import LOOPNEST  # noqa: E402
 from evaluators.nested import NestedEvaluator  # noqa: E402
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
+from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
 from experiments.config import load_config  # noqa: E402
-from mappers.base import ProofScope  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402
 from mappers.heuristic import HeuristicMapper  # noqa: E402
 
@@ -69,9 +69,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     warm_cpu_s = warm_exact_mapper(ev.build(points[0]).to_arch(), (objective,))
     print(f"{Path(args.config).name}: {args.points} points, seed {args.seed}, objective {objective}, "
           f"load {os.getloadavg()[0]:.1f}; numba warm-up {warm_cpu_s:.1f} CPU s (not counted)")
+    archs = [ev.build(point).to_arch() for point in points]
+    scopes = ProofScopes("point")
+    for k, arch in enumerate(archs):
+        for layer in ev.layers:
+            scopes.announce(f"point {k}", layer.name, exact, layer, arch, LOOPNEST, objective)
+    print("\n".join(scopes.lines()))
     print(f"{'point':>5}  {'layer':<22}{'heur/exact':>11}{'exact CPU s':>12}{'wall s':>8}{'heur CPU s':>11}  proven")
-    for k, point in enumerate(points):
-        arch = ev.build(point).to_arch()
+    for k, arch in enumerate(archs):
         for layer in ev.layers:
             c = time.process_time()
             h = heuristic.map(layer, arch, LOOPNEST, objective)
@@ -79,6 +84,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             t, c = time.perf_counter(), time.process_time()
             e = exact.map(layer, arch, LOOPNEST, objective)
             exact_wall_s, exact_cpu_s = time.perf_counter() - t, time.process_time() - c
+            scopes.check(f"point {k}", layer.name, e)
             ratio = h.objective(objective) / e.objective(objective)
             rows.append(dict(point=k, layer=layer.name, heuristic_over_exact=ratio, exact_cpu_s=exact_cpu_s,
                              exact_wall_s=exact_wall_s, heuristic_cpu_s=heur_cpu_s, proven=bool(e.optimal),
@@ -102,14 +108,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"{summary['heuristic_median_cpu_s']:.2f} CPU s, "
           f"objective / exact median {summary['heuristic_over_exact_median']:.3f}, "
           f"max {summary['heuristic_over_exact_max']:.3f} (load {os.getloadavg()[0]:.1f})")
-    scopes = [dict(t) for t in sorted({tuple(sorted(r["scope"].items())) for r in rows if r["scope"]})]
-    print("the proofs cover: " + (" / ".join(ProofScope(**sc).describe() for sc in scopes) or "nothing"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"config": Path(args.config).name, "points": args.points, "seed": args.seed,
                        "objective": objective, "time_limit_wall_s": args.time_limit,
                        "warmup_cpu_s": warm_cpu_s, "rows": rows, "summary": summary,
-                       "scopes": scopes}, f, indent=1)
+                       "scopes": scopes.records()}, f, indent=1)
     return summary
 
 

@@ -45,7 +45,8 @@ import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -55,8 +56,10 @@ from accelerators import eyeriss_v1  # noqa: E402
 from evaluators.loopnest import LOOPNEST  # noqa: E402
 from evaluators.nested import NestedEvaluator  # noqa: E402
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
+from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
 from experiments.config import load_config  # noqa: E402
 from experiments.reproduce import shi2020  # noqa: E402
+from mappers.base import MappingResult  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402
 from mappers.heuristic import HeuristicMapper  # noqa: E402
 from mappers.zoo import resolve  # noqa: E402
@@ -94,12 +97,16 @@ def anytime(trace: list[tuple[float, float]], final: float, at_s: float) -> floa
     return best / final
 
 
-def map_one(layer: Any, arch: Any, mapper: ExactMapper) -> dict[str, Any]:
-    """One layer map: the exact search's figures and the heuristic's EDP beside them."""
+def map_one(layer: Any, arch: Any, mapper: ExactMapper,
+            check: Callable[[MappingResult], None] | None = None) -> dict[str, Any]:
+    """One layer map: the exact search's figures and the heuristic's EDP beside them
+    (``check``: called with the exact result, e.g. :meth:`ProofScopes.check`)."""
     h = HeuristicMapper().map(layer, arch, LOOPNEST, OBJECTIVE)
     c0, w0 = time.process_time(), time.perf_counter()
     r = mapper.map(layer, arch, LOOPNEST, OBJECTIVE)
     cpu_s, wall_s = time.process_time() - c0, time.perf_counter() - w0
+    if check is not None:
+        check(r)
     final = r.objective(OBJECTIVE)
     gap = 0.0 if r.optimal else (final / r.lower_bound - 1.0 if r.lower_bound else math.inf)
     trace = [tuple(x) for x in r.info.get("incumbents", [])]
@@ -156,15 +163,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"workloads {args.workloads} ({sum(len(v) for v in layers.values())} unique layers); objective "
           f"{OBJECTIVE}; limits max_nodes={args.max_nodes} time_limit_s={args.time_limit_s}; "
           f"{platform.processor() or platform.machine()}, load {os.getloadavg()[0]:.1f}", flush=True)
+    chosen, seen = [], {}
+    for space, label, arch in designs(args.shi_points, args.demo_points):
+        k = seen[space] = seen.get(space, -1) + 1
+        if not ((args.spaces and space not in args.spaces) or (args.points is not None and k not in args.points)):
+            chosen.append((space, label, arch))
+    scopes = ProofScopes("space (or point)")
+    for space, label, arch in chosen:
+        for ls in layers.values():
+            for layer in ls:
+                if not args.layers or layer.name in args.layers:
+                    scopes.announce(space, label.split(":")[0], mapper, layer, arch, LOOPNEST, OBJECTIVE)
+    print("\n".join(scopes.lines()), flush=True)
     print(f"{'space':<9} {'workload':<9} {'layer':<28}{'CPU s':>8}{'nodes':>10} proven {'gap':>7}"
           f"{'heur/res':>9}  anytime@{'/'.join(str(s) for s in CHECKPOINTS_S)}", flush=True)
     rows: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
     warm_cpu_s: float | None = None
-    for space, label, arch in designs(args.shi_points, args.demo_points):
-        k = seen[space] = seen.get(space, -1) + 1
-        if (args.spaces and space not in args.spaces) or (args.points is not None and k not in args.points):
-            continue
+    for space, label, arch in chosen:
         if warm_cpu_s is None:
             warm_cpu_s = warm_exact_mapper(arch, (OBJECTIVE,))
             print(f"numba warm-up: {warm_cpu_s:.1f} CPU s (not counted)", flush=True)
@@ -172,7 +187,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for layer in ls:
                 if args.layers and layer.name not in args.layers:
                     continue
-                r = map_one(layer, arch, mapper)
+                r = map_one(layer, arch, mapper, partial(scopes.check, space, label.split(":")[0]))
                 r.update(space=space, point=label, workload=w, layer=layer.name)
                 rows.append(r)
                 at = "/".join(f"{r['anytime'][str(s)]:.3f}" for s in CHECKPOINTS_S)
@@ -180,7 +195,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                       f"{'yes' if r['proven'] else 'NO ':>6} {r['gap']:>7.3f}{r['heuristic_over_result']:>9.3f}  {at}",
                       flush=True)
     out: dict[str, Any] = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-                           "load_after": os.getloadavg()[0], "warmup_cpu_s": warm_cpu_s, "summary": {}, "rows": rows}
+                           "load_after": os.getloadavg()[0], "warmup_cpu_s": warm_cpu_s, "summary": {}, "rows": rows,
+                           "scopes": scopes.records()}
     print("\nsummary (CPU seconds per layer map, one core):")
     groups = {"all": rows} | {s: [r for r in rows if r["space"] == s] for s in dict.fromkeys(r["space"] for r in rows)}
     groups |= {f"w:{w}": [r for r in rows if r["workload"] == w] for w in args.workloads}

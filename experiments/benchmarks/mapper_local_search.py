@@ -29,6 +29,8 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -37,14 +39,17 @@ import numpy as np  # noqa: E402
 from evaluators.loopnest import LOOPNEST  # noqa: E402
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
 from experiments.benchmarks.mapper_codesign import OBJECTIVE, WORKLOADS, anytime, designs  # noqa: E402
+from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
 from experiments.provenance import checkout  # noqa: E402
+from mappers.base import MappingResult  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402
 from mappers.zoo import resolve  # noqa: E402
 
 
-def one(layer: Any, arch: Any, mapper: ExactMapper) -> dict[str, Any]:
+def one(layer: Any, arch: Any, mapper: ExactMapper, check: Callable[[MappingResult], None]) -> dict[str, Any]:
     c0 = time.process_time()
     r = mapper.map(layer, arch, LOOPNEST, OBJECTIVE)
+    check(r)
     return {"cpu_s": time.process_time() - c0, "edp": r.objective(OBJECTIVE), "proven": bool(r.optimal),
             "nodes": int(r.info.get("nodes", 0)), "trace": [tuple(x) for x in r.info.get("incumbents", [])]}
 
@@ -71,14 +76,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"exact mapper without / with the local search; spaces {args.spaces}, points {args.points}, workloads "
           f"{args.workloads}; limit {args.time_limit_s} s wall per layer and run; {platform.machine()}, "
           f"load {load0[0]:.1f}")
+    mappers = (ExactMapper(time_limit_s=args.time_limit_s, local_search=False),
+               ExactMapper(time_limit_s=args.time_limit_s))
+    scopes = ProofScopes("space (or point)")
+    for space, label, arch in archs:
+        for wl in args.workloads:
+            for layer in resolve(WORKLOADS[wl]):
+                for m in mappers:
+                    scopes.announce(space, label.split(":")[0], m, layer, arch, LOOPNEST, OBJECTIVE)
+    print("\n".join(scopes.lines()))
     print(f"{'space':<9} {'point':<7} {'workload':<8} {'layer':<8} {'CPU s off':>9} {'on':>8} {'on/off':>7} "
           f"{'equal':>6} {'@0.5 off':>9} {'on':>6}")
     rows = []
     for space, label, arch in archs:
         for wl in args.workloads:
             for layer in resolve(WORKLOADS[wl]):
-                off = one(layer, arch, ExactMapper(time_limit_s=args.time_limit_s, local_search=False))
-                on = one(layer, arch, ExactMapper(time_limit_s=args.time_limit_s))
+                check = partial(scopes.check, space, label.split(":")[0])
+                off, on = (one(layer, arch, m, check) for m in mappers)
                 best = min(off["edp"], on["edp"])
                 row = {"space": space, "point": label, "workload": wl, "layer": layer.name,
                        "off": {k: v for k, v in off.items() if k != "trace"},
@@ -109,7 +123,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"of the better result at 0.5 s: off {100 * summary['within_2pct_at_0.5s_off']:.1f} %, on "
           f"{100 * summary['within_2pct_at_0.5s_on']:.1f} %")
     out = {"settings": vars(args) | {"json": str(args.json) if args.json else None}, "commit": checkout(),
-           "load_before": load0, "load_after": load1, "rows": rows, "summary": summary}
+           "load_before": load0, "load_after": load1, "rows": rows, "summary": summary,
+           "scopes": scopes.records()}
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=float))
     return out

@@ -36,6 +36,8 @@ for _v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from functools import partial  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -48,7 +50,9 @@ from evaluators.loopnest.compulsory import (  # noqa: E402
     latency_lower_bound_cycles,
 )
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
+from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
 from mappers import zoo  # noqa: E402
+from mappers.base import MappingResult  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402
 from mappers.heuristic import HeuristicMapper  # noqa: E402
 from mappers.sampling import RandomMapper  # noqa: E402
@@ -65,6 +69,12 @@ def architectures() -> dict[str, Any]:
     }
 
 
+def network_layers(net: str, quick: bool) -> list[Any]:
+    """The layers of ``net`` the run maps (with ``--quick``, :data:`QUICK`'s slice)."""
+    layers = zoo.get(net)
+    return list(layers[QUICK[net]] if quick and QUICK.get(net) is not None else layers)
+
+
 def compulsory(objective: str, layer: Any, arch: Any) -> float:
     if objective == "energy":
         return energy_lower_bound_pj(layer, arch)
@@ -73,10 +83,14 @@ def compulsory(objective: str, layer: Any, arch: Any) -> float:
     return edp_lower_bound(layer, arch)
 
 
-def run_layer(layer: Any, arch: Any, objective: str, n_random: int, time_limit: float) -> dict[str, Any]:
+def run_layer(layer: Any, arch: Any, objective: str, n_random: int, time_limit: float,
+              check: Callable[[MappingResult], None] | None = None) -> dict[str, Any]:
+    """One layer's row (``check``: called with the exact result, e.g. :meth:`ProofScopes.check`)."""
     t, c = time.perf_counter(), time.process_time()
     ex = ExactMapper(time_limit_s=time_limit).map(layer, arch, LOOPNEST, objective)
     t_ex, c_ex = time.perf_counter() - t, time.process_time() - c
+    if check is not None:
+        check(ex)
     best = ex.objective(objective)
     t = time.perf_counter()
     h = HeuristicMapper().map(layer, arch, LOOPNEST, objective)
@@ -119,16 +133,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows = []
         warm_cpu_s = warm_exact_mapper(arch, (args.objective,))
         out.setdefault("warmup_cpu_s", {})[an] = warm_cpu_s
+        scopes = ProofScopes("network")
+        for net in nets:
+            for layer in network_layers(net, args.quick):
+                scopes.announce(net, layer.name, ExactMapper(time_limit_s=args.time_limit), layer, arch, LOOPNEST,
+                                args.objective)
+        out.setdefault("scopes", {})[an] = scopes.records()
         print(f"\n## {an} ({args.objective}; exact limit {args.time_limit:g} s; load {os.getloadavg()[0]:.1f}; "
               f"numba warm-up {warm_cpu_s:.1f} CPU s, not counted)")
+        print("\n".join(scopes.lines()))
         print(f"{'network':14} {'layer':24} {'exact s':>8} {'cpu s':>7} {'opt':>4} {'heur/ex':>8} {'heur s':>7} "
               f"{'rand/ex':>8} {'rand s':>7} {'bound/ex':>9} {'space':>9} {'leaves':>8}")
         for net in nets:
-            layers = zoo.get(net)
-            if args.quick and QUICK.get(net) is not None:
-                layers = layers[QUICK[net]]
-            for layer in layers:
-                row = run_layer(layer, arch, args.objective, n_random, args.time_limit)
+            for layer in network_layers(net, args.quick):
+                row = run_layer(layer, arch, args.objective, n_random, args.time_limit,
+                                partial(scopes.check, net, layer.name))
                 row["network"] = net
                 rows.append(row)
                 print(f"{net:14} {layer.name:24} {row['exact_s']:8.2f} {row['exact_cpu_s']:7.2f} "

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.nested import NestedEvaluator
+from experiments.benchmarks.proof_scopes import ProofScopes
 from experiments.reproduce.shi2020 import fixed, hardware_space, search_mapper
 
 
@@ -40,6 +41,7 @@ def replay(points: list[dict[str, Any]], mapper: Any, reuse: bool) -> dict[str, 
         rows.append({"status": e.status.value, "wall_s": time.perf_counter() - a, "cpu_s": time.process_time() - b,
                      "edp_uj_ms": e.metrics.get("edp_uj_ms"),
                      "layers": [{"name": r["name"], "edp": r["edp"], "optimal": r["optimal"],
+                                 "proof_scope": r.get("proof_scope"),
                                  **{k: r.get("mapping_info", {}).get(k) for k in ("warm_legal", "warm_used", "reused")}}
                                 for r in layers]})
     return {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "stats": dict(ev.reuse_stats),
@@ -71,7 +73,14 @@ def main() -> None:
         r = res[name]
         print(f"{name} reuse: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU s, load {r['load']}, {r['stats']}",
               flush=True)
+    scopes = ProofScopes("replay (or point)")
+    for name in ("without", "with"):
+        for i, row in enumerate(res[name]["rows"]):
+            for layer in row["layers"]:
+                scopes.add(f"{name} reuse", f"point {i}", layer["proof_scope"])
+    res["scopes"] = scopes.records()
     (out / "results.json").write_text(json.dumps(res, indent=1, default=str))
+    print("\n".join(scopes.lines()))
     a, b = res["without"]["rows"], res["with"]["rows"]
     lower = sum((y["edp_uj_ms"] or 0) < (x["edp_uj_ms"] or 0) for x, y in zip(a, b))
     higher = sum((y["edp_uj_ms"] or 0) > (x["edp_uj_ms"] or 0) for x, y in zip(a, b))

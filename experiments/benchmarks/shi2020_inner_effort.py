@@ -55,11 +55,14 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import multiprocessing  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
+
+from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "heuristic": {"name": "heuristic"},
@@ -74,22 +77,45 @@ REFERENCE = "nodes=3M"
 LAYER_LIMITS = (100_000, 300_000, 1_000_000, 3_000_000)
 
 
-def eyeriss_layers(spec: str) -> list[dict[str, Any]]:
-    """Each unique layer of ``spec`` on Eyeriss v1 mapped at each of :data:`LAYER_LIMITS`
-    and without a limit: EDP over the unlimited search's, proven or not, CPU seconds."""
+def point_arch(point: dict[str, Any]) -> Any:
+    """The Shi et al. spatial array of ``point`` (the reproduction's fixed parameters)."""
     from accelerators.spatial import SpatialArray
+    from experiments.reproduce.shi2020 import fixed
+
+    return SpatialArray(**point, **fixed()).to_arch()
+
+
+def exact_scopes(arch: Any, layers: list[Any], limits: Sequence[int | None]) -> ProofScopes:
+    """The spaces the exact mapper at each node limit of ``limits`` proves ``layers`` over
+    on ``arch`` (stated before the searches, each result checked against them)."""
     from evaluators.loopnest import LOOPNEST
-    from experiments.reproduce.shi2020 import EYERISS_POINT, fixed
+    from mappers.exact import ExactMapper
+
+    scopes = ProofScopes("node limit")
+    for n in limits:
+        for layer in layers:
+            scopes.announce(f"{n or 'no'} nodes", layer.name, ExactMapper(max_nodes=n), layer, arch, LOOPNEST, "edp")
+    return scopes
+
+
+def eyeriss_layers(spec: str, scopes: ProofScopes | None = None) -> list[dict[str, Any]]:
+    """Each unique layer of ``spec`` on Eyeriss v1 mapped at each of :data:`LAYER_LIMITS`
+    and without a limit: EDP over the unlimited search's, proven or not, CPU seconds
+    (``scopes``: :func:`exact_scopes`, each result checked against it)."""
+    from evaluators.loopnest import LOOPNEST
+    from experiments.reproduce.shi2020 import EYERISS_POINT
     from mappers import zoo
     from mappers.exact import ExactMapper
 
-    arch = SpatialArray(**EYERISS_POINT, **fixed()).to_arch()
+    arch = point_arch(EYERISS_POINT)
     rows = []
     for layer in zoo.resolve(spec):  # the unique layers (identical ones are one, with a repeat count)
         runs = {}
         for n in (*LAYER_LIMITS, None):
             t = time.process_time()
             r = ExactMapper(max_nodes=n).map(layer, arch, LOOPNEST, "edp")
+            if scopes is not None:
+                scopes.check(f"{n or 'no'} nodes", layer.name, r)
             runs[n or "none"] = {"edp": r.edp, "optimal": r.optimal, "cpu_s": time.process_time() - t}
         rows.append({"layer": layer.name, **{str(k): v for k, v in runs.items()}})
         ratios = " ".join(f"{runs[n]['edp'] / runs['none']['edp']:>9.4f}{'*' if runs[n]['optimal'] else ' '}"
@@ -98,22 +124,29 @@ def eyeriss_layers(spec: str) -> list[dict[str, Any]]:
     return rows
 
 
-def design_layers(spec: str, point: dict[str, Any], limits: list[int], names: list[str] | None) -> list[dict]:
-    """Each layer of ``spec`` (those named in ``names``, if given) on ``point``: the
-    heuristic mapper's EDP, and the exact mapper's at each node limit of ``limits``
-    (``EDP``, proven, certified gap, nodes, CPU seconds)."""
-    from accelerators.spatial import SpatialArray
-    from evaluators.loopnest import LOOPNEST
-    from evaluators.nested import unit_gap
-    from experiments.reproduce.shi2020 import fixed
+def point_layers(spec: str, names: list[str] | None) -> list[Any]:
+    """The unique layers of ``spec`` (those named in ``names``, if given)."""
     from mappers import zoo
-    from mappers.exact import ExactMapper
-    from mappers.heuristic import HeuristicMapper
 
-    arch = SpatialArray(**point, **fixed()).to_arch()
     layers = [x for x in zoo.resolve(spec) if names is None or x.name in names]
     if names is not None and len(layers) != len(set(names)):
         raise ValueError(f"--layers {names}: {spec} has {[x.name for x in zoo.resolve(spec)]}")
+    return layers
+
+
+def design_layers(spec: str, point: dict[str, Any], limits: list[int], names: list[str] | None,
+                  scopes: ProofScopes | None = None) -> list[dict]:
+    """Each layer of ``spec`` (those named in ``names``, if given) on ``point``: the
+    heuristic mapper's EDP, and the exact mapper's at each node limit of ``limits``
+    (``EDP``, proven, certified gap, nodes, CPU seconds; ``scopes``: :func:`exact_scopes`,
+    each result checked against it)."""
+    from evaluators.loopnest import LOOPNEST
+    from evaluators.nested import unit_gap
+    from mappers.exact import ExactMapper
+    from mappers.heuristic import HeuristicMapper
+
+    arch = point_arch(point)
+    layers = point_layers(spec, names)
     rows = []
     for layer in layers:
         heur = HeuristicMapper().map(layer, arch, LOOPNEST, "edp").edp
@@ -121,6 +154,8 @@ def design_layers(spec: str, point: dict[str, Any], limits: list[int], names: li
         for n in limits:
             t = time.process_time()
             r = ExactMapper(max_nodes=n).map(layer, arch, LOOPNEST, "edp")
+            if scopes is not None:
+                scopes.check(f"{n or 'no'} nodes", layer.name, r)
             row[str(n)] = {"edp": r.edp, "optimal": r.optimal, "gap": unit_gap(r, "edp"),
                            "nodes": r.info["nodes"], "cpu_s": time.process_time() - t}
             x = row[str(n)]
@@ -148,8 +183,21 @@ def map_point(spec: str, point: dict[str, Any], settings: list[str]) -> dict[str
         # with a gap, a search that ended before its node limit is proven within the gap
         proven = sum(bool(r.get("optimal")) or (r.get("mapping_info", {}).get("gap", 0) > 0
                                                 and r["mapping_info"].get("nodes", 0) < limit) for r in layers)
-        out[name] = {"edp_uj_ms": ev.metrics["edp_uj_ms"], "proven": proven, "layers": len(layers), "cpu_s": sec}
+        out[name] = {"edp_uj_ms": ev.metrics["edp_uj_ms"], "proven": proven, "layers": len(layers), "cpu_s": sec,
+                     "proof_scopes": list({json.dumps(r["proof_scope"], sort_keys=True): r["proof_scope"]
+                                           for r in layers if r.get("proof_scope")}.values())}
     return out
+
+
+def settings_scopes(rows: list[dict[str, Any]], settings: list[str]) -> ProofScopes:
+    """The spaces the proofs of each setting cover, from :func:`map_point`'s rows (the
+    nested evaluator's per-layer ``proof_scope``), by setting and point."""
+    scopes = ProofScopes("setting (or point)")
+    for i, row in enumerate(rows):
+        for name in settings:
+            for sc in row[name].get("proof_scopes", ()):
+                scopes.add(name, f"point {i}", sc)
+    return scopes
 
 
 def summarize(points: list[dict[str, Any]], rows: list[dict[str, Any]], settings: list[str]) -> dict[str, Any]:
@@ -204,24 +252,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 def layers_report(args: Any, spec: str) -> dict[str, Any]:
     """``--eyeriss-layers``: print and return :func:`eyeriss_layers` with a summary per limit."""
+    from experiments.reproduce.shi2020 import EYERISS_POINT
+
+    scopes = exact_scopes(point_arch(EYERISS_POINT), point_layers(spec, None), (*LAYER_LIMITS, None))
     print(f"{args.workload} ({spec}) on Eyeriss v1: EDP at each node limit / without a limit "
           "(* = proven optimal within the limit); CPU s and proven without a limit")
+    print("\n".join(scopes.lines()))
     print(f"{'layer':<22} " + " ".join(f"{f'{n:,}':>10}" for n in LAYER_LIMITS) + f" {'CPU s':>8} {'proven':>7}")
-    layers = eyeriss_layers(spec)
+    layers = eyeriss_layers(spec, scopes)
     for n in LAYER_LIMITS:
         r = [x[str(n)]["edp"] / x["none"]["edp"] for x in layers]
         print(f"{n:>10,} nodes: {sum(x[str(n)]['optimal'] for x in layers)}/{len(layers)} layers proven; "
               f"EDP / optimum median {np.median(r):.4f}, max {max(r):.4f}")
-    return {"workload": args.workload, "spec": spec, "layers": layers}
+    return {"workload": args.workload, "spec": spec, "layers": layers, "scopes": scopes.records()}
 
 
 def point_report(args: Any, spec: str) -> dict[str, Any]:
     """``--point``: print and return :func:`design_layers`."""
     print(f"{args.workload} ({spec}) on {args.point}: the exact mapper at each node limit; EDP over the "
           "heuristic mapper's, proven, certified gap (EDP / least open bound - 1), nodes, CPU s")
+    scopes = exact_scopes(point_arch(args.point), point_layers(spec, args.layers), args.limits)
+    print("\n".join(scopes.lines()))
     print(f"{'layer':<10} {'node limit':>12} {'EDP/heur':>12} {'proven':>7} {'gap':>9} {'nodes':>12} {'CPU s':>8}")
-    rows = design_layers(spec, args.point, args.limits, args.layers)
-    return {"workload": args.workload, "spec": spec, "point": args.point, "limits": args.limits, "layers": rows}
+    rows = design_layers(spec, args.point, args.limits, args.layers, scopes)
+    return {"workload": args.workload, "spec": spec, "point": args.point, "limits": args.limits, "layers": rows,
+            "scopes": scopes.records()}
 
 
 def designs_report(args: Any, spec: str) -> dict[str, Any]:
@@ -241,6 +296,9 @@ def designs_report(args: Any, spec: str) -> dict[str, Any]:
     print(f"{args.workload} ({spec}), {len(points)} random {args.mode} designs (seed {args.seed}); "
           f"reference {REFERENCE}; wall {res['wall_s']:.0f} s with {args.workers} workers, "
           f"load {os.getloadavg()[0]:.1f}")
+    scopes = settings_scopes(rows, settings)
+    res["scopes"] = scopes.records()
+    print("\n".join(scopes.lines()))
     print(f"{'setting':<11} {'EDP/ref med':>11} {'min':>6} {'max':>6} {'proven':>7} {'spearman':>8} "
           f"{'best kept':>9} {'best/ref best':>13} {'CPU s/pt':>8}")
     for name in settings:

@@ -1,0 +1,105 @@
+"""The space a benchmark's proofs cover, stated once in its header and kept in its JSON
+(issue 45, item 3: claims carry their scope).
+
+A benchmark that prints "proven" or "optimal" says so of a space: the divisor (or padded)
+tilings, the cost model's accounting, whether bypass choices were searched, the
+constraints, the spatial unrollings and loop orders (:class:`mappers.base.ProofScope`).
+:class:`ProofScopes` collects that space as data, per row of the benchmark, from the
+mapper (:meth:`announce`: :meth:`mappers.exact.ExactMapper.proof_scope`, the function the
+results' ``scope`` comes from, so the header can precede the rows) or from the results
+themselves (:meth:`add`: a :class:`~mappers.base.MappingResult`'s ``scope`` or a nested
+evaluator's ``proof_scope`` record); :meth:`check` holds each result to what the header
+announced. :meth:`lines` prints the space once when every row shares it, else one line
+per distinct space naming the groups (or rows) it covers; :meth:`records` is the same
+for a JSON output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mappers.base import MappingResult, MappingRuleRefusal, ProofScope
+
+__all__ = ["ProofScopes"]
+
+PREFIX = "proofs and bounds cover"
+
+
+def _scope(x: ProofScope | Mapping[str, Any] | None) -> ProofScope | None:
+    if x is None or isinstance(x, ProofScope):
+        return x
+    return ProofScope(**{k: x[k] for k in ("tilings", "accounting", "bypass", "constraints", "spatial",
+                                            "loop_orders", "objective")})
+
+
+class ProofScopes:
+    """The proof scope of each row of a benchmark, by ``(group, row)`` (module docstring).
+
+    Args:
+        per: what a group is, in words (``"accounting"``, ``"space"``), for the header
+            when the groups' scopes differ.
+    """
+
+    def __init__(self, per: str = "group") -> None:
+        self.per = per
+        self._rows: dict[tuple[str, str], ProofScope] = {}
+
+    def add(self, group: str, row: str, scope: ProofScope | Mapping[str, Any] | MappingResult | None) -> None:
+        """Record the scope of row ``row`` of ``group`` (``None``: the row claims no proof)."""
+        if isinstance(scope, MappingResult):
+            scope = scope.scope
+        s, key = _scope(scope), (str(group), str(row))
+        if s is None:
+            return
+        if self._rows.setdefault(key, s) != s:
+            raise ValueError(f"{group}/{row} has two proof scopes ({self._rows[key].describe()}; {s.describe()}): "
+                             "name its rows finer")
+
+    def announce(self, group: str, row: str, mapper: Any, layer: Any, arch: Any, cost: Any,
+                 objective: str) -> None:
+        """Record the scope ``mapper.map(layer, arch, cost, objective)`` will prove over,
+        before mapping (a constraint rule's refusal: no proof, nothing recorded)."""
+        try:
+            self.add(group, row, mapper.proof_scope(layer, arch, cost, objective))
+        except MappingRuleRefusal:
+            pass
+
+    def check(self, group: str, row: str, result: MappingResult) -> None:
+        """A ``RuntimeError`` unless ``result``'s scope is the one announced for the row
+        (a header that misstates its rows' space is worse than none)."""
+        if result.scope is None:
+            return
+        said = self._rows.get((str(group), str(row)))
+        if said != result.scope:
+            raise RuntimeError(f"{group}/{row}: the result's proof covers {result.scope.describe()}, but the header "
+                               f"said {said.describe() if said else 'nothing'}")
+
+    def distinct(self) -> list[ProofScope]:
+        """The distinct scopes, in the order of their first row."""
+        return list(dict.fromkeys(self._rows.values()))
+
+    def _applies_to(self) -> list[tuple[ProofScope, list[str]]]:
+        groups: dict[str, set[ProofScope]] = {}
+        for (g, _), s in self._rows.items():
+            groups.setdefault(g, set()).add(s)
+        out: dict[ProofScope, list[str]] = {s: [] for s in self.distinct()}
+        for (g, r), s in self._rows.items():
+            label = g if len(groups[g]) == 1 else f"{g}/{r}"
+            if label not in out[s]:
+                out[s].append(label)
+        return list(out.items())
+
+    def lines(self) -> list[str]:
+        """The header: one line when every row shares one scope, else one per scope."""
+        scopes = self._applies_to()
+        if not scopes:
+            return [f"{PREFIX}: nothing (no result claims a proof or a bound)"]
+        if len(scopes) == 1:
+            return [f"{PREFIX}: {scopes[0][0].describe()}"]
+        return [f"{PREFIX}, per {self.per}:"] + [f"  {', '.join(labels)}: {s.describe()}" for s, labels in scopes]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Each distinct scope's fields (:meth:`~mappers.base.ProofScope.as_dict`) and the
+        groups (or ``group/row``) it ``applies_to``, for a JSON output."""
+        return [s.as_dict() | {"applies_to": labels} for s, labels in self._applies_to()]
