@@ -83,6 +83,13 @@ product. So figures that bound every count from below bound the objective from b
   many roots it starts before they are all bounded in full, from the best of those with
   the least partially refined bound (:meth:`_Search._early_dive`), so the expensive
   stages of the roots' own bounds see a better bar.
+* *First legal mapping*: where no incumbent is known once the roots are bounded (the
+  heuristic's mapping breaks the mapspace constraints and the local search found none),
+  a depth-first search with backtracking that bounds nothing finds one before the dives
+  (:meth:`_Search._first_legal`), and the local search polishes it: on a deep hierarchy of
+  single-word registers under constraints, a best-first search with no incumbent prunes
+  nothing and a dive bounds every level's children, so a limited search used to stop with
+  no mapping at all. It only offers incumbents.
 * *Local search* (issue 41, item 2): where the space holds more than ``10**8`` mappings,
   before the roots are bounded, a steepest descent
   from the heuristic's mapping (and the warm start's), and greedy descents from the roots
@@ -856,6 +863,10 @@ class _Search:
         self._early_dive(p, sx, sy, keeps, ki, si)
         # the roots go straight onto the heap (a bound-sorted copy), so nothing else keeps them
         self._push(*self._roots(p, sx, sy, keeps, ki, si), self.arch.n_levels - 1)
+        if self.best is None:
+            self._first_legal(p)
+            if local:
+                self._polish(p)             # the first legal mapping is usually far off
         self._dive(p)
         if local:
             self._polish(p)
@@ -899,6 +910,51 @@ class _Search:
                 frontier = children.take(sel)
                 frontier.floor = cb[sel]
                 lvl -= 1
+
+    def _first_legal(self, p: _Problem) -> None:
+        """Anytime quality where no incumbent is known yet (the heuristic's mapping breaks
+        the constraints, or the local search found nothing legal): a depth-first search
+        with backtracking for a first legal mapping, before the dives. Deep hierarchies of
+        single-word registers under mapspace constraints (Timeloop's exercises) are where
+        this matters: most branches fail a capacity test a level or two further down, a
+        best-first search with no incumbent prunes nothing and widens level by level, and
+        a dive spends seconds bounding each level's children (the classes of every decided
+        level's order). So this one bounds nothing: over the roots in order of bound, it
+        tries each node's children putting the most at that level first (what is left
+        below is least: the inner tiles are the smallest, the likeliest to fit), and scores
+        up to :data:`_DIVE_LEAVES` leaves at a time with the exact order search, until one
+        is legal (offered as the incumbent) or the limit is hit. It only offers mappings
+        and leaves the heap alone: the best-first search that follows is unchanged but
+        for its bar."""
+        for _, _, top, roots, _b in sorted(self._heap, key=lambda h: (h[0], h[1])):
+            stack = [(roots, top)]
+            while stack:
+                if self.best is not None or self._timed_out():
+                    return
+                nodes, lvl = stack.pop()
+                if len(nodes) > 1:
+                    stack.append((nodes.take(slice(1, None)), lvl))
+                children = self._children(p, nodes.take(slice(0, 1)), lvl)
+                self.nodes += len(children)
+                if not len(children):
+                    continue
+                order = np.argsort(np.prod(children.remaining.astype(float), axis=1), kind="stable")
+                if lvl > 1:
+                    stack.append((children.take(order), lvl - 1))
+                    continue
+                for lo in range(0, len(order), _DIVE_LEAVES):
+                    leaf = children.take(order[lo:lo + _DIVE_LEAVES])
+                    values, orders, scored = self._leaf_orders(p, self._batch(p, leaf))
+                    self.evaluated += scored
+                    self.leaves += len(leaf)
+                    for i in np.argsort(values, kind="stable"):
+                        if not math.isfinite(values[i]):
+                            break
+                        self._offer(self._batch(p, leaf.take(slice(int(i), int(i) + 1)), orders[i:i + 1]))
+                        if self.best is not None:
+                            return
+                    if self._timed_out():
+                        return
 
     def _polish(self, p: _Problem) -> None:
         """Anytime quality (issue 41, item 2): a local search from the incumbent
