@@ -119,20 +119,16 @@ is unaffected by what a worker saw before (above); only node- or time-limited se
 can differ with the history (as they can with a worker restarted after a trial's
 timeout, which starts with nothing to reuse).
 
-*Measured* (issue 41 item 4; 2 shared cores, load 4-9): the demo's 60 points
-(``coexplore run experiments/configs/demo.yaml --workers 1``): 3:17 / 3:56 wall and 94 /
-105 CPU s with reuse, 3:13 and 90 CPU s without (the mapping is 17-20 s of it, the rest
-the outer BO); 7 % fewer search nodes and 8 % fewer mappings scored, 0 cache hits, trials
-bit for bit those without reuse. 30 points of a constrained-BO Shi DQN@32 search (iso
-space, ``max_nodes=300_000`` per layer, a tenth of the reproduction's), replayed in one
-process (``python -m experiments.benchmarks.nested_reuse``): 830 s wall / 643 CPU s with reuse, 927 s / 641 CPU s without; 0 cache hits, a
-legal warm candidate for 33 of 150 layer maps; the 66 proven layers equal, 3 unproven ones
-better, none worse, and so 3 of the 30 points' network EDP lower (one by 2.1x), the
-others equal. So it saves no CPU time here -- a best-first search expands the nodes
-below the optimum whatever its incumbent, and in these spaces every buffer size changes
-that buffer's access energy, so different points never share a problem -- and it is off
-by default: turning it on changes node-limited results (for the better, as measured),
-which the reproductions' record settings do not record.
+*Measured* (issue 41 item 4; 2 shared cores; docs/benchmarks/nested_reuse_demo.txt and
+nested_reuse_dqn32.txt, with their commands): the demo's 60 trials take 69.7 user CPU s
+without reuse and 67.5 with it, the trials equal; 30 points of a constrained-BO Shi DQN@32
+search (``max_nodes=300_000`` per layer) replayed in one process take 503 CPU s without
+and 501 with, 0 cache hits, a legal warm candidate for 37 of 150 layer maps, the proven
+layers equal and 3 of the 30 network EDPs lower. So it saves no CPU time here -- a
+best-first search expands the nodes below the optimum whatever its incumbent, and in these
+spaces every buffer size changes that buffer's access energy, so different points never
+share a problem -- and it is off by default: turning it on changes node-limited results
+(for the better, as measured), which the reproductions' record settings do not record.
 
 :class:`JointEvaluator` scores points of :func:`mappers.mapping_space.joint_mapping_space`
 (the hardware and every layer's mapping in one flat point) with the same steps, the
