@@ -3,12 +3,16 @@ written by ``coexplore reproduce meloppr``; its ``synthetic_operating_points`` b
 ``coexplore reproduce meloppr --operating-points-only --merge-into ...``; its FPGA figures
 replaced by the RTL-checked cycle model's, the first model's kept under ``*_v1``, by
 ``python -m experiments.reproduce.meloppr_fpga_rerun --merge-into ...``) and from that
-rerun's own record ``fpga_rtl.json`` (cycles under both models): the headline row and the
-FPGA tables of ``docs/reproduction/meloppr.md``."""
+rerun's own record ``fpga_rtl.json`` (cycles under both models): the headline row, and the
+tables of ``docs/reproduction/meloppr.md`` -- exactness, precision, the CPU baselines and
+ratios, Fig. 6, the synthetic search, resources and host costs from ``results.json`` alone,
+the FPGA tables from both records."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +23,21 @@ __all__ = [
     "RERUN",
     "RESULTS",
     "at_most",
+    "cpu_baselines",
+    "cpu_ratios",
     "cycle_factor",
+    "exactness",
     "fig5",
+    "fig6",
     "fpga_memory",
     "fpga_speedup",
     "headline_row",
+    "host_models",
     "operating_points",
+    "precision",
+    "resources",
     "synthetic_points",
+    "synthetic_search",
     "synthetic_standins",
 ]
 
@@ -105,6 +117,187 @@ def headline_row(root: Path) -> str:
         f"nodes). Exact decomposition to < {at_most(max(r['exactness'].values()))}"
     )
 
+
+
+# ------------------------------------------------------- the run's CPU and model tables
+
+#: MeLoPPR (Li et al., DAC 2021), read off Fig. 7: precision and CPU speedup at 1 and 13
+#: next-stage nodes (as in experiments.reproduce.meloppr's PAPER_FIG7)
+PAPER_FIG7_PREC = {"citeseer": {1: 0.71, 13: 0.90}, "cora": {1: 0.65, 13: 0.89}, "pubmed": {1: 0.76, 13: 0.86}}
+PAPER_FIG7_CPU = {"citeseer": {1: 1.11, 13: 0.19}, "cora": {1: 2.59, 13: 0.35}, "pubmed": {1: 7.25, 13: 0.63}}
+#: Table II's CPU column: memory reduction over single-stage local PPR (no next-stage count given)
+PAPER_TABLE_II_CPU = {"citeseer": 1.51, "cora": 4.18, "pubmed": 6.43}
+#: Fig. 6 (mean of G1-G3, 1000 sources), read off: precision by fraction of next-stage
+#: nodes; the 5 % point is given only as a range
+PAPER_FIG6 = {"0.01": 0.738, "0.02": 0.781, "0.03": 0.852, "0.05": (0.867, 0.96), "0.2": 0.961, "0.3": 0.969}
+#: Table I: LUT % and BRAM % of the XC7K325T by number of PEs (as accelerators.ppr_fpga's PAPER_TABLE_I)
+PAPER_TABLE_I = {1: (0.9, 4.8), 2: (3.1, 9.9), 4: (8.9, 19.2), 8: (21.8, 36.1), 16: (70.6, 72.8)}
+#: not the paper: an independent re-implementation's precision, made while this reproduction
+#: was planned (unpublished; alpha 0.95, k 200, 100 sources, pubmed 40; as
+#: experiments.reproduce.meloppr's INDEPENDENT_CHECK)
+INDEPENDENT_CHECK = {
+    "citeseer": {1: 0.69, 3: 0.82, 5: 0.87, 13: 0.95},
+    "cora": {1: 0.59, 3: 0.78, 5: 0.85, 13: 0.90},
+    "pubmed": {1: 0.77, 3: 0.86, 5: 0.87, 13: 0.87},
+}
+HOSTS = ("native", "numpy", "networkx")
+
+
+@contextmanager
+def _reading(what: str, rel: str = RESULTS) -> Iterator[None]:
+    """A key the record lacks is a RecordError naming the record, the key and the table."""
+    try:
+        yield
+    except KeyError as e:
+        raise RecordError(f"{rel}: no {e} where {what} reads it") from None
+
+
+def _g(x: float | None) -> str:
+    return "–" if x is None else f"{x:g}"
+
+
+def exactness(root: Path) -> str:
+    """Eq. 8: the max abs error of MeLoPPR with every next-stage node against the direct diffusion."""
+    r = load_json(root, RESULTS)
+    lines = ["| graph | max abs error |", "|---|---|"]
+    with _reading("the exactness table"):
+        lines += [f"| {g} | {r['exactness'][g]:.1e} |" for g in GRAPHS]
+    return "\n".join(lines) + "\n"
+
+
+def precision(root: Path) -> str:
+    """Fig. 7's precision by next-stage nodes: the paper, the independent check, ours under
+    the paper's formula and under PPR.py's variant."""
+    r = load_json(root, RESULTS)
+    lines = [
+        "| graph | ns | paper | check | ours `#∩/k` | ours PPR.py variant |",
+        "|---|---|---|---|---|---|",
+    ]
+    with _reading("the precision table"):
+        for g in GRAPHS:
+            per = r["graphs"][g]["cpu"]["per_ns"]
+            for ns in INDEPENDENT_CHECK[g]:
+                d = per[str(ns)]
+                lines.append(
+                    f"| {g} | {ns} | {_g(PAPER_FIG7_PREC[g].get(ns))} | {_g(INDEPENDENT_CHECK[g][ns])} | "
+                    f"{d['prec_k']:.3f} | {d['prec_pprpy']:.3f} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def cpu_baselines(root: Path) -> str:
+    """The two single-stage CPU baselines per graph: mean CPU time and tracemalloc peak."""
+    r = load_json(root, RESULTS)
+    lines = [
+        "| graph | sources (NetworkX) | NetworkX | scipy | NetworkX / scipy time |",
+        "|---|---|---|---|---|",
+    ]
+    with _reading("the CPU baselines table"):
+        for g, gr in r["graphs"].items():
+            c = gr["cpu"]
+            lines.append(
+                f"| {g} | {gr['sources']} ({c['nx_sources']}) | {c['baseline_nx_lat_ms']:.2f} ms, "
+                f"{c['baseline_nx_mem_kib']:.0f} KiB | {c['baseline_lat_ms']:.2f} ms, {c['baseline_mem_kib']:.0f} KiB | "
+                f"{c['baseline_nx_over_scipy_lat']:.1f}x |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def cpu_ratios(root: Path) -> str:
+    """Fig. 7's CPU speedup and Table II's CPU memory reduction at 1 and 13 next-stage nodes,
+    MeLoPPR over the single-stage baseline of the same code."""
+    r = load_json(root, RESULTS)
+    lines = [
+        "| graph | ns | paper speedup | NetworkX speedup | scipy speedup | paper memory | NetworkX memory "
+        "| scipy memory |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    with _reading("the CPU speed and memory table"):
+        for g in GRAPHS:
+            per = r["graphs"][g]["cpu"]["per_ns"]
+            for ns in (1, 13):
+                d = per[str(ns)]
+                lines.append(
+                    f"| {g} | {ns} | {PAPER_FIG7_CPU[g][ns]:.2f}x | {d['speedup_nx']:.2f}x | {d['speedup']:.2f}x | "
+                    f"{PAPER_TABLE_II_CPU[g]:.2f}x | {d['mem_reduction_nx']:.2f}x | {d['mem_reduction']:.2f}x |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def fig6(root: Path) -> str:
+    """Fig. 6: precision by fraction of next-stage nodes under the three readings of the
+    fraction, mean over the Planetoid graphs (``results.json`` → ``fig6``)."""
+    r = load_json(root, RESULTS)
+    rules = ("residual", "ball", "graph")
+    lines = [
+        "| fraction | paper | " + " | ".join(f"'{x}': #∩/k / PPR.py (nodes)" for x in rules) + " |",
+        "|---|---|---|---|---|",
+    ]
+    with _reading("the Fig. 6 table"):
+        f6 = {x: r["fig6"][x] for x in rules}
+        for f in f6[rules[0]]:
+            p = PAPER_FIG6.get(f)
+            paper = "–" if p is None else "–".join(map(_g, p)) if isinstance(p, tuple) else _g(p)
+            cells = [f"{d['prec_k']:.3f} / {d['prec_pprpy']:.3f} ({d['used']:.1f})" for d in (f6[x][f] for x in rules)]
+            lines.append(f"| {float(f):.0%} | {paper} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def synthetic_search(root: Path) -> str:
+    """The stand-ins' precision (PPR.py variant) over the operating-point search, by table
+    capacity and next-stage nodes; a blank where the sweep stopped before that count.
+    Checks the doc's reading that the run's own capacity (``settings.c``) repeats the run's
+    figures exactly."""
+    r = load_json(root, RESULTS)
+    with _reading("the synthetic search table"):
+        ops, c_run = r["synthetic_operating_points"], r["settings"]["c"]
+        ns_values = ops["settings"]["ns_values"]
+        lines = [
+            "| graph | table | " + " | ".join(map(str, ns_values)) + " |",
+            "|---|---|" + "---|" * len(ns_values),
+        ]
+        for g, gr in ops["graphs"].items():
+            for c in gr["capacities"]:
+                search = gr["search"].get(str(c)) or (gr["unbounded"]["search"] if c == "unbounded" else None)
+                if search is None:
+                    raise RecordError(f"{RESULTS}: synthetic_operating_points.graphs.{g} has no search at c = {c}")
+                if c == c_run:
+                    run = r["graphs"][g]["cpu"]["per_ns"]
+                    moved = [n for n, d in search.items() if d["prec_pprpy"] != run[n]["prec_pprpy"]]
+                    if moved:
+                        raise RecordError(f"{RESULTS}: {g}: the search at c = {c} differs from the run's precision "
+                                          f"at ns = {', '.join(moved)}; rewrite 'The c = {c} row repeats ...'")
+                label = "unbounded" if c == "unbounded" else f"c = {c}"
+                cells = [f"{search[str(n)]['prec_pprpy']:.3f}" if str(n) in search else "" for n in ns_values]
+                lines.append(f"| {g} | {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def resources(root: Path) -> str:
+    """Table I: the model's LUT and BRAM share of the XC7K325T by number of PEs, beside the paper's."""
+    r = load_json(root, RESULTS)
+    lines = ["| P | paper LUT | paper BRAM | ours LUT | ours BRAM |", "|---|---|---|---|---|"]
+    with _reading("the resources table"):
+        for P, (lut, bram) in PAPER_TABLE_I.items():
+            d = r["resources"][str(P)]
+            lines.append(f"| {P} | {lut:.1f} % | {bram:.1f} % | {d['lut_pct']:.1f} % | {d['bram_pct']:.1f} % |")
+    return "\n".join(lines) + "\n"
+
+
+def host_models(root: Path) -> str:
+    """The host's fitted extraction cost per sub-graph, one row per extractor."""
+    r = load_json(root, RESULTS)
+    lines = [
+        "| host | a (µs per sub-graph) | b (µs per hop) | c (ns per node or entry) |",
+        "|---|---|---|---|",
+    ]
+    with _reading("the host cost table"):
+        for h in HOSTS:
+            m = r["host_models"][h]
+            lines.append(
+                f"| {h} | {m['cpu_us_per_subgraph']:.2f} | {m['cpu_us_per_hop']:.2f} | {m['cpu_ns_per_entry']:.1f} |"
+            )
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------- the FPGA rerun
@@ -408,6 +601,14 @@ def synthetic_points(root: Path) -> str:
 
 
 FIGURES = {
+    "meloppr-exactness": ((RESULTS,), exactness),
+    "meloppr-precision": ((RESULTS,), precision),
+    "meloppr-cpu-baselines": ((RESULTS,), cpu_baselines),
+    "meloppr-cpu-ratios": ((RESULTS,), cpu_ratios),
+    "meloppr-fig6": ((RESULTS,), fig6),
+    "meloppr-synthetic-search": ((RESULTS,), synthetic_search),
+    "meloppr-resources": ((RESULTS,), resources),
+    "meloppr-host-models": ((RESULTS,), host_models),
     "meloppr-fpga-speedup": ((RESULTS, RERUN), fpga_speedup),
     "meloppr-fpga-memory": ((RESULTS, RERUN), fpga_memory),
     "meloppr-operating-points": ((RESULTS, RERUN), operating_points),
