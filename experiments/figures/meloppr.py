@@ -4,7 +4,8 @@ written by ``coexplore reproduce meloppr``; its ``synthetic_operating_points`` b
 replaced by the RTL-checked cycle model's, the first model's kept under ``*_v1``, by
 ``python -m experiments.reproduce.meloppr_fpga_rerun --merge-into ...``) and from that
 rerun's own record ``fpga_rtl.json`` (cycles under both models): the headline row, and the
-tables of ``docs/reproduction/meloppr.md`` -- exactness, precision, the CPU baselines and
+tables of ``docs/reproduction/meloppr.md`` -- the commands with their recorded times, the
+settings, exactness, precision, the CPU baselines and
 ratios, Fig. 6, the synthetic search, resources and host costs from ``results.json`` alone,
 the FPGA tables from both records."""
 
@@ -23,6 +24,7 @@ __all__ = [
     "RERUN",
     "RESULTS",
     "at_most",
+    "commands",
     "cpu_baselines",
     "cpu_ratios",
     "cycle_factor",
@@ -36,6 +38,7 @@ __all__ = [
     "operating_points",
     "precision",
     "resources",
+    "setup",
     "synthetic_points",
     "synthetic_search",
     "synthetic_standins",
@@ -299,6 +302,99 @@ def host_models(root: Path) -> str:
             )
     return "\n".join(lines) + "\n"
 
+
+# ------------------------------------------------------------ commands and settings
+
+SYNTHETIC_LINK = "#synthetic-operating-points-synthetic-the-tables-capacity-as-a-parameter"
+#: the wall time of the FPGA rerun, observed on the loaded shared machine: in no record
+#: (fpga_rtl.json keeps the CPU time), so the row says so
+RERUN_WALL = "24 min wall on the loaded shared machine (observed, not recorded)"
+#: the run's fixed settings that results.json does not store (experiments.reproduce.meloppr:
+#: a 6-step diffusion split 3 + 3; Fig. 6 on 50 sources of a graph of at most
+#: LARGE_GRAPH_NODES nodes, its ``fig6_sources`` recorded only where that differs)
+DEPTH, STAGE_1, FIG6_SOURCES = 6, 3, 50
+
+
+def _seconds(xs: list[float]) -> str:
+    return " / ".join(f"{x:.0f}" for x in xs)
+
+
+def commands(root: Path) -> str:
+    """The commands behind the page and their recorded times (``results.json``'s per-graph
+    ``seconds``, its synthetic operating points' and the FPGA rerun's ``cpu_s`` in
+    ``fpga_rtl.json``)."""
+    r, x = load_json(root, RESULTS), load_json(root, RERUN)
+    with _reading("the commands table"):
+        if r["settings"]["quick"]:
+            raise RecordError(f"{RESULTS}: settings.quick is true; the page describes the full run")
+        graph_s = sum(gr["seconds"] for gr in r["graphs"].values())
+        ops = r["synthetic_operating_points"]
+        small = [gr["seconds"] for gr in ops["graphs"].values()]
+        unbounded = [gr["unbounded"]["seconds"] for gr in ops["graphs"].values()]
+    with _reading("the commands table", RERUN):
+        rerun = [x["graphs"][g]["cpu_s"] for g in GRAPHS], [x["graphs"][g]["cpu_s"] for g in SYNTHETIC]
+        rerun_s, merge = x["cpu_s"], x["merge_command"]
+    rows = [
+        "| what | command | time here |",
+        "|---|---|---|",
+        f"| the reproduction (everything below) | `coexplore reproduce meloppr` | {graph_s / 60:.0f} min of graph "
+        f"work (the per-graph `seconds` in `results.json` sum to {graph_s:.0f} s), plus the co-design study |",
+        "| the same, small (10 sources per graph, tiny synthetic graphs, 8 co-design trials) | "
+        "`coexplore reproduce meloppr --quick` | not recorded (the committed `results.json` is the full run, "
+        '`"quick": false`) |',
+        "| CPU benchmark, both baselines vs MeLoPPR, 100 sources per graph | `python -m "
+        "experiments.benchmarks.ppr_memory_latency --seeds 100 --next-stage 1 3 5 9 13` | not timed for this "
+        "page; its NetworkX columns on pubmed are slow (`--no-networkx` or fewer `--seeds`) |",
+        "| the co-design study from the CLI | `coexplore run experiments/configs/meloppr.yaml` | not re-timed "
+        "since the host became native code |",
+        "| the synthetic stand-ins' ~80 % / ~90 % operating points with the global table's capacity as a "
+        f"parameter, added to the committed results (see [below]({SYNTHETIC_LINK})) | `{ops['command']}` | the "
+        f"per-graph `seconds` under `synthetic_operating_points` sum to {sum(small) + sum(unbounded):.0f} s "
+        f"(smallest-table rule {_seconds(small)} s, unbounded-table points {_seconds(unbounded)} s, in a second "
+        "invocation that kept the first's), plus generating the graphs |",
+        "| every FPGA figure of the committed results recomputed under the RTL-checked cycle model, the v1 "
+        f"figures kept beside (see [Results](#results)) | `{merge}` | {rerun_s:.0f} CPU s (`cpu_s` in "
+        f"`fpga_rtl.json`: citeseer / cora / pubmed {_seconds(rerun[0])} s, the synthetic amazon / dblp / youtube "
+        f"stand-ins {_seconds(rerun[1])} s, each including generating its graph); {RERUN_WALL} |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def setup(root: Path) -> str:
+    """The run's settings (``results.json`` → ``settings``, the sources NetworkX ran per
+    graph, and the synthetic operating points' capacities)."""
+    r = load_json(root, RESULTS)
+    with _reading("the settings table"):
+        st, gr = r["settings"], r["graphs"]
+        short_nx = {g: gr[g]["cpu"]["nx_sources"] for g in GRAPHS if gr[g]["cpu"]["nx_sources"] != gr[g]["sources"]}
+        fig6 = {g: gr[g].get("fig6_sources", FIG6_SOURCES) for g in GRAPHS}
+        seeds, c, alpha, k, rng = st["seeds"], st["c"], st["alpha"], st["k"], st["rng_seed"]
+        n_syn, n_syn_nx = st["synthetic_seeds"], st["synthetic_networkx_seeds"]
+        caps = [x for x in r["synthetic_operating_points"]["settings"]["capacities"] if x != c]
+    if any(gr[g]["sources"] != seeds for g in GRAPHS) or len(short_nx) != 1:
+        raise RecordError(f"{RESULTS}: the Planetoid graphs' source counts no longer read "
+                          "'N per graph, all with NetworkX except one'; rewrite the settings table")
+    (big, n_nx), = short_nx.items()
+    odd = {g: n for g, n in fig6.items() if n != FIG6_SOURCES}
+    if list(odd) != [big]:
+        raise RecordError(f"{RESULTS}: Fig. 6's source counts {fig6} no longer read '{FIG6_SOURCES} per graph, "
+                          f"fewer on {big}'; rewrite the settings table")
+    cap = ", ".join(map(str, caps[:-1])) + f" and {caps[-1]}"
+    rows = [
+        "| setting | value |",
+        "|---|---|",
+        f"| alpha (continuation probability) | {alpha:g} (`PPR.py`) |",
+        f"| total depth L | {DEPTH} |",
+        f"| stage split | `l1 = l2 = {STAGE_1}` |",
+        f"| k (top-k) | {k} |",
+        f"| global table capacity | `c*k` with `c = {c}` (the synthetic operating points also {cap}, by a "
+        f"stated rule: [below]({SYNTHETIC_LINK})) |",
+        f"| sources | {seeds} per Planetoid graph (seed {rng}, without replacement), all of them also "
+        f"with NetworkX except on {big} (its first {n_nx}: NetworkX MeLoPPR under tracemalloc takes minutes per "
+        f"source there); {n_syn} per synthetic graph, {n_syn_nx} of them with "
+        f"NetworkX; Fig. 6: {FIG6_SOURCES} per graph, {odd[big]} on {big} |",
+    ]
+    return "\n".join(rows) + "\n"
 
 # --------------------------------------------------------------------- the FPGA rerun
 
@@ -601,6 +697,8 @@ def synthetic_points(root: Path) -> str:
 
 
 FIGURES = {
+    "meloppr-commands": ((RESULTS, RERUN), commands),
+    "meloppr-setup": ((RESULTS,), setup),
     "meloppr-exactness": ((RESULTS,), exactness),
     "meloppr-precision": ((RESULTS,), precision),
     "meloppr-cpu-baselines": ((RESULTS,), cpu_baselines),

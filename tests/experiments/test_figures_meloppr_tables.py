@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from experiments.figures import figure
-from experiments.figures.meloppr import RESULTS
+from experiments.figures.meloppr import RERUN, RESULTS
 from experiments.figures.records import RecordError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +68,23 @@ CASES = [
         ("resources", "16"),
     ),
     (
+        "meloppr-setup",
+        ("settings", "synthetic_networkx_seeds"),
+        3,
+        "| sources | 100 per Planetoid graph (seed 0, without replacement), all of them also with NetworkX except on "
+        "pubmed (its first 5: NetworkX MeLoPPR under tracemalloc takes minutes per source there); 4 per synthetic "
+        "graph, 3 of them with NetworkX; Fig. 6: 50 per graph, 10 on pubmed |",
+        ("settings", "alpha"),
+    ),
+    (
+        "meloppr-commands",
+        ("graphs", "cora", "seconds"),
+        1077 + 3600,
+        "| the reproduction (everything below) | `coexplore reproduce meloppr` | 148 min of graph work (the "
+        "per-graph `seconds` in `results.json` sum to 8864 s), plus the co-design study |",
+        (*SOP, "graphs", "synthetic-dblp", "unbounded", "seconds"),
+    ),
+    (
         "meloppr-host-models",
         ("host_models", "numpy", "cpu_ns_per_entry"),
         99.94,
@@ -77,10 +94,12 @@ CASES = [
 ]
 
 
-def _copy(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
-    (tmp_path / RESULTS).parent.mkdir(parents=True)
-    shutil.copy(ROOT / RESULTS, tmp_path / RESULTS)
-    return tmp_path, json.loads((ROOT / RESULTS).read_text())
+def _copy(tmp_path: Path, rel: str = RESULTS) -> tuple[Path, dict[str, Any]]:
+    """A tree with both records (the commands table reads the rerun's too); ``rel``'s JSON."""
+    for r in (RESULTS, RERUN):
+        (tmp_path / r).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / r, tmp_path / r)
+    return tmp_path, json.loads((ROOT / rel).read_text())
 
 
 def _parent(rec: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
@@ -136,3 +155,32 @@ def test_the_tables_are_the_records_own_numbers():
         assert gr["cpu"]["nx_sources"] == gr["sources"]
         ratio = gr["cpu"]["baseline_nx_lat_ms"] / gr["cpu"]["baseline_lat_ms"]
         assert f"| {ratio:.1f}x |" in next(ln for ln in base.splitlines() if ln.startswith(f"| {g} |"))
+
+
+def test_the_commands_table_reads_the_reruns_cpu_time_from_its_record(tmp_path):
+    root, x = _copy(tmp_path, RERUN)
+    x["graphs"]["pubmed"]["cpu_s"] = 99.4
+    (root / RERUN).write_text(json.dumps(x))
+    assert "citeseer / cora / pubmed 6 / 11 / 99 s" in figure("meloppr-commands").render(root)
+    del x["cpu_s"]
+    (root / RERUN).write_text(json.dumps(x))
+    with pytest.raises(RecordError, match=rf"^{re.escape(RERUN)}: no 'cpu_s' where the commands table"):
+        figure("meloppr-commands").render(root)
+    root, rec = _copy(tmp_path / "quick")
+    rec["settings"]["quick"] = True
+    (root / RESULTS).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match=r"settings\.quick is true"):
+        figure("meloppr-commands").render(root)
+
+
+def test_the_settings_table_refuses_source_counts_its_sentence_cannot_say(tmp_path):
+    root, rec = _copy(tmp_path)
+    rec["graphs"]["cora"]["cpu"]["nx_sources"] = 7  # a second graph with fewer NetworkX sources
+    (root / RESULTS).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match="all with NetworkX except one"):
+        figure("meloppr-setup").render(root)
+    rec["graphs"]["cora"]["cpu"]["nx_sources"] = 100
+    rec["graphs"]["pubmed"]["fig6_sources"] = 50
+    (root / RESULTS).write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match=r"Fig\. 6's source counts"):
+        figure("meloppr-setup").render(root)
