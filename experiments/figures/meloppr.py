@@ -3,12 +3,17 @@ written by ``coexplore reproduce meloppr``; its ``synthetic_operating_points`` b
 ``coexplore reproduce meloppr --operating-points-only --merge-into ...``; its FPGA figures
 replaced by the RTL-checked cycle model's, the first model's kept under ``*_v1``, by
 ``python -m experiments.reproduce.meloppr_fpga_rerun --merge-into ...``) and from that
-rerun's own record ``fpga_rtl.json`` (cycles under both models): the headline row and the
-FPGA tables of ``docs/reproduction/meloppr.md``."""
+rerun's own record ``fpga_rtl.json`` (cycles under both models): the headline row, and the
+tables of ``docs/reproduction/meloppr.md`` -- the commands with their recorded times, the
+settings, exactness, precision, the CPU baselines and
+ratios, Fig. 6, the synthetic search, resources and host costs from ``results.json`` alone,
+the FPGA tables from both records."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +24,23 @@ __all__ = [
     "RERUN",
     "RESULTS",
     "at_most",
+    "commands",
+    "cpu_baselines",
+    "cpu_ratios",
     "cycle_factor",
+    "exactness",
     "fig5",
+    "fig6",
     "fpga_memory",
     "fpga_speedup",
     "headline_row",
+    "host_models",
     "operating_points",
+    "precision",
+    "resources",
+    "setup",
     "synthetic_points",
+    "synthetic_search",
     "synthetic_standins",
 ]
 
@@ -106,6 +121,280 @@ def headline_row(root: Path) -> str:
     )
 
 
+
+# ------------------------------------------------------- the run's CPU and model tables
+
+#: MeLoPPR (Li et al., DAC 2021), read off Fig. 7: precision and CPU speedup at 1 and 13
+#: next-stage nodes (as in experiments.reproduce.meloppr's PAPER_FIG7)
+PAPER_FIG7_PREC = {"citeseer": {1: 0.71, 13: 0.90}, "cora": {1: 0.65, 13: 0.89}, "pubmed": {1: 0.76, 13: 0.86}}
+PAPER_FIG7_CPU = {"citeseer": {1: 1.11, 13: 0.19}, "cora": {1: 2.59, 13: 0.35}, "pubmed": {1: 7.25, 13: 0.63}}
+#: Table II's CPU column: memory reduction over single-stage local PPR (no next-stage count given)
+PAPER_TABLE_II_CPU = {"citeseer": 1.51, "cora": 4.18, "pubmed": 6.43}
+#: Fig. 6 (mean of G1-G3, 1000 sources), read off: precision by fraction of next-stage
+#: nodes; the 5 % point is given only as a range
+PAPER_FIG6 = {"0.01": 0.738, "0.02": 0.781, "0.03": 0.852, "0.05": (0.867, 0.96), "0.2": 0.961, "0.3": 0.969}
+#: Table I: LUT % and BRAM % of the XC7K325T by number of PEs (as accelerators.ppr_fpga's PAPER_TABLE_I)
+PAPER_TABLE_I = {1: (0.9, 4.8), 2: (3.1, 9.9), 4: (8.9, 19.2), 8: (21.8, 36.1), 16: (70.6, 72.8)}
+#: not the paper: an independent re-implementation's precision, made while this reproduction
+#: was planned (unpublished; alpha 0.95, k 200, 100 sources, pubmed 40; as
+#: experiments.reproduce.meloppr's INDEPENDENT_CHECK)
+INDEPENDENT_CHECK = {
+    "citeseer": {1: 0.69, 3: 0.82, 5: 0.87, 13: 0.95},
+    "cora": {1: 0.59, 3: 0.78, 5: 0.85, 13: 0.90},
+    "pubmed": {1: 0.77, 3: 0.86, 5: 0.87, 13: 0.87},
+}
+HOSTS = ("native", "numpy", "networkx")
+
+
+@contextmanager
+def _reading(what: str, rel: str = RESULTS) -> Iterator[None]:
+    """A key the record lacks is a RecordError naming the record, the key and the table."""
+    try:
+        yield
+    except KeyError as e:
+        raise RecordError(f"{rel}: no {e} where {what} reads it") from None
+
+
+def _g(x: float | None) -> str:
+    return "–" if x is None else f"{x:g}"
+
+
+def exactness(root: Path) -> str:
+    """Eq. 8: the max abs error of MeLoPPR with every next-stage node against the direct diffusion."""
+    r = load_json(root, RESULTS)
+    lines = ["| graph | max abs error |", "|---|---|"]
+    with _reading("the exactness table"):
+        lines += [f"| {g} | {r['exactness'][g]:.1e} |" for g in GRAPHS]
+    return "\n".join(lines) + "\n"
+
+
+def precision(root: Path) -> str:
+    """Fig. 7's precision by next-stage nodes: the paper, the independent check, ours under
+    the paper's formula and under PPR.py's variant."""
+    r = load_json(root, RESULTS)
+    lines = [
+        "| graph | ns | paper | check | ours `#∩/k` | ours PPR.py variant |",
+        "|---|---|---|---|---|---|",
+    ]
+    with _reading("the precision table"):
+        for g in GRAPHS:
+            per = r["graphs"][g]["cpu"]["per_ns"]
+            for ns in INDEPENDENT_CHECK[g]:
+                d = per[str(ns)]
+                lines.append(
+                    f"| {g} | {ns} | {_g(PAPER_FIG7_PREC[g].get(ns))} | {_g(INDEPENDENT_CHECK[g][ns])} | "
+                    f"{d['prec_k']:.3f} | {d['prec_pprpy']:.3f} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def cpu_baselines(root: Path) -> str:
+    """The two single-stage CPU baselines per graph: mean CPU time and tracemalloc peak."""
+    r = load_json(root, RESULTS)
+    lines = [
+        "| graph | sources (NetworkX) | NetworkX | scipy | NetworkX / scipy time |",
+        "|---|---|---|---|---|",
+    ]
+    with _reading("the CPU baselines table"):
+        for g, gr in r["graphs"].items():
+            c = gr["cpu"]
+            lines.append(
+                f"| {g} | {gr['sources']} ({c['nx_sources']}) | {c['baseline_nx_lat_ms']:.2f} ms, "
+                f"{c['baseline_nx_mem_kib']:.0f} KiB | {c['baseline_lat_ms']:.2f} ms, {c['baseline_mem_kib']:.0f} KiB | "
+                f"{c['baseline_nx_over_scipy_lat']:.1f}x |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def cpu_ratios(root: Path) -> str:
+    """Fig. 7's CPU speedup and Table II's CPU memory reduction at 1 and 13 next-stage nodes,
+    MeLoPPR over the single-stage baseline of the same code."""
+    r = load_json(root, RESULTS)
+    lines = [
+        "| graph | ns | paper speedup | NetworkX speedup | scipy speedup | paper memory | NetworkX memory "
+        "| scipy memory |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    with _reading("the CPU speed and memory table"):
+        for g in GRAPHS:
+            per = r["graphs"][g]["cpu"]["per_ns"]
+            for ns in (1, 13):
+                d = per[str(ns)]
+                lines.append(
+                    f"| {g} | {ns} | {PAPER_FIG7_CPU[g][ns]:.2f}x | {d['speedup_nx']:.2f}x | {d['speedup']:.2f}x | "
+                    f"{PAPER_TABLE_II_CPU[g]:.2f}x | {d['mem_reduction_nx']:.2f}x | {d['mem_reduction']:.2f}x |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def fig6(root: Path) -> str:
+    """Fig. 6: precision by fraction of next-stage nodes under the three readings of the
+    fraction, mean over the Planetoid graphs (``results.json`` → ``fig6``)."""
+    r = load_json(root, RESULTS)
+    rules = ("residual", "ball", "graph")
+    lines = [
+        "| fraction | paper | " + " | ".join(f"'{x}': #∩/k / PPR.py (nodes)" for x in rules) + " |",
+        "|---|---|---|---|---|",
+    ]
+    with _reading("the Fig. 6 table"):
+        f6 = {x: r["fig6"][x] for x in rules}
+        for f in f6[rules[0]]:
+            p = PAPER_FIG6.get(f)
+            paper = "–" if p is None else "–".join(map(_g, p)) if isinstance(p, tuple) else _g(p)
+            cells = [f"{d['prec_k']:.3f} / {d['prec_pprpy']:.3f} ({d['used']:.1f})" for d in (f6[x][f] for x in rules)]
+            lines.append(f"| {float(f):.0%} | {paper} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def synthetic_search(root: Path) -> str:
+    """The stand-ins' precision (PPR.py variant) over the operating-point search, by table
+    capacity and next-stage nodes; a blank where the sweep stopped before that count.
+    Checks the doc's reading that the run's own capacity (``settings.c``) repeats the run's
+    figures exactly."""
+    r = load_json(root, RESULTS)
+    with _reading("the synthetic search table"):
+        ops, c_run = r["synthetic_operating_points"], r["settings"]["c"]
+        ns_values = ops["settings"]["ns_values"]
+        lines = [
+            "| graph | table | " + " | ".join(map(str, ns_values)) + " |",
+            "|---|---|" + "---|" * len(ns_values),
+        ]
+        for g, gr in ops["graphs"].items():
+            for c in gr["capacities"]:
+                search = gr["search"].get(str(c)) or (gr["unbounded"]["search"] if c == "unbounded" else None)
+                if search is None:
+                    raise RecordError(f"{RESULTS}: synthetic_operating_points.graphs.{g} has no search at c = {c}")
+                if c == c_run:
+                    run = r["graphs"][g]["cpu"]["per_ns"]
+                    moved = [n for n, d in search.items() if d["prec_pprpy"] != run[n]["prec_pprpy"]]
+                    if moved:
+                        raise RecordError(f"{RESULTS}: {g}: the search at c = {c} differs from the run's precision "
+                                          f"at ns = {', '.join(moved)}; rewrite 'The c = {c} row repeats ...'")
+                label = "unbounded" if c == "unbounded" else f"c = {c}"
+                cells = [f"{search[str(n)]['prec_pprpy']:.3f}" if str(n) in search else "" for n in ns_values]
+                lines.append(f"| {g} | {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def resources(root: Path) -> str:
+    """Table I: the model's LUT and BRAM share of the XC7K325T by number of PEs, beside the paper's."""
+    r = load_json(root, RESULTS)
+    lines = ["| P | paper LUT | paper BRAM | ours LUT | ours BRAM |", "|---|---|---|---|---|"]
+    with _reading("the resources table"):
+        for P, (lut, bram) in PAPER_TABLE_I.items():
+            d = r["resources"][str(P)]
+            lines.append(f"| {P} | {lut:.1f} % | {bram:.1f} % | {d['lut_pct']:.1f} % | {d['bram_pct']:.1f} % |")
+    return "\n".join(lines) + "\n"
+
+
+def host_models(root: Path) -> str:
+    """The host's fitted extraction cost per sub-graph, one row per extractor."""
+    r = load_json(root, RESULTS)
+    lines = [
+        "| host | a (µs per sub-graph) | b (µs per hop) | c (ns per node or entry) |",
+        "|---|---|---|---|",
+    ]
+    with _reading("the host cost table"):
+        for h in HOSTS:
+            m = r["host_models"][h]
+            lines.append(
+                f"| {h} | {m['cpu_us_per_subgraph']:.2f} | {m['cpu_us_per_hop']:.2f} | {m['cpu_ns_per_entry']:.1f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------ commands and settings
+
+SYNTHETIC_LINK = "#synthetic-operating-points-synthetic-the-tables-capacity-as-a-parameter"
+#: the wall time of the FPGA rerun, observed on the loaded shared machine: in no record
+#: (fpga_rtl.json keeps the CPU time), so the row says so
+RERUN_WALL = "24 min wall on the loaded shared machine (observed, not recorded)"
+#: the run's fixed settings that results.json does not store (experiments.reproduce.meloppr:
+#: a 6-step diffusion split 3 + 3; Fig. 6 on 50 sources of a graph of at most
+#: LARGE_GRAPH_NODES nodes, its ``fig6_sources`` recorded only where that differs)
+DEPTH, STAGE_1, FIG6_SOURCES = 6, 3, 50
+
+
+def _seconds(xs: list[float]) -> str:
+    return " / ".join(f"{x:.0f}" for x in xs)
+
+
+def commands(root: Path) -> str:
+    """The commands behind the page and their recorded times (``results.json``'s per-graph
+    ``seconds``, its synthetic operating points' and the FPGA rerun's ``cpu_s`` in
+    ``fpga_rtl.json``)."""
+    r, x = load_json(root, RESULTS), load_json(root, RERUN)
+    with _reading("the commands table"):
+        if r["settings"]["quick"]:
+            raise RecordError(f"{RESULTS}: settings.quick is true; the page describes the full run")
+        graph_s = sum(gr["seconds"] for gr in r["graphs"].values())
+        ops = r["synthetic_operating_points"]
+        small = [gr["seconds"] for gr in ops["graphs"].values()]
+        unbounded = [gr["unbounded"]["seconds"] for gr in ops["graphs"].values()]
+    with _reading("the commands table", RERUN):
+        rerun = [x["graphs"][g]["cpu_s"] for g in GRAPHS], [x["graphs"][g]["cpu_s"] for g in SYNTHETIC]
+        rerun_s, merge = x["cpu_s"], x["merge_command"]
+    rows = [
+        "| what | command | time here |",
+        "|---|---|---|",
+        f"| the reproduction (everything below) | `coexplore reproduce meloppr` | {graph_s / 60:.0f} min of graph "
+        f"work (the per-graph `seconds` in `results.json` sum to {graph_s:.0f} s), plus the co-design study |",
+        "| the same, small (10 sources per graph, tiny synthetic graphs, 8 co-design trials) | "
+        "`coexplore reproduce meloppr --quick` | not recorded (the committed `results.json` is the full run, "
+        '`"quick": false`) |',
+        "| CPU benchmark, both baselines vs MeLoPPR, 100 sources per graph | `python -m "
+        "experiments.benchmarks.ppr_memory_latency --seeds 100 --next-stage 1 3 5 9 13` | not timed for this "
+        "page; its NetworkX columns on pubmed are slow (`--no-networkx` or fewer `--seeds`) |",
+        "| the co-design study from the CLI | `coexplore run experiments/configs/meloppr.yaml` | not re-timed "
+        "since the host became native code |",
+        "| the synthetic stand-ins' ~80 % / ~90 % operating points with the global table's capacity as a "
+        f"parameter, added to the committed results (see [below]({SYNTHETIC_LINK})) | `{ops['command']}` | the "
+        f"per-graph `seconds` under `synthetic_operating_points` sum to {sum(small) + sum(unbounded):.0f} s "
+        f"(smallest-table rule {_seconds(small)} s, unbounded-table points {_seconds(unbounded)} s, in a second "
+        "invocation that kept the first's), plus generating the graphs |",
+        "| every FPGA figure of the committed results recomputed under the RTL-checked cycle model, the v1 "
+        f"figures kept beside (see [Results](#results)) | `{merge}` | {rerun_s:.0f} CPU s (`cpu_s` in "
+        f"`fpga_rtl.json`: citeseer / cora / pubmed {_seconds(rerun[0])} s, the synthetic amazon / dblp / youtube "
+        f"stand-ins {_seconds(rerun[1])} s, each including generating its graph); {RERUN_WALL} |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def setup(root: Path) -> str:
+    """The run's settings (``results.json`` → ``settings``, the sources NetworkX ran per
+    graph, and the synthetic operating points' capacities)."""
+    r = load_json(root, RESULTS)
+    with _reading("the settings table"):
+        st, gr = r["settings"], r["graphs"]
+        short_nx = {g: gr[g]["cpu"]["nx_sources"] for g in GRAPHS if gr[g]["cpu"]["nx_sources"] != gr[g]["sources"]}
+        fig6 = {g: gr[g].get("fig6_sources", FIG6_SOURCES) for g in GRAPHS}
+        seeds, c, alpha, k, rng = st["seeds"], st["c"], st["alpha"], st["k"], st["rng_seed"]
+        n_syn, n_syn_nx = st["synthetic_seeds"], st["synthetic_networkx_seeds"]
+        caps = [x for x in r["synthetic_operating_points"]["settings"]["capacities"] if x != c]
+    if any(gr[g]["sources"] != seeds for g in GRAPHS) or len(short_nx) != 1:
+        raise RecordError(f"{RESULTS}: the Planetoid graphs' source counts no longer read "
+                          "'N per graph, all with NetworkX except one'; rewrite the settings table")
+    (big, n_nx), = short_nx.items()
+    odd = {g: n for g, n in fig6.items() if n != FIG6_SOURCES}
+    if list(odd) != [big]:
+        raise RecordError(f"{RESULTS}: Fig. 6's source counts {fig6} no longer read '{FIG6_SOURCES} per graph, "
+                          f"fewer on {big}'; rewrite the settings table")
+    cap = ", ".join(map(str, caps[:-1])) + f" and {caps[-1]}"
+    rows = [
+        "| setting | value |",
+        "|---|---|",
+        f"| alpha (continuation probability) | {alpha:g} (`PPR.py`) |",
+        f"| total depth L | {DEPTH} |",
+        f"| stage split | `l1 = l2 = {STAGE_1}` |",
+        f"| k (top-k) | {k} |",
+        f"| global table capacity | `c*k` with `c = {c}` (the synthetic operating points also {cap}, by a "
+        f"stated rule: [below]({SYNTHETIC_LINK})) |",
+        f"| sources | {seeds} per Planetoid graph (seed {rng}, without replacement), all of them also "
+        f"with NetworkX except on {big} (its first {n_nx}: NetworkX MeLoPPR under tracemalloc takes minutes per "
+        f"source there); {n_syn} per synthetic graph, {n_syn_nx} of them with "
+        f"NetworkX; Fig. 6: {FIG6_SOURCES} per graph, {odd[big]} on {big} |",
+    ]
+    return "\n".join(rows) + "\n"
 
 # --------------------------------------------------------------------- the FPGA rerun
 
@@ -408,6 +697,16 @@ def synthetic_points(root: Path) -> str:
 
 
 FIGURES = {
+    "meloppr-commands": ((RESULTS, RERUN), commands),
+    "meloppr-setup": ((RESULTS,), setup),
+    "meloppr-exactness": ((RESULTS,), exactness),
+    "meloppr-precision": ((RESULTS,), precision),
+    "meloppr-cpu-baselines": ((RESULTS,), cpu_baselines),
+    "meloppr-cpu-ratios": ((RESULTS,), cpu_ratios),
+    "meloppr-fig6": ((RESULTS,), fig6),
+    "meloppr-synthetic-search": ((RESULTS,), synthetic_search),
+    "meloppr-resources": ((RESULTS,), resources),
+    "meloppr-host-models": ((RESULTS,), host_models),
     "meloppr-fpga-speedup": ((RESULTS, RERUN), fpga_speedup),
     "meloppr-fpga-memory": ((RESULTS, RERUN), fpga_memory),
     "meloppr-operating-points": ((RESULTS, RERUN), operating_points),
