@@ -944,9 +944,7 @@ class _Search:
                     continue
                 for lo in range(0, len(order), _DIVE_LEAVES):
                     leaf = children.take(order[lo:lo + _DIVE_LEAVES])
-                    values, orders, scored = self._leaf_orders(p, self._batch(p, leaf))
-                    self.evaluated += scored
-                    self.leaves += len(leaf)
+                    values, orders = self._score(p, leaf)
                     for i in np.argsort(values, kind="stable"):
                         if not math.isfinite(values[i]):
                             break
@@ -1025,9 +1023,7 @@ class _Search:
                     cb = self._bound(p, children, 0, stages=0)
                     sel = np.argsort(cb, kind="stable")[:_DIVE_LEAVES]
                     leaf = children.take(sel)
-                    values, _, scored = self._leaf_orders(p, self._batch(p, leaf))
-                    self.evaluated += scored
-                    self.leaves += len(leaf)
+                    values, _ = self._score(p, leaf)
                     i = int(np.argmin(values))
                     if math.isfinite(values[i]):
                         self._local_descent(p, leaf.take(slice(i, i + 1)), float(values[i]))
@@ -1041,6 +1037,14 @@ class _Search:
         if orders is None:
             orders = np.tile(np.arange(len(p.dims)), (len(nodes), self.arch.n_levels, 1))
         return MappingBatch(p.dims, nodes.T, nodes.sx, nodes.sy, orders, nodes.keep)
+
+    def _score(self, p: _Problem, nodes: _Nodes) -> tuple[np.ndarray, np.ndarray]:
+        """Complete nodes scored with the exact leaf order search (:meth:`_leaf_orders`),
+        counted as scored leaves: ``(objective per node, its best orders)``."""
+        values, orders, scored = self._leaf_orders(p, self._batch(p, nodes))
+        self.evaluated += scored
+        self.leaves += len(nodes)
+        return values, orders
 
     def _local_descent(self, p: _Problem, node: _Nodes, value: float) -> None:
         """Steepest descent from the complete mapping ``node`` (objective ``value`` with
@@ -1060,9 +1064,7 @@ class _Search:
                 return
             sel = sel[np.argsort(lb[sel], kind="stable")][:_DESCENT_WIDTH]
             cand = nb.take(sel)
-            values, orders, scored = self._leaf_orders(p, self._batch(p, cand))
-            self.evaluated += scored
-            self.leaves += len(cand)
+            values, orders = self._score(p, cand)
             i = int(np.argmin(values))
             if not values[i] < value * (1 - _TOL):
                 return

@@ -71,17 +71,24 @@ def _slash(values: list[float], fmt: str) -> str:
     return "x / ".join(format(v, fmt) for v in values)
 
 
+@contextmanager
+def _reading(what: str, rel: str = RESULTS) -> Iterator[None]:
+    """A key the record lacks is a RecordError naming the record, the key and the table."""
+    try:
+        yield
+    except KeyError as e:
+        raise RecordError(f"{rel}: no {e} where {what} reads it") from None
+
+
 def headline_row(root: Path) -> str:
     """MeLoPPR's cell of the headline table (docs/REPRODUCTION.md)."""
     r = load_json(root, RESULTS)
-    try:
+    with _reading("the headline"):
         cpu = [r["graphs"][g]["cpu"]["per_ns"]["1"] for g in GRAPHS]
         fpga = [r["graphs"][g]["fpga"]["per_ns"]["1"] for g in GRAPHS]
         fpga_v1 = [r["graphs"][g].get("fpga_v1", r["graphs"][g]["fpga"])["per_ns"]["1"] for g in GRAPHS]
         dblp = r["synthetic_operating_points"]["graphs"]["synthetic-dblp"]
         p80, p90 = dblp["points"]["0.8"], dblp["points"]["0.9"]
-    except KeyError as e:
-        raise RecordError(f"{RESULTS}: no {e} where the headline reads it") from None
     if dblp["metric"] != "prec_pprpy":
         raise RecordError(
             f"{RESULTS}: the synthetic operating points use {dblp['metric']!r}, not prec_pprpy"
@@ -144,15 +151,6 @@ INDEPENDENT_CHECK = {
     "pubmed": {1: 0.77, 3: 0.86, 5: 0.87, 13: 0.87},
 }
 HOSTS = ("native", "numpy", "networkx")
-
-
-@contextmanager
-def _reading(what: str, rel: str = RESULTS) -> Iterator[None]:
-    """A key the record lacks is a RecordError naming the record, the key and the table."""
-    try:
-        yield
-    except KeyError as e:
-        raise RecordError(f"{rel}: no {e} where {what} reads it") from None
 
 
 def _g(x: float | None) -> str:
