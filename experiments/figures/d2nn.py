@@ -18,6 +18,7 @@ __all__ = [
     "codesign_rerun",
     "multitask",
     "paper_scale",
+    "propagation_geometries",
     "robustness",
     "single_task",
 ]
@@ -28,6 +29,8 @@ MORE_EPOCHS = "docs/reproduction/results/d2nn_epochs4/more_epochs_fashion_s0.jso
 FRONT = "docs/reproduction/results/d2nn/codesign_pareto_front.csv"
 #: the paper-scale (N = 200) model of ``python -m experiments.reproduce.d2nn_paper_scale``
 PAPER_SCALE = "docs/reproduction/results/d2nn/paper_scale.json"
+#: the propagation validity of six geometries, ``python -m experiments.reproduce.d2nn_propagation_geometries``
+GEOMETRIES = "docs/reproduction/results/d2nn/propagation_geometries.json"
 #: MNIST's training split, for the full-epoch CPU time extrapolated from the subset's
 MNIST_TRAIN = 60_000
 
@@ -264,9 +267,66 @@ def paper_scale(root: Path) -> str:
     return "\n".join(rows) + "\n"
 
 
+def _length(x: float) -> str:
+    """A wavelength, pitch or distance in the unit the docs write it in: ``532 nm``,
+    ``36 µm``, ``0.4 mm``, ``78 mm``, ``0.3 m`` (mm from 0.1 mm, m from 0.1 m)."""
+    for low, scale, unit in ((0.1, 1.0, "m"), (1e-4, 1e-3, "mm"), (1e-6, 1e-6, "µm")):
+        if x >= low:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x / 1e-9:.3g} nm"
+
+
+def _error(x: float | None) -> str:
+    """A relative error to two significant figures: ``0.37``, ``0.10`` from 0.1 up (after
+    rounding), ``1.8e-2`` below; ``None`` (an infinite error in strict JSON: the reference
+    would need a grid past ``MAX_GRID``) is ``∞``."""
+    if x is None:
+        return "∞"
+    mant, exp = f"{x:.1e}".split("e")
+    return f"{x:.2f}" if int(exp) >= -1 else f"{mant}e{int(exp)}"
+
+
+def propagation_geometries(root: Path) -> str:
+    """Issue 47's propagation validity at six geometries: ``z / z_c`` and ``padding_error``
+    of the stated propagation (ASM on pad N/2; the aperture field's error where the record
+    has it), and what the planner picks at the record's tolerance."""
+    d = load_json(root, GEOMETRIES)
+    try:
+        tol, rows = d["tol"], d["rows"]
+        lines = [
+            f"`{GEOMETRIES}` (`{d['command']}`)",
+            "",
+            f"| geometry (random-phase field, ASM on pad N/2) | z / z_c | padding_error | plan at tol {tol:g} |",
+            "|---|---|---|---|",
+        ]
+        for r in rows:
+            if (r["method"], r["pad"]) != ("asm", r["n"] // 2):
+                raise RecordError(f"{GEOMETRIES}: row {r['name']!r} states {r['method']} on pad {r['pad']}, "
+                                  f"not asm on pad N/2 = {r['n'] // 2} as the table's header says")
+            geom = (f"{_length(r['wavelength_m'])} / {_length(r['pitch_m'])} / N = {r['n']} / "
+                    f"{_length(r['z_m'])}")
+            err = _error(r["padding_error"])
+            if r["aperture_error"] is not None:
+                err += f" (aperture {_error(r['aperture_error'])})"
+            p = r["plan"]
+            plan = f"{p['method'].upper()}, pad {p['pad']}"
+            if (p["method"], p["pad"]) == (r["method"], r["pad"]):
+                plan += " (unchanged)"
+            elif p["method"] == "rs":
+                plan += f" ({_error(p['error'])} against the brute-force sum)"
+            else:
+                plan += f" ({_error(p['error'])})"
+            label = f"{r['label']}, " if r["label"] else ""
+            lines.append(f"| {label}{geom} | {r['z_over_zc']:.2g} | {err} | {plan} |")
+    except (KeyError, TypeError) as e:
+        raise RecordError(f"{GEOMETRIES}: lacks {e}") from None
+    return "\n".join(lines) + "\n"
+
+
 FIGURES = {
     "d2nn-codesign-front": ((RESULTS, FRONT), codesign_front),
     "d2nn-paper-scale": ((PAPER_SCALE,), paper_scale),
+    "d2nn-geometries": ((GEOMETRIES,), propagation_geometries),
     "d2nn-codesign-rerun": ((RESULTS,), codesign_rerun),
     "d2nn-robustness": ((RESULTS,), robustness),
     "d2nn-single-task": ((RESULTS, RESULTS_4, MORE_EPOCHS), single_task),
