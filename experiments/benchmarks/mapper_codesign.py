@@ -25,12 +25,17 @@ and 95th percentiles and the maximum of CPU seconds, and the share of layer maps
 incumbent at 0.5 s is within 2 % of the final result (a lower bound on "of the optimum"
 only where the result is proven). Without limits the run maps until every layer is
 proven; ``--max-nodes`` / ``--time-limit-s`` (wall clock, per layer) cap each search, and
-a capped layer counts as unproven at its certified gap. ``--spaces``, ``--points`` (indices
-within each space) and ``--layers`` (names) map a subset, to iterate on hard cases.
+a capped layer counts as unproven at its certified gap (``--max-nodes`` is the cap to use for a
+record: it stops every search at the same node whatever the machine's load). ``--spaces``,
+``--points`` (indices within each space) and ``--layers`` (names) map a subset, to iterate
+on hard cases. ``--rows FILE`` makes a long run resumable: every layer map is appended to
+FILE (JSON lines) as it finishes, a rerun with the same FILE skips the maps it holds and
+reads them back, and the summary covers every chosen map, old and new.
 
 Run: ``python -m experiments.benchmarks.mapper_codesign [--shi-points 15] [--demo-points 10]
 [--workloads dqn dqn@32 resnet50 bert] [--spaces shi-iso shi-free demo eyeriss]
-[--points 0 1] [--layers conv1 conv2] [--max-nodes N] [--time-limit-s S] [--json FILE]``.
+[--points 0 1] [--layers conv1 conv2] [--max-nodes N] [--time-limit-s S] [--rows FILE.jsonl]
+[--json FILE]``.
 """
 
 from __future__ import annotations
@@ -140,6 +145,39 @@ def fmt_summary(name: str, s: dict[str, Any]) -> str:
             f"{s['heuristic_over_result_max']:.2f}")
 
 
+RESUME_SETTINGS = ("max_nodes", "time_limit_s")
+"""Settings a resumed run must share with the rows it reads back (they change the rows)."""
+
+
+def read_rows(path: Path, args: argparse.Namespace) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """The layer maps ``path`` (JSON lines, ``--rows``) holds, by ``(space, point,
+    workload, layer)``; the file's first line records the settings that change a row, and a
+    rerun with other ones is refused (``ValueError`` naming the setting and both values).
+    A missing file is created with that line; a last line cut short by a kill is dropped."""
+    head = {"settings": {k: getattr(args, k) for k in RESUME_SETTINGS}}
+    if not path.exists() or path.stat().st_size == 0:
+        path.write_text(json.dumps(head) + "\n", encoding="utf-8")
+        return {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0]).get("settings", {})
+    for k in RESUME_SETTINGS:
+        if first.get(k) != head["settings"][k]:
+            raise ValueError(f"--rows {path}: its rows were mapped with {k}={first.get(k)!r}, this run has "
+                             f"{k}={head['settings'][k]!r}")
+    out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for i, line in enumerate(lines[1:], start=2):
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            if i != len(lines):
+                raise ValueError(f"--rows {path}: line {i} is not JSON") from None
+            # the last map, cut short by a kill: dropped here and mapped again
+            path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
+            break
+        out[(r["space"], r["point"], r["workload"], r["layer"])] = r
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shi-points", type=int, default=15, help="points drawn from each Shi space (iso, free)")
@@ -152,6 +190,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--layers", nargs="+", default=None, help="map only layers of these names (default: all)")
     ap.add_argument("--max-nodes", type=int, default=None, help="cap per layer (default: none)")
     ap.add_argument("--time-limit-s", type=float, default=None, help="wall-clock cap per layer (default: none)")
+    ap.add_argument("--rows", type=Path, default=None,
+                    help="JSON lines: append each layer map as it finishes; maps already there are skipped (resume)")
     ap.add_argument("--json", type=Path, default=None, help="write every row and the summary here")
     args = ap.parse_args(argv)
     for name in ("shi_points", "demo_points"):
@@ -178,18 +218,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"{'space':<9} {'workload':<9} {'layer':<28}{'CPU s':>8}{'nodes':>10} proven {'gap':>7}"
           f"{'heur/res':>9}  anytime@{'/'.join(str(s) for s in CHECKPOINTS_S)}", flush=True)
     rows: list[dict[str, Any]] = []
+    done = read_rows(args.rows, args) if args.rows else {}
     warm_cpu_s: float | None = None
     for space, label, arch in chosen:
-        if warm_cpu_s is None:
-            warm_cpu_s = warm_exact_mapper(arch, (OBJECTIVE,))
-            print(f"numba warm-up: {warm_cpu_s:.1f} CPU s (not counted)", flush=True)
         for w, ls in layers.items():
             for layer in ls:
                 if args.layers and layer.name not in args.layers:
                     continue
+                key = (space, label, w, layer.name)
+                if key in done:
+                    rows.append(done[key])
+                    continue
+                if warm_cpu_s is None:
+                    warm_cpu_s = warm_exact_mapper(arch, (OBJECTIVE,))
+                    print(f"numba warm-up: {warm_cpu_s:.1f} CPU s (not counted)", flush=True)
                 r = map_one(layer, arch, mapper, partial(scopes.check, space, label.split(":")[0]))
                 r.update(space=space, point=label, workload=w, layer=layer.name)
                 rows.append(r)
+                if args.rows:
+                    with args.rows.open("a", encoding="utf-8") as f:
+                        f.write(json.dumps(r, default=float) + "\n")
                 at = "/".join(f"{r['anytime'][str(s)]:.3f}" for s in CHECKPOINTS_S)
                 print(f"{space:<9} {w:<9} {layer.name[:27]:<28}{r['cpu_s']:>8.3f}{r['nodes']:>10} "
                       f"{'yes' if r['proven'] else 'NO ':>6} {r['gap']:>7.3f}{r['heuristic_over_result']:>9.3f}  {at}",

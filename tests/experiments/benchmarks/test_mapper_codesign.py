@@ -33,3 +33,22 @@ def test_a_small_run_maps_every_layer_of_every_design(capsys):
     s = out["summary"]["all"]
     assert s["layer_maps"] == 20 and 0 <= s["proven"] <= 20 and s["cpu_s_median"] <= s["cpu_s_max"]
     assert "summary (CPU seconds per layer map" in capsys.readouterr().out
+
+
+def test_a_run_resumed_from_its_rows_file_maps_only_what_is_missing(tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    base = ["--shi-points", "1", "--demo-points", "0", "--spaces", "shi-iso", "--workloads", "dqn",
+            "--max-nodes", "2000", "--rows", str(rows)]
+    first = bench.main([*base, "--layers", "fc1", "fc2"])
+    assert len(first["rows"]) == 2 and len(rows.read_text().splitlines()) == 3     # settings + 2 maps
+    # a kill while the third map was being written leaves a cut line: dropped, mapped again
+    with rows.open("a") as f:
+        f.write('{"space": "shi-iso", "po')
+    again = bench.main([*base, "--layers", "fc1", "fc2", "conv3"])
+    lines = rows.read_text().splitlines()
+    assert len(again["rows"]) == 3 and len(lines) == 4
+    old = {(r["layer"], r["cpu_s"]) for r in first["rows"]}
+    assert old <= {(r["layer"], r["cpu_s"]) for r in again["rows"]}                # read back, not remapped
+    assert again["summary"]["all"]["layer_maps"] == 3
+    with pytest.raises(ValueError, match="max_nodes=2000"):
+        bench.main([*base[:-4], "--max-nodes", "5000", "--rows", str(rows)])
