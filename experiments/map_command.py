@@ -202,8 +202,8 @@ def load_design(arch_path: str | Path, problem_path: str | Path, *, ert: str | P
     return d.tl, d.layer
 
 
-def _level_words(lc: LevelConstraints, layer: Layer) -> str:
-    """What one level's constraints allow, in words."""
+def _level_words(lc: LevelConstraints, tl: TimeloopTranslation, layer: Layer) -> str:
+    """What one level's constraints allow, in words (``""`` where they restrict nothing)."""
     parts = []
     for kind, what in zip(KINDS, ("temporal loops", "X unrolling", "Y unrolling"), strict=True):
         allowed = getattr(lc, kind)
@@ -216,9 +216,15 @@ def _level_words(lc: LevelConstraints, layer: Layer) -> str:
         caps = lc.caps(kind)
         if caps:
             parts.append(f"{kind} factors at most " + " ".join(f"{d}={f}" for d, f in caps.items()))
-    if lc.keep is not None:
+    if lc.keep is not None and tl.arch.levels[_index(lc.level, tl)].tensors:
         parts.append("keeps " + (" ".join(op for op in OPERANDS if op in lc.keep) or "nothing"))
-    return ", ".join(parts) or "nothing"
+    return ", ".join(parts)
+
+
+def _restricted(tc: TimeloopConstraints, tl: TimeloopTranslation, layer: Layer) -> list[tuple[str, str]]:
+    """``(level name, its constraints in words)`` of each level the constraints restrict."""
+    out = [(tl.level_names[_index(lc.level, tl)], _level_words(lc, tl, layer)) for lc in tc.constraints.levels]
+    return [(name, words) for name, words in out if words]
 
 
 def _spec_constraints(d: _Design, arch_path: str | Path) -> TimeloopConstraints:
@@ -229,8 +235,8 @@ def _spec_constraints(d: _Design, arch_path: str | Path) -> TimeloopConstraints:
     except ValueError as e:
         raise ValueError(f"{arch_path}: its mapspace constraints cannot be applied: {e} (--no-constraints "
                          "searches every divisor mapping instead)") from None
-    levels = [tl.level_names[_index(lc.level, tl)] for lc in tc.constraints.levels]
-    name = "of the Timeloop spec's mapspace (factors, spatial axes and bypass at " + ", ".join(levels)
+    levels = [name for name, _ in _restricted(tc, tl, d.layer)]
+    name = "of the Timeloop spec's mapspace (factors, spatial axes and bypass at " + (", ".join(levels) or "no level")
     if tc.relaxed:
         name += ", with its loop-order constraints relaxed at " + ", ".join(tc.relaxed)
     return dataclasses.replace(tc, constraints=dataclasses.replace(tc.constraints, name=name + ")"))
@@ -414,10 +420,10 @@ def summary(outcome: MapOutcome) -> list[str]:
     tc = outcome.constraints
     if tc is not None:
         tl = outcome.translation
-        if tc.constraints.levels:
+        restricted = _restricted(tc, tl, outcome.layer)
+        if restricted:
             out.append("constraints: the Timeloop spec's mapspace constraints, applied:")
-            out += [f"             {tl.level_names[_index(lc.level, tl)]}: {_level_words(lc, outcome.layer)}"
-                    for lc in tc.constraints.levels]
+            out += [f"             {name}: {words}" for name, words in restricted]
         else:
             out.append("constraints: the Timeloop spec's mapspace constraints restrict no factor, axis or bypass "
                        "of this layer")
