@@ -86,7 +86,7 @@ from mappers.mapping import Mapping, MappingBatch
 from mappers.mapping_record import loop_nest_lines, mapping_record
 from mappers.workloads import Layer
 
-__all__ = ["MapOutcome", "UserMapping", "format_loop_nest", "load_design", "map_design", "read_mapping"]
+__all__ = ["MapOutcome", "UserMapping", "format_loop_nest", "load_design", "map_design"]
 
 #: the forms a ``--mapping`` file may take, in words
 MAPPING_FORMS = {"timeloop": "Timeloop mapping YAML", "coexplore": "coexplore's mapping form",
@@ -430,7 +430,7 @@ def summary(outcome: MapOutcome) -> list[str]:
         if tc.relaxed:
             out.append("             relaxed: the loop-order constraints at " + ", ".join(tc.relaxed)
                        + " (every order searched, a larger space)")
-        out += [f"             Timeloop ignores {note}" for note in tc.notes]
+        out += [f"             note: {note}" for note in tc.notes]
     u = outcome.user
     if u is not None:
         of = "the proven optimum" if r.optimal else "the result"
