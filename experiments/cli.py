@@ -736,14 +736,17 @@ def map_(
     art: Annotated[Path | None, typer.Option(help="Accelergy ART of a Timeloop architecture")] = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="seconds before the search stops with its best")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Timeloop mapping YAML to write (default PROBLEM.coexplore-map.yaml)")] = None,
+    no_constraints: Annotated[bool, typer.Option("--no-constraints", help="ignore a Timeloop spec's mapspace constraints: search every divisor mapping")] = False,
+    mapping: Annotated[Path | None, typer.Option("--mapping", help="your own mapping (Timeloop mapping YAML, coexplore's form, AccelForge or ZigZag): checked, scored beside the optimum and offered as a warm start")] = None,
 ) -> None:
-    """The mapping of PROBLEM on ARCH proven optimal over divisor tilings under ACCOUNTING (its scope printed), and written as Timeloop mapping YAML."""
+    """The mapping of PROBLEM on ARCH proven optimal over divisor tilings under ACCOUNTING, within a Timeloop spec's mapspace constraints (its scope printed), and written as Timeloop mapping YAML."""
     from experiments.map_command import format_loop_nest, map_design, summary
+    from mappers.base import SearchStoppedEmpty
 
     try:
         out = map_design(arch, problem, accounting=accounting, objective=objective, ert=ert, art=art,
-                         time_limit_s=time_limit)
-    except _user_errors() as e:
+                         time_limit_s=time_limit, constraints=not no_constraints, mapping=mapping)
+    except (*_user_errors(), SearchStoppedEmpty) as e:
         _fail(str(e))
     path = output or Path(problem.name.removesuffix(".yaml") + ".coexplore-map.yaml")
     fmt, text = out.mapping_yaml()
