@@ -180,9 +180,8 @@ def mapper_optimality(root: Path) -> str:
             if after else f"load average {lo:.2f}–{hi:.2f} on 2 cores")
     lines = [
         f"Every unique layer of {', '.join(NETWORK_NAMES.get(n, n) for n in sorted({x['network'] for rows in r['rows'].values() for x in rows}))}; "
-        f"objective {r['objective']}; exact mapper limit {r['time_limit_s']:.0f} s per layer; proven optimal = over "
-        "every divisor tiling, spatial unrolling, loop order and bypass choice (the WS dataflow fixes what each "
-        "level keeps), coexplore accounting, no constraints (the benchmark's `ExactMapper()` on `LOOPNEST`); "
+        f"objective {r['objective']}; exact mapper limit {r['time_limit_s']:.0f} s per layer; proven optimal = "
+        f"{_optimality_scope(r)}; "
         f"random = the best of "
         f"{r['random']:,} random legal mappings; CPU s = `time.process_time` of the one process, {load}; "
         f"`{MAPPER_OPTIMALITY}`.",
@@ -206,6 +205,29 @@ def mapper_optimality(root: Path) -> str:
             f"{statistics.median(x['random_ratio'] for x in rows):.2f}x |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _optimality_scope(r: dict) -> str:
+    """What a mapper_optimality record's proofs cover: the fields every architecture's
+    proofs share, then each architecture's bypass and spatial rule (the record's
+    ``scopes``: one scope per architecture, applying to every network)."""
+    scopes = _get(r, "scopes", MAPPER_OPTIMALITY)
+    per_arch = {}
+    for arch in r["rows"]:
+        got = _get(scopes, arch, MAPPER_OPTIMALITY)
+        if len(got) != 1:
+            raise RecordError(f"{MAPPER_OPTIMALITY}: scopes.{arch} has {len(got)} scopes; the sentence states one "
+                              "per architecture")
+        per_arch[arch] = got[0]
+    common = {k: {sc[k] for sc in per_arch.values()} for k in ("tilings", "accounting", "constraints", "loop_orders")}
+    if any(len(v) != 1 for v in common.values()):
+        raise RecordError(f"{MAPPER_OPTIMALITY}: the architectures' proofs differ beyond bypass and spatial rules "
+                          f"({common}); the sentence needs rewriting")
+    (til,), (acc,), (cons,), (orders,) = (common[k] for k in ("tilings", "accounting", "constraints", "loop_orders"))
+    each = "; ".join(f"{ARCH_NAMES.get(a, a)}: {'bypass searched' if sc['bypass'] else 'no bypass choices'}, "
+                     f"spatial: {sc['spatial']}" for a, sc in per_arch.items())
+    return (f"over {til} tilings, {acc} accounting, {'no constraints' if cons is None else 'constraints ' + str(cons)}, "
+            f"loop orders: {orders}; {each} (the record's `scopes`)")
 
 
 def _scope_phrase(r: dict) -> str:
