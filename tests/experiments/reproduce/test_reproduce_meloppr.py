@@ -177,13 +177,18 @@ def test_quick_reproduction_end_to_end(tmp_path):
 
 def test_table_ladder_steps_fit_the_kc705_up_to_160():
     """TABLE_LADDER's bounded steps: the paper's 2,000-entry table is 4 BRAM36 (324 with
-    16 PEs); c = 160 still fits the KC705 beside 16 PEs, the next step of 4 (640) does not."""
+    16 PEs); c = 160 still fits the KC705 beside 16 PEs (63 BRAM36, 383 in all), the next
+    step of 4 (640) does not (570: docs/reproduction/meloppr.md quotes both, and no record
+    holds the step that was not run)."""
     assert rep.TABLE_LADDER[0] == rep.C and rep.TABLE_LADDER[-1] is None
     paper = rep.table_resources(rep.C * rep.K)
     assert (paper["table_bram36"], paper["bram36"], paper["fits_kc705"]) == (4, 324, True)
     bounded = [c for c in rep.TABLE_LADDER if c is not None]
     assert all(rep.table_resources(c * rep.K)["fits_kc705"] for c in bounded)
-    assert not rep.table_resources(4 * bounded[-1] * rep.K)["fits_kc705"]
+    last = rep.table_resources(bounded[-1] * rep.K)
+    assert (bounded[-1], last["table_bram36"], last["bram36"]) == (160, 63, 383)
+    beyond = rep.table_resources(4 * bounded[-1] * rep.K)
+    assert (beyond["bram36"], beyond["fits_kc705"]) == (570, False)
     assert rep.table_resources(32000)["table_bram36"] > rep.table_resources(8000)["table_bram36"]
 
 
