@@ -71,6 +71,14 @@ product. So figures that bound every count from below bound the objective from b
   (its small capacity is what prunes).
   A node's bound is never below its parent's (*parent floors*: the parent's bound
   bounds every completion of the parent, the child's among them).
+* *Top-level screen*: the children of a root (the backing store's factors decided) get a
+  cheap bound first, where the cost model has one (``top_level_bound``:
+  :mod:`evaluators.loopnest.bounds_top`, the root's unrefined counts with the new tile's
+  fills from the top level, read from a table over the top-level factor vectors); those it
+  puts at or above the bar are dropped before their own bound (:meth:`_Search._screen_top`).
+  It is at most the child's own bound, so it drops only children that bound would drop:
+  the search, its nodes and its result are unchanged (``tests/evaluators/
+  test_loopnest_bounds_top.py``), only the CPU time falls.
 * *Spatial floor*: a spatial assignment whose bound from its PE count alone (the cost
   model's ``spatial_floor``: compulsory energy x ``MACs / PEs used``) is at least the
   bar is dropped before its roots are bounded (:meth:`_Search._busy_enough`).
@@ -766,7 +774,7 @@ class ExactMapper:
                          seconds=time.perf_counter() - t0, space_size=search.space_size,
                          lower_bound=search.lower_bound, optimal=not search.stopped and self.gap == 0,
                          stopped_early=search.stopped, scope=scope,
-                         info={"nodes": search.nodes, "leaves": search.leaves,
+                         info={"nodes": search.nodes, "leaves": search.leaves, "screened": search.screened,
                                "incumbents": search.incumbents,
                                "keep_choices": search.n_keep, "gap": self.gap,
                                "constraints": cons.name if cons.levels else None,
@@ -800,6 +808,8 @@ class _Search:
         self._tile_tables: dict[str, Any] = {}
         self._pre: np.ndarray | None = None                 # the roots' first-stage bounds (_early_dive)
         self._floor_min = 0.0                               # a bound of every mapping searched (_busy_enough)
+        self._top_table: Any = None                         # the top-level screen's table (_screen_top); False: none
+        self.screened = 0                                   # children _screen_top dropped
         self._heap: list[tuple[float, int, int, _Nodes, np.ndarray]] = []   # (least bound, tie, level, nodes, bounds)
         self._counter = itertools.count()
         self.warm: list[Mapping | MappingBatch] = []        # candidate incumbents (warm_start)
@@ -1242,18 +1252,25 @@ class _Search:
             if len(bounds) > n_take:                     # the rest goes back as views, not copies
                 rest = slice(n_take, None)
                 heapq.heappush(heap, (float(bounds[n_take]), next(counter), lvl, ns.take(rest), bounds[rest]))
-            children = self._children(p, ns.take(slice(0, n_take)), lvl)
+            parents = ns.take(slice(0, n_take))
+            children, parent = self._expand(p, parents, lvl)
             self.nodes += len(children)
             if not len(children):
                 continue
             if lvl == 1:
                 self._leaves(p, children)
             else:
+                if lvl == self.arch.n_levels - 1:
+                    children = self._screen_top(p, parents, children, parent)
                 self._push(children, self._bound(p, children, lvl), lvl - 1)
 
     # ---------------------------------------------------------------- branching
     def _children(self, p: _Problem, nodes: _Nodes, level: int) -> _Nodes:
-        """Every choice of ``level``'s temporal factors (divisors of what is left, allowed
+        """:meth:`_expand`'s children."""
+        return self._expand(p, nodes, level)[0]
+
+    def _expand(self, p: _Problem, nodes: _Nodes, level: int) -> tuple[_Nodes, np.ndarray]:
+        """``(children, parent)``: every choice of ``level``'s temporal factors (divisors of what is left, allowed
         slots only) whose tile at ``level - 1`` fits; at level 1 the innermost level
         takes the rest.
 
@@ -1261,7 +1278,8 @@ class _Search:
         decided (checked when it was made), and the smallest tiles below it on the
         spatial factors alone (checked at the root). It is the child's whole remainder
         times the spatial factors at and below ``level - 1``, whatever the split below,
-        so it is checked before any child is built."""
+        so it is checked before any child is built. ``parent[i]``: the index in
+        ``nodes`` of child ``i``'s parent."""
         L, D = self.arch.n_levels, len(p.dims)
         c = level - 1
         lv = self.arch.levels[c] if 0 <= c < L - 1 else None
@@ -1271,7 +1289,7 @@ class _Search:
         lo_t, hi_t = p.rc.lo[0], p.rc.hi[0]
         # a dimension may leave a factor > 1 below only where a slot below may take one
         below = (p.temporal_ok[:level] & (hi_t[:level] > 1)).any(axis=0)
-        parts = []
+        parts, parents = [], []
         # group nodes by what is left, so each distinct remainder is expanded once
         code = _row_codes(nodes.remaining, p.sizes)
         _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
@@ -1310,9 +1328,36 @@ class _Search:
             else:
                 rem_new = left[b_i]
             parts.append(_Nodes(nodes.sx[a], nodes.sy[a], T, rem_new, nodes.keep[a], nodes.floor[a]))
+            parents.append(a)
         if not parts:
-            return _Nodes.empty(L, D)
-        return _Nodes.concat(parts)
+            return _Nodes.empty(L, D), np.zeros(0, dtype=np.int64)
+        return _Nodes.concat(parts), np.concatenate(parents)
+
+    def _screen_top(self, p: _Problem, parents: _Nodes, children: _Nodes, parent: np.ndarray) -> _Nodes:
+        """The children of roots (the top level's factors decided) that the cost model's
+        ``top_level_bound`` (:func:`evaluators.loopnest.bounds_top.top_level_bound`: the
+        parent's counts with the top level's fills of the new tile, from a table) leaves
+        below the bar; the rest hold no better mapping. Where the cost model has no such
+        bound, or it does not apply, every child. It changes no bound the search uses,
+        only which children get one: a child it drops would have been dropped by its own
+        bound, which is at least the screen's."""
+        screen = getattr(self.cost, "top_level_bound", None)
+        if screen is None or not len(children) or not math.isfinite(self.bar):
+            return children
+        if self._top_table is None:
+            self._top_table = self.cost.top_fill_table(self.layer, self.arch, np.stack(canonical_orders(p.structure)))
+        if self._top_table is False:
+            return children
+        L = self.arch.n_levels
+        order = np.tile(np.arange(len(p.dims)), (len(parents), L, 1))
+        pb = MappingBatch(p.dims, parents.placed(p), parents.sx, parents.sy, order, parents.keep)
+        corder = np.tile(np.arange(len(p.dims)), (len(children), L, 1))
+        cb = MappingBatch(p.dims, children.placed(p), children.sx, children.sy, corder, children.keep)
+        value = screen(self.layer, self.arch, pb, cb, parent, self._top_table, self.objective)
+        self.evaluated += len(parents)
+        keep = np.flatnonzero(value < self.bar)
+        self.screened += len(children) - len(keep)
+        return children.take(keep)
 
     # ---------------------------------------------------------------- capacity
     def _min_tiles_fit(self, sp: np.ndarray, keeps: np.ndarray) -> np.ndarray:

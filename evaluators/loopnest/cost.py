@@ -118,10 +118,14 @@ class LoopNestCost:
       (``leakage_energy_pj``), and :mod:`mappers.orders` searches orders on the dynamic
       energy and adds each combination's leakage back from its own latency, exactly.
     * :meth:`lower_bound` bounds every completion of a partial mapping.
+    * :meth:`top_level_bound` screens the children that decide the top level's factors
+      (``screen_top=False``: no screen, every child bounded in full; the same search,
+      slower: the baseline of its benchmark).
     """
 
-    def __init__(self, accounting: Conventions | str | None = None) -> None:
+    def __init__(self, accounting: Conventions | str | None = None, *, screen_top: bool = True) -> None:
         self.conventions = Conventions.of(accounting)
+        self.screen_top = bool(screen_top)
 
     def __repr__(self) -> str:
         return f"LoopNestCost({self.conventions!r})"
@@ -217,6 +221,28 @@ class LoopNestCost:
         return bounds.least_lower_bound(layer, arch, batch, known, levels, candidates, objective,
                                         stationary=stationary, irrelevant_tile=irrelevant_tile, kernel=kernel,
                                         conventions=self.conventions)
+
+    def top_fill_table(self, layer: Layer, arch: ArchSpec, candidates: Any) -> Any:
+        """The table :meth:`top_level_bound` reads, over the candidate orders of the top
+        level (:class:`evaluators.loopnest.bounds_top.TopFillTable`), or ``False`` where
+        that bound does not apply to ``arch`` (:func:`evaluators.loopnest.bounds_top.applies`)
+        or ``screen_top`` is off."""
+        from evaluators.loopnest import bounds_top
+
+        if not (self.screen_top and bounds_top.applies(arch)):
+            return False
+        return bounds_top.TopFillTable(layer, arch, candidates, self.conventions)
+
+    def top_level_bound(self, layer: Layer, arch: ArchSpec, parents: MappingBatch, children: MappingBatch,
+                        parent_of: Any, table: Any, objective: str) -> np.ndarray:
+        """Per child that decides the top level's temporal factors, a lower bound of every
+        completion's objective from its parent's unrefined bound and ``table``
+        (:func:`evaluators.loopnest.bounds_top.top_level_bound`; the exact mapper screens
+        those children with it before their own bound)."""
+        from evaluators.loopnest import bounds_top
+
+        return bounds_top.top_level_bound(layer, arch, parents, children, parent_of, table, objective,
+                                          conventions=self.conventions)
 
     def spatial_floor(self, layer: Layer, arch: ArchSpec, objective: str, spatial_product: Any) -> Any:
         """A bound of ``objective`` over every mapping whose spatial factors multiply to

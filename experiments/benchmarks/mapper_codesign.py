@@ -25,7 +25,10 @@ and 95th percentiles and the maximum of CPU seconds, and the share of layer maps
 incumbent at 0.5 s is within 2 % of the final result (a lower bound on "of the optimum"
 only where the result is proven). Without limits the run maps until every layer is
 proven; ``--max-nodes`` / ``--time-limit-s`` (wall clock, per layer) cap each search, and
-a capped layer counts as unproven at its certified gap (``--max-nodes`` is the cap to use for a
+``--no-screen`` runs the exact mapper without its top-level screen
+(:mod:`evaluators.loopnest.bounds_top`: the same searches, so the same nodes and results,
+without the screen's saving), the baseline for its CPU time; a capped layer counts as
+unproven at its certified gap (``--max-nodes`` is the cap to use for a
 record: it stops every search at the same node whatever the machine's load). ``--spaces``,
 ``--points`` (indices within each space) and ``--layers`` (names) map a subset, to iterate
 on hard cases. ``--rows FILE`` makes a long run resumable: every layer map is appended to
@@ -58,7 +61,7 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 from accelerators import eyeriss_v1  # noqa: E402
-from evaluators.loopnest import LOOPNEST  # noqa: E402
+from evaluators.loopnest import LOOPNEST, LoopNestCost  # noqa: E402
 from evaluators.nested import NestedEvaluator  # noqa: E402
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
 from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
@@ -103,12 +106,12 @@ def anytime(trace: list[tuple[float, float]], final: float, at_s: float) -> floa
 
 
 def map_one(layer: Any, arch: Any, mapper: ExactMapper,
-            check: Callable[[MappingResult], None] | None = None) -> dict[str, Any]:
+            check: Callable[[MappingResult], None] | None = None, cost: Any = LOOPNEST) -> dict[str, Any]:
     """One layer map: the exact search's figures and the heuristic's EDP beside them
     (``check``: called with the exact result, e.g. :meth:`ProofScopes.check`)."""
     h = HeuristicMapper().map(layer, arch, LOOPNEST, OBJECTIVE)
     c0, w0 = time.process_time(), time.perf_counter()
-    r = mapper.map(layer, arch, LOOPNEST, OBJECTIVE)
+    r = mapper.map(layer, arch, cost, OBJECTIVE)
     cpu_s, wall_s = time.process_time() - c0, time.perf_counter() - w0
     if check is not None:
         check(r)
@@ -145,7 +148,7 @@ def fmt_summary(name: str, s: dict[str, Any]) -> str:
             f"{s['heuristic_over_result_max']:.2f}")
 
 
-RESUME_SETTINGS = ("max_nodes", "time_limit_s")
+RESUME_SETTINGS = ("max_nodes", "time_limit_s", "no_screen")
 """Settings a resumed run must share with the rows it reads back (they change the rows)."""
 
 
@@ -190,6 +193,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--layers", nargs="+", default=None, help="map only layers of these names (default: all)")
     ap.add_argument("--max-nodes", type=int, default=None, help="cap per layer (default: none)")
     ap.add_argument("--time-limit-s", type=float, default=None, help="wall-clock cap per layer (default: none)")
+    ap.add_argument("--no-screen", action="store_true",
+                    help="the exact mapper without its top-level screen (LoopNestCost(screen_top=False)): the same "
+                         "searches, the baseline of the screen's CPU time")
     ap.add_argument("--rows", type=Path, default=None,
                     help="JSON lines: append each layer map as it finishes; maps already there are skipped (resume)")
     ap.add_argument("--json", type=Path, default=None, help="write every row and the summary here")
@@ -198,6 +204,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if getattr(args, name) < 0:
             ap.error(f"--{name.replace('_', '-')}: must be >= 0, got {getattr(args, name)}")
     mapper = ExactMapper(max_nodes=args.max_nodes, time_limit_s=args.time_limit_s)
+    cost = LoopNestCost(screen_top=not args.no_screen)
     layers = {w: resolve(WORKLOADS[w]) for w in args.workloads}
     print(f"exact mapper on co-design points: {args.shi_points} x 2 Shi, {args.demo_points} demo, Eyeriss v1; "
           f"workloads {args.workloads} ({sum(len(v) for v in layers.values())} unique layers); objective "
@@ -213,7 +220,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for ls in layers.values():
             for layer in ls:
                 if not args.layers or layer.name in args.layers:
-                    scopes.announce(space, label.split(":")[0], mapper, layer, arch, LOOPNEST, OBJECTIVE)
+                    scopes.announce(space, label.split(":")[0], mapper, layer, arch, cost, OBJECTIVE)
     print("\n".join(scopes.lines()), flush=True)
     print(f"{'space':<9} {'workload':<9} {'layer':<28}{'CPU s':>8}{'nodes':>10} proven {'gap':>7}"
           f"{'heur/res':>9}  anytime@{'/'.join(str(s) for s in CHECKPOINTS_S)}", flush=True)
@@ -232,7 +239,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 if warm_cpu_s is None:
                     warm_cpu_s = warm_exact_mapper(arch, (OBJECTIVE,))
                     print(f"numba warm-up: {warm_cpu_s:.1f} CPU s (not counted)", flush=True)
-                r = map_one(layer, arch, mapper, partial(scopes.check, space, label.split(":")[0]))
+                r = map_one(layer, arch, mapper, partial(scopes.check, space, label.split(":")[0]), cost)
                 r.update(space=space, point=label, workload=w, layer=layer.name)
                 rows.append(r)
                 if args.rows:

@@ -91,3 +91,29 @@ def random_mapping(rng: np.random.Generator, layer: Layer, arch: ArchSpec) -> Ma
     order = [tuple(rng.permutation(dims).tolist()) for _ in range(L)]
     bypass = [frozenset(op for op in OPERANDS if rng.random() < 0.25) for _ in range(L - 1)] + [frozenset()]
     return Mapping.create(arch, temporal, sx, sy, order, bypass)
+
+
+def random_buffered_case(rng: np.random.Generator) -> tuple[Layer, ArchSpec]:
+    """A layer and a register-file / buffer / DRAM hierarchy with tight capacities (shared
+    or per operand), a fanout, bandwidths and NoC energy: searches of thousands of nodes,
+    large enough that the exact mapper's roots have many children."""
+    from mappers.workloads import conv2d, gemm
+
+    if rng.random() < 0.6:
+        layer = conv2d("c", N=int(rng.choice([1, 2, 4])), K=int(rng.choice([4, 6, 8])), C=int(rng.choice([2, 3, 4])),
+                       P=int(rng.choice([3, 4, 6])), Q=int(rng.choice([2, 3, 4])), R=int(rng.choice([1, 2, 3])),
+                       S=int(rng.choice([1, 3])), stride=int(rng.integers(1, 3)))
+    else:
+        layer = gemm("g", M=int(rng.choice([8, 12, 16])), N=int(rng.choice([6, 8, 12])),
+                     K=int(rng.choice([8, 16, 24])))
+    fx, fy = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+    cap = ({op: int(rng.integers(2, 40)) for op in OPERANDS} if rng.random() < 0.5 else int(rng.integers(8, 80)))
+    rf = MemoryLevel("RF", capacity_words=cap, instances=fx * fy, read_energy_pj=float(rng.uniform(0.2, 1)),
+                     write_energy_pj=float(rng.uniform(0.2, 1)))
+    glb = MemoryLevel("GLB", capacity_words=int(rng.integers(100, 2000)), fanout_x=fx, fanout_y=fy,
+                      read_energy_pj=float(rng.uniform(4, 10)), write_energy_pj=float(rng.uniform(4, 10)),
+                      bandwidth_words_per_cycle=float(rng.integers(4, 33)), noc_energy_pj=float(rng.uniform(0, 2)),
+                      multicast=bool(rng.random() < 0.8))
+    dram = MemoryLevel("DRAM", read_energy_pj=200.0, write_energy_pj=200.0,
+                       bandwidth_words_per_cycle=float(rng.integers(1, 9)))
+    return layer, ArchSpec("buffered", (rf, glb, dram), mac_energy_pj=0.5)
