@@ -63,9 +63,12 @@ product. So figures that bound every count from below bound the objective from b
   it: :func:`irrelevant_tile_table`; the argument is in
   :func:`evaluators.loopnest.bounds.lower_bound`), which bounds every bypass choice at
   the roots: a small register file bypassed by the buffer above it refills from DRAM.
-  The tables are not one per level but a few cases (:func:`reuse_fronts`): per
+  The tables are not one per level but a few cases (:func:`restricted_fronts`): per
   stationary operand, the Pareto-maximal reuse vectors of the other two operands over
-  the tiles that fit (one tile cannot hold every operand's longest run at once); every
+  the tiles a completion of the node can have there -- those that fit, with, in every
+  dimension, the node's spatial factors at and below the level times a divisor of what
+  the node leaves to its undecided levels (one tile cannot hold every operand's longest
+  run at once, and a node that left 10 of a dimension has no tile 20 wide); every
   completion's tile is dominated by one of them and the bound falls as reuse rises, so
   the least bound over the cases bounds it. The lowest refined level is refined first
   (its small capacity is what prunes).
@@ -237,7 +240,7 @@ from mappers.orders import (
 )
 from mappers.workloads import Layer
 
-__all__ = ["ExactMapper", "irrelevant_tile_table", "reuse_fronts", "tile_reuse", "tile_shapes"]
+__all__ = ["ExactMapper", "irrelevant_tile_table", "restricted_fronts", "reuse_fronts", "tile_reuse", "tile_shapes"]
 
 _TOL = 1e-9
 _WARM_SLACK = 1e-6
@@ -250,6 +253,12 @@ levels below the last known tile (``3 ** k`` passes for ``k`` levels)."""
 _FRONT_POINTS = 4
 """Reuse vectors per stationary operand and refined level (:func:`reuse_fronts`): the
 refinement's cases per level are at most ``3 x`` this many."""
+_RESTRICTED_TILES = 4096
+"""Fitting tiles beyond which a level's refinement uses the fronts over every tile that
+fits rather than per node (:meth:`_Search._reuse_options`): the per-node sets cost a pass
+over the tiles per node, and a buffer that holds tens of thousands of tile shapes
+restricts little (on the first Shi et al. iso point, DQN conv1 at batch 1 and 32, restricting the buffer's
+fronts too removed no node beyond the register file's)."""
 _EARLY_DIVE_ROOTS = 256
 """Roots beyond which the first dive starts before every root is bounded in full
 (:meth:`_Search._early_dive`), and how many of the least unrefined bound it ranks."""
@@ -588,6 +597,98 @@ def reuse_fronts(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray, til
         rows[:, s] = top[s]
         out.append(rows)
     return out
+
+
+def restricted_fronts(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray, sp: np.ndarray, rem: np.ndarray,
+                      tiles: np.ndarray | None = None, max_points: int = 4) -> np.ndarray | None:
+    """``(U, 3, max_points, 3)``: :func:`reuse_fronts` of level ``level`` for ``U`` nodes at
+    once, each over the tiles a completion of that node can have there: those that fit
+    with the kept operands ``keep`` (``(3,)``) and whose extent in every dimension ``d`` is
+    ``sp[u, d]`` (the node's spatial factors at and below the level, fixed at its root)
+    times a divisor of ``rem[u, d]`` (what the node leaves to the undecided levels, which
+    include every level up to this one). Row ``[u, s]``: for the stationary operand ``s``,
+    vectors dominating every such tile's reuse in the other two operands (Pareto-maximal
+    ones, consecutive ones merged into their componentwise maximum down to ``max_points``;
+    fewer repeat one, which changes no minimum); the entry of ``s`` itself is the largest.
+    A node none of whose tiles fits gets reuse 1 everywhere (a bound still: no completion
+    exists). ``None`` when there are too many tile shapes to list.
+
+    Against the unrestricted fronts (every tile that fits) this drops tiles no completion
+    of the node has -- a register-file tile 20 outputs wide where the node has left 10 --
+    whose reuse the bound would otherwise credit it with (issue 41)."""
+    ext = tile_shapes(layer) if tiles is None else tiles
+    if ext is None:
+        return None
+    sp = np.asarray(sp, dtype=np.int64)
+    rem = np.asarray(rem, dtype=np.int64)
+    U = len(sp)
+    words = _bounding_words(layer, ext)
+    fit = _fits_level(arch.levels[level], np.asarray(keep, dtype=bool)[None, :], words)
+    out = np.ones((U, 3, max_points, 3))
+    if not fit.any() or not U:
+        return out
+    e = ext[fit].astype(np.int64)
+    reuse = tile_reuse(layer, ext[fit], words[fit])
+    reuse = np.where(np.isfinite(reuse), reuse, np.where(reuse > 0, np.inf, 0.0))
+    masks, which = _distinct_masks(_allowed_tiles(e, sp, rem))
+    ok = np.unpackbits(masks, axis=1, count=len(e)).astype(bool)
+    return _masked_fronts(reuse, ok, max_points)[which]
+
+
+def _allowed_tiles(e: np.ndarray, sp: np.ndarray, rem: np.ndarray) -> np.ndarray:
+    """``(U, m)``: which of the tiles ``e`` (``(m, D)`` extents) a completion of each node
+    can have (extent ``sp[u, d]`` times a divisor of ``rem[u, d]`` in every dimension): per
+    dimension, the few extents the tiles take, allowed or not per node, gathered."""
+    ok = np.ones((len(sp), len(e)), dtype=bool)
+    for d in range(e.shape[1]):
+        vals, inv = np.unique(e[:, d], return_inverse=True)
+        f = vals[None, :] // sp[:, d:d + 1]
+        allowed = (vals[None, :] % sp[:, d:d + 1] == 0) & (f >= 1) & (rem[:, d:d + 1] % np.maximum(f, 1) == 0)
+        ok &= allowed[:, inv.ravel()]
+    return ok
+
+
+def _distinct_masks(ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(packed distinct rows of ok, (U,) the row of each)``: nodes with the same allowed
+    tiles have the same fronts, computed once per distinct set."""
+    packed = np.ascontiguousarray(np.packbits(ok, axis=1))
+    view = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first, which = np.unique(view, return_index=True, return_inverse=True)
+    return packed[first], which.ravel()
+
+
+def _masked_fronts(reuse: np.ndarray, ok: np.ndarray, max_points: int) -> np.ndarray:
+    """``(G, 3, max_points, 3)``: :func:`restricted_fronts`' rows for ``G`` sets of tiles
+    (``ok``, ``(G, m)``, over the ``m`` tiles whose reuse vectors are ``reuse``, ``(m, 3)``):
+    per stationary operand ``s``, the Pareto front of the other two operands' reuse over
+    the set (tiles sorted by the first descending, then the second: a tile is on the
+    front where the second exceeds every earlier tile's of the set), cut into
+    ``max_points`` runs of consecutive front points, each replaced by its componentwise
+    maximum (the run's first point's first entry, its last point's second); a run left
+    empty repeats the first. A set with no tile gets reuse 1 (a bound still: no completion
+    exists)."""
+    G = len(ok)
+    out = np.ones((G, 3, max_points, 3))
+    top = np.where(ok[:, :, None], reuse[None, :, :], -np.inf).max(axis=1)                       # (G, 3)
+    for s in range(3):
+        a, b = [k for k in range(3) if k != s]
+        idx = np.lexsort((-reuse[:, b], -reuse[:, a]))
+        M, A, B = ok[:, idx], reuse[idx, a], reuse[idx, b]
+        run = np.maximum.accumulate(np.where(M, B[None, :], -np.inf), axis=1)
+        prev = np.concatenate([np.full((G, 1), -np.inf), run[:, :-1]], axis=1)
+        front = M & (B[None, :] > prev)
+        n_f = front.sum(axis=1)
+        group = np.where(front, (np.cumsum(front, axis=1) - 1) * max_points // np.maximum(n_f, 1)[:, None], -1)
+        pts = np.full((G, max_points, 2), -np.inf)
+        for g in range(max_points):
+            sel = group == g
+            pts[:, g, 0] = np.where(sel, A[None, :], -np.inf).max(axis=1)
+            pts[:, g, 1] = np.where(sel, B[None, :], -np.inf).max(axis=1)
+        empty = (pts[:, :, 0] == -np.inf)[:, :, None]
+        pts = np.where(empty, pts[:, :1, :], pts)
+        out[:, s, :, a], out[:, s, :, b] = pts[:, :, 0], pts[:, :, 1]
+        out[:, s, :, s] = top[:, s][:, None]
+    return np.where(ok.any(axis=1)[:, None, None, None], out, 1.0)
 
 
 def _neighbours(p: _Problem, fx: np.ndarray, fy: np.ndarray, T: np.ndarray, sx: np.ndarray, sy: np.ndarray,
@@ -1413,7 +1514,7 @@ class _Search:
         refined = refined[:stages]              # the levels this call refines (lowest first)
         options: dict[int, list[tuple[int, np.ndarray]]] = {}
         for c in refined:
-            opts = self._reuse_options(nodes.keep[:, c, :], c)
+            opts = self._reuse_options(nodes, c)
             if opts is None:
                 refined = refined[:refined.index(c)]
                 break
@@ -1446,42 +1547,51 @@ class _Search:
             best[rows] = np.maximum(best[rows], least)
         return best
 
-    def _reuse_options(self, keep_c: np.ndarray, c: int) -> list[tuple[int, np.ndarray]] | None:
-        """The refinement's cases at level ``c`` for nodes whose kept operands there are
-        ``keep_c`` (``(n, 3)``): ``(stationary operand, (n, 3) reuse table)`` pairs, from
-        :func:`reuse_fronts` of each node's kept operands (at most
-        :data:`_FRONT_POINTS` per stationary operand; a node with fewer repeats its last,
-        which changes no minimum). Every completion of a node has at most one stationary
-        operand at ``c`` and a tile there that fits, whose reuse one of the pairs with that
-        operand dominates; so the least bound over the pairs bounds it. Each (level,
-        kept operands) front is computed once per search (at most 8 per level); ``None``
-        when there are too many tile shapes to list."""
+    def _reuse_options(self, nodes: _Nodes, c: int) -> list[tuple[int, np.ndarray]] | None:
+        """The refinement's cases at level ``c`` for ``nodes``: ``(stationary operand,
+        (n, 3) reuse table)`` pairs, from :func:`restricted_fronts` of each node's kept
+        operands there, spatial factors at and below ``c`` and remaining factors (at most
+        :data:`_FRONT_POINTS` per stationary operand). Every completion of a node has at
+        most one stationary operand at ``c`` and a tile there that fits and is one of
+        those the front covers, whose reuse one of the pairs with that operand dominates;
+        so the least bound over the pairs bounds it. Where more than
+        :data:`_RESTRICTED_TILES` tiles fit the level, the fronts over every tile that
+        fits (:func:`reuse_fronts`, a superset: a bound still). Each front is computed
+        once per search (by kept operands and set of allowed tiles); ``None`` when there
+        are too many tile shapes to list."""
         if "tiles" not in self._tile_tables:
             self._tile_tables["tiles"] = tile_shapes(self.layer)
         tiles = self._tile_tables["tiles"]
         if tiles is None:
             return None
-        weights = np.array([1, 2, 4])
-        code = keep_c.astype(np.int64) @ weights
-        fronts = {}
-        # every kept-operand row of the search's bypass choices at c (so the number of
-        # cases, hence the model calls counted, does not depend on which rows a batch has)
-        present = [keep_c[np.flatnonzero(code == u)[0]] for u in np.unique(code)]
-        rows = {int(np.asarray(r, dtype=np.int64) @ weights): r for r in [k[c] for k in self.keeps] + present}
-        for u, row in sorted(rows.items()):
-            key = f"{c}:{u}"
+        code = nodes.keep[:, c, :].astype(np.int64) @ np.array([1, 2, 4])
+        sp = np.prod((nodes.sx * nodes.sy)[:, :c + 1, :], axis=1)
+        per = np.empty((len(nodes), 3, _FRONT_POINTS, 3))
+        for u in np.unique(code):
+            rows = np.flatnonzero(code == u)
+            key = f"fit:{c}:{u}"
             if key not in self._tile_tables:
-                self._tile_tables[key] = reuse_fronts(self.layer, self.arch, c, row, tiles, _FRONT_POINTS)
-            fronts[u] = self._tile_tables[key]
-        out = []
-        for s in range(len(OPERANDS)):
-            n_s = max(len(f[s]) for f in fronts.values())
-            for i in range(n_s):
-                tab = np.empty((len(keep_c), 3))
-                for u, f in fronts.items():
-                    tab[code == u] = f[s][min(i, len(f[s]) - 1)]
-                out.append((s, tab))
-        return out
+                keep_row = np.array([(int(u) >> j) & 1 for j in range(3)], dtype=bool)
+                words = _bounding_words(self.layer, tiles)
+                fit = _fits_level(self.arch.levels[c], keep_row[None, :], words)
+                reuse = tile_reuse(self.layer, tiles[fit], words[fit])
+                reuse = np.where(np.isfinite(reuse), reuse, np.where(reuse > 0, np.inf, 0.0))
+                self._tile_tables[key] = (tiles[fit].astype(np.int64), reuse, {})
+            e, reuse, cache = self._tile_tables[key]
+            if len(e) > _RESTRICTED_TILES:
+                ok = np.ones((1, len(e)), dtype=bool)
+                masks, which = _distinct_masks(ok)
+                which = np.zeros(len(rows), dtype=np.int64)
+            else:
+                masks, which = _distinct_masks(_allowed_tiles(e, sp[rows], nodes.remaining[rows]))
+            got = [cache.get(m.tobytes()) for m in masks]
+            missing = [i for i, g in enumerate(got) if g is None]
+            if missing:
+                ok = np.unpackbits(masks[missing], axis=1, count=len(e)).astype(bool)
+                for i, f in zip(missing, _masked_fronts(reuse, ok, _FRONT_POINTS)):
+                    cache[masks[i].tobytes()] = got[i] = f
+            per[rows] = np.stack(got)[which]
+        return [(s, per[:, s, i, :]) for s in range(len(OPERANDS)) for i in range(_FRONT_POINTS)]
 
     # ---------------------------------------------------------------- leaves
     def _leaves(self, p: _Problem, leaves: _Nodes) -> None:

@@ -133,10 +133,10 @@ def test_the_exact_search_is_the_same_with_and_without_the_screen():
 
 def test_the_screen_drops_children_on_a_co_design_point():
     """On a Shi et al. iso-resource point (3 x 18 PEs, register files of 12/384/96 words,
-    a 55,296-word buffer), DQN's fc1: the screen drops children, and the search is the same."""
+    a 55,296-word buffer), DQN's conv3: the screen drops children, and the search is the same."""
     from accelerators.arch import MemoryLevel
     from mappers.exact import ExactMapper
-    from mappers.workloads import gemm
+    from mappers.workloads import conv2d
 
     rf = MemoryLevel("RF", capacity_words={"W": 12, "I": 384, "O": 96}, instances=54, read_energy_pj=0.4,
                      write_energy_pj=0.4)
@@ -144,7 +144,7 @@ def test_the_screen_drops_children_on_a_co_design_point():
                       write_energy_pj=8.8, bandwidth_words_per_cycle=32.0, noc_energy_pj=1.7)
     dram = MemoryLevel("DRAM", read_energy_pj=320.0, write_energy_pj=320.0, bandwidth_words_per_cycle=4.0)
     arch = ArchSpec("shi-like", (rf, glb, dram), mac_energy_pj=0.2)
-    layer = gemm("fc1", M=32, N=512, K=3136)
+    layer = conv2d("conv3", K=64, C=64, P=7, Q=7, R=3, S=3)
     a = ExactMapper().map(layer, arch, LoopNestCost(), "edp")
     b = ExactMapper().map(layer, arch, _Unscreened(), "edp")
     assert a.optimal and a.objective("edp") == b.objective("edp") and a.info["nodes"] == b.info["nodes"]
