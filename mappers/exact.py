@@ -676,14 +676,15 @@ def _masked_fronts(reuse: np.ndarray, ok: np.ndarray, max_points: int) -> np.nda
         M, A, B = ok[:, idx], reuse[idx, a], reuse[idx, b]
         run = np.maximum.accumulate(np.where(M, B[None, :], -np.inf), axis=1)
         prev = np.concatenate([np.full((G, 1), -np.inf), run[:, :-1]], axis=1)
-        front = M & (B[None, :] > prev)
-        n_f = front.sum(axis=1)
-        group = np.where(front, (np.cumsum(front, axis=1) - 1) * max_points // np.maximum(n_f, 1)[:, None], -1)
+        row, col = np.nonzero(M & (B[None, :] > prev))            # the front points, row by row, in order
+        n_f = np.bincount(row, minlength=G)
+        start = np.cumsum(n_f) - n_f
+        group = (np.arange(len(row)) - start[row]) * max_points // np.maximum(n_f, 1)[row]
         pts = np.full((G, max_points, 2), -np.inf)
-        for g in range(max_points):
-            sel = group == g
-            pts[:, g, 0] = np.where(sel, A[None, :], -np.inf).max(axis=1)
-            pts[:, g, 1] = np.where(sel, B[None, :], -np.inf).max(axis=1)
+        # along a front the first entry falls and the second rises: a run's maximum is its
+        # first point's first entry and its last point's second
+        np.maximum.at(pts[:, :, 0], (row, group), A[col])
+        np.maximum.at(pts[:, :, 1], (row, group), B[col])
         empty = (pts[:, :, 0] == -np.inf)[:, :, None]
         pts = np.where(empty, pts[:, :1, :], pts)
         out[:, s, :, a], out[:, s, :, b] = pts[:, :, 0], pts[:, :, 1]
@@ -1578,18 +1579,25 @@ class _Search:
                 reuse = np.where(np.isfinite(reuse), reuse, np.where(reuse > 0, np.inf, 0.0))
                 self._tile_tables[key] = (tiles[fit].astype(np.int64), reuse, {})
             e, reuse, cache = self._tile_tables[key]
-            if len(e) > _RESTRICTED_TILES:
-                ok = np.ones((1, len(e)), dtype=bool)
-                masks, which = _distinct_masks(ok)
+            if len(e) > _RESTRICTED_TILES:           # every node: the fronts over every fitting tile
+                sub = np.zeros((1, 2 * sp.shape[1]), dtype=np.int64)
                 which = np.zeros(len(rows), dtype=np.int64)
-            else:
-                masks, which = _distinct_masks(_allowed_tiles(e, sp[rows], nodes.remaining[rows]))
-            got = [cache.get(m.tobytes()) for m in masks]
-            missing = [i for i, g in enumerate(got) if g is None]
-            if missing:
-                ok = np.unpackbits(masks[missing], axis=1, count=len(e)).astype(bool)
-                for i, f in zip(missing, _masked_fronts(reuse, ok, _FRONT_POINTS)):
-                    cache[masks[i].tobytes()] = got[i] = f
+            else:                                    # one per distinct (spatial, remaining) pair of vectors
+                sub, which = np.unique(np.concatenate([sp[rows], nodes.remaining[rows]], axis=1), axis=0,
+                                       return_inverse=True)
+                which = which.ravel()
+            got = [cache.get(k.tobytes()) for k in sub]
+            missing = np.array([i for i, g in enumerate(got) if g is None], dtype=np.int64)
+            if len(missing):
+                D = sp.shape[1]
+                if len(e) > _RESTRICTED_TILES:
+                    masks, of = np.packbits(np.ones((1, len(e)), dtype=bool), axis=1), np.zeros(1, dtype=np.int64)
+                else:
+                    masks, of = _distinct_masks(_allowed_tiles(e, sub[missing, :D], sub[missing, D:]))
+                ok = np.unpackbits(masks, axis=1, count=len(e)).astype(bool)
+                fr = _masked_fronts(reuse, ok, _FRONT_POINTS)
+                for i, j in zip(missing, of):
+                    cache[sub[i].tobytes()] = got[i] = fr[j]
             per[rows] = np.stack(got)[which]
         return [(s, per[:, s, i, :]) for s in range(len(OPERANDS)) for i in range(_FRONT_POINTS)]
 
