@@ -741,7 +741,8 @@ def seed_groups(finished: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if any("heuristic" in r for rs in recs for r in rs):
             keys.update({f"heuristic_{key}": (lambda r, k=key: r.get("heuristic", {}).get(k)) for key in RATIOS})
             keys["heuristic_codesign_over_in_loop"] = lambda r: r.get("heuristic", {}).get("codesign_over_in_loop")
-        group: dict[str, Any] = {"seeds": present, "label": f"{present[0]}-{present[-1]}"}
+        label = f"{present[0]}-{present[-1]}" if len(present) > 1 else f"{present[0]}"
+        group: dict[str, Any] = {"seeds": present, "label": label}
         for key, get in keys.items():
             vals = [[get(r) for r in rs if get(r) is not None] for rs in recs]
             vals = [v for v in vals if v]

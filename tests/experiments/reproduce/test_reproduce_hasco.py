@@ -350,3 +350,21 @@ def test_the_in_loop_software_search_reaches_the_evaluator_and_its_record(tmp_pa
     assert schedules("qnetwork") != schedules("heuristic")
     assert {c[0] for c in calls} == {"qnetwork"}
     assert rep.sw_method_settings("qnetwork")["optimizer_defaults"]["width"] == 64
+
+
+def test_ratios_per_seed_group():
+    """The seed groups of the software-search benchmark (0-2, 3-5, 6-15), each a median of
+    pair medians over the group's seeds; the heuristic's ratios where the records have them."""
+    h = {"ratio": 1.0, "ratio_reference": 1.5, "codesign_over_in_loop": 0.9}
+    finished = [{"workload": "a", "intrinsic": "GEMM",
+                 "seeds": {0: {"ratio": 1.2, "ratio_reference": 2.0, "heuristic": h}, 3: {"ratio": 1.0},
+                           4: {"ratio": 1.1}, 9: {"ratio": 0.9}}},
+                {"workload": "b", "intrinsic": "GEMV", "seeds": {0: {"ratio": 1.4}, 5: {"ratio": 1.3}}}]
+    g = rep.seed_groups(finished)
+    assert [x["label"] for x in g] == ["0", "3-5", "9"] and g[1]["seeds"] == [3, 4, 5]
+    assert g[0]["ratio"]["median_of_pair_medians"] == pytest.approx(1.3) and g[0]["ratio"]["pairs"] == 2
+    assert g[1]["ratio"]["median_of_pair_medians"] == pytest.approx((1.05 + 1.3) / 2)
+    assert g[0]["heuristic_codesign_over_in_loop"]["median_of_pair_medians"] == 0.9
+    assert g[2]["ratio_reference"] is None and "heuristic_ratio" not in g[2]
+    lines = "\n".join(rep._seed_group_lines(g, 0.95))
+    assert "| 3-5 | 1.18x [1.02, 1.30] (2 pairs) |" in lines and "0.90x [0.90, 0.90] (1 pair)" in lines
