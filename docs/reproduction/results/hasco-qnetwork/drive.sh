@@ -11,6 +11,7 @@ OUT=runs/reproduce/hasco-qnetwork
 DOC=docs/reproduction/results/hasco-qnetwork
 PAIRS=(resnet50:GEMM resnet50:CONV mobilenet_v2:GEMM)
 echo "$(date -Is) start, code $(git rev-parse HEAD)" >> $OUT/drive.log
+# (a copy of this script, docs/reproduction/results/hasco-qnetwork/drive.sh, is committed; run that one)
 
 sync_commit() {  # copy finished records (no temporaries) and the latest results; commit only $DOC
   $PY - "$OUT" "$DOC" <<'PYEOF'
@@ -27,9 +28,15 @@ for f in (out / "records").glob("*/*.json"):
 for name in ("results.json", "table.md"):
     if (out / name).exists():
         shutil.copyfile(out / name, doc / name)
+# the table's page in the site's nav, with the first table (the docs tests want every page there)
+nav, page = Path("mkdocs.yml"), "reproduction/results/hasco-qnetwork/table.md"
+after = "          - HASCO software search, seeds 6-15: reproduction/results/hasco-sw-search/seeds-6-15/table.md\n"
+text = nav.read_text()
+if (doc / "table.md").exists() and page not in text and after in text:
+    nav.write_text(text.replace(after, after + f"          - HASCO, Q-network in the loop: {page}\n"))
 PYEOF
   for try in 1 2 3; do
-    git add -A -- $DOC && { git diff --cached --quiet -- $DOC || git commit -q -m "$1" -- $DOC; } && return 0
+    git add -A -- $DOC mkdocs.yml && { git diff --cached --quiet -- $DOC mkdocs.yml || git commit -q -m "$1" -- $DOC mkdocs.yml; } && return 0
     sleep 30
   done
   echo "$(date -Is) commit failed: $1" >> $OUT/drive.log
