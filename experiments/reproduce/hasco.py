@@ -117,21 +117,48 @@ def _as_store(store: RecordStore | str | os.PathLike[str] | None) -> RecordStore
     return store if store is None or isinstance(store, RecordStore) else RecordStore(store)
 
 
+SW_METHOD = "heuristic"
+"""The in-loop software search of the committed run (``--sw-method``): every hardware
+point's layers are searched by FlexTensor's heuristic, with the schedule searches' seed
+fixed at 0 (``--sw-seed``)."""
+
+
+def _sw_seed(sw_seed: int | str, seed: int) -> int:
+    """The in-loop schedule searches' seed of the run with seed ``seed``: ``sw_seed``, or the
+    run's own seed where ``sw_seed`` is ``"run"``."""
+    if sw_seed == "run":
+        return int(seed)
+    if isinstance(sw_seed, bool) or not isinstance(sw_seed, int | np.integer) or sw_seed < 0:
+        raise ValueError(f"sw_seed must be a non-negative integer or 'run', got {sw_seed!r}")
+    return int(sw_seed)
+
+
+def in_loop(sw_method: str, sw_seed: int) -> dict[str, Any]:
+    """The settings that name a non-default in-loop software search (``{}`` for the
+    heuristic at seed 0, so that the records of the committed flow keep their keys)."""
+    return {} if (sw_method, sw_seed) == (SW_METHOD, 0) else {"sw_method": sw_method, "sw_seed": sw_seed}
+
+
 def search_settings(kind: str, workload: str, optimizer: str, seed: int, budget: int, n_init: int,
-                    sw_budget: int, schedule: str, area_cap: str) -> dict[str, Any]:
+                    sw_budget: int, schedule: str, area_cap: str, sw_method: str = SW_METHOD,
+                    sw_seed: int = 0) -> dict[str, Any]:
     """The settings of one hardware search's record (everything its evaluations depend on;
-    for ``nsga2`` also its :data:`NSGA2_OPTIONS`, for which ``n_init`` means nothing)."""
+    for ``nsga2`` also its :data:`NSGA2_OPTIONS`, for which ``n_init`` means nothing; the
+    in-loop software search and its seed where they are not the default, :func:`in_loop`,
+    and only for ``schedule="search"``: the default schedule searches nothing)."""
     out = {"intrinsic": kind, "workload": workload, "optimizer": optimizer, "seed": seed, "budget": budget,
            "n_init": n_init, "sw_budget": sw_budget, "schedule": schedule, "area_cap": area_cap}
     if optimizer == "nsga2":
         out["optimizer_options"] = json.loads(json.dumps(NSGA2_OPTIONS))
+    if schedule == "search":
+        out.update(in_loop(sw_method, sw_seed))
     return out
 
 
 def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int, n_init: int,
                sw_budget: int, schedule: str = "search", store: RecordStore | str | os.PathLike[str] | None = None,
                area_cap: str = "reference", evaluator: tuple[str, dict[str, Any]] | None = None,
-               note: str | None = None) -> list[dict[str, Any]]:
+               note: str | None = None, sw_method: str = SW_METHOD, sw_seed: int = 0) -> list[dict[str, Any]]:
     """One hardware search (``optimizer``: ``mobo``, ``mobo-reject``, ``random`` or
     ``nsga2``, :data:`NSGA2_OPTIONS`) under
     the area budget ``area_cap`` (``"reference"``: :func:`evaluators.intrinsic_codesign.reference_area_mm2`;
@@ -144,14 +171,21 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
     name and trial numbers. ``evaluator``: ``(spec, options)`` in place of the ``hasco``
     evaluator, for one that gives the same values by other means (the enumeration's
     records, :class:`experiments.reproduce.hasco_enumerate.EnumeratedHasco`); it is not
-    part of the record's settings, ``note`` (kept with the record) should say it."""
+    part of the record's settings, ``note`` (kept with the record) should say it.
+    ``sw_method``, ``sw_seed``: the in-loop software search of every hardware point and its
+    seed (:class:`~evaluators.intrinsic_codesign.HascoCoDesign`'s ``sw_method`` and
+    ``sw_seed``; a search name other than the built-in ones, e.g. ``qnetwork``, gets its
+    optimizer's factory from the study layer); for ``schedule="default"`` they change
+    nothing and are left out of the record and the evaluator."""
     from evaluators.intrinsic_codesign import hardware_space, reference_area_mm2
     from experiments.study import Study
 
     if area_cap not in ("reference", "none"):
         raise ValueError(f"area_cap must be 'reference' or 'none', got {area_cap!r}")
     store = _as_store(store)
-    settings = search_settings(kind, workload, optimizer, seed, budget, n_init, sw_budget, schedule, area_cap)
+    settings = search_settings(kind, workload, optimizer, seed, budget, n_init, sw_budget, schedule, area_cap,
+                               sw_method, sw_seed)
+    loop = in_loop(sw_method, sw_seed) if schedule == "search" else {}
     if store is not None:
         kept = store.get(KINDS["search"], settings)
         if kept is not None:
@@ -167,8 +201,9 @@ def run_search(kind: str, workload: str, optimizer: str, seed: int, budget: int,
     else:
         raise ValueError(f"unknown hardware optimizer {optimizer!r} (mobo, mobo-reject, random, nsga2)")
     ev_spec, ev_opts = evaluator or ("hasco", {"intrinsic": kind, "workload": workload, "sw_budget": sw_budget,
-                                               "schedule": schedule})
-    study_name = _key("hasco", workload, kind, optimizer, schedule, f"s{seed}", budget, n_init, sw_budget, area_cap)
+                                               "schedule": schedule, **loop})
+    study_name = _key("hasco", workload, kind, optimizer, schedule, f"s{seed}", budget, n_init, sw_budget, area_cap,
+                      *([f"sw-{loop['sw_method']}-{loop['sw_seed']}"] if loop else []))
     t0, c0 = time.time(), time.process_time()
     study = Study.create(study_name, space, OBJECTIVES, ev_spec, name, optimizer_options=opts,
                          evaluator_options=ev_opts, storage="sqlite:///:memory:", seed=seed)
@@ -224,14 +259,14 @@ def select(records: Sequence[dict[str, Any]], area_cap: float) -> dict[str, Any]
 
 class TaskRunner:
     """The two kinds of task of a run as an evaluator of the study engine's executors:
-    ``{"search": args}`` runs :func:`run_search`, ``{"finish": args}`` :func:`_finish_task`;
-    both record what they compute, so ``info`` holds only the task's wall seconds. A
+    ``{"search": args, "options": kw}`` runs :func:`run_search` (``kw``, optional: its keyword
+    arguments), ``{"finish": args}`` :func:`_finish_task`; both record what they compute, so ``info`` holds only the task's wall seconds. A
     worker process runs with one thread per numerical library (the executors' default)."""
 
     def __call__(self, params: dict[str, Any]) -> Evaluation:
         t = time.perf_counter()
         if "search" in params:
-            run_search(*params["search"])
+            run_search(*params["search"], **params.get("options", {}))
         else:
             _finish_task(tuple(params["finish"]))
         return Evaluation(metrics={}, info={"seconds": time.perf_counter() - t})
@@ -266,14 +301,26 @@ def _to_json(o: Any) -> Any:
     raise TypeError(f"cannot store {type(o).__name__} in a finished pair's cache")
 
 
+def _finish_args(args: tuple) -> tuple:
+    """``args`` of a finished pair with the in-loop software search's two trailing entries
+    (``sw_method``, ``sw_seed``: an integer or ``"run"``) filled in where left off."""
+    if len(args) == 11:
+        return (*args, SW_METHOD, 0)
+    if len(args) != 13:
+        raise ValueError(f"a finished pair's args have 11 or 13 entries, got {len(args)}")
+    return tuple(args)
+
+
 def finish_settings(args: tuple) -> dict[str, Any]:
     """The settings of the record of :func:`_finish_task`'s pair of ``args``: the pair and
-    every setting the result depends on (seeds, budgets, the oracle's limits)."""
-    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, _store, with_random, exact_nodes, exact_s) = args
+    every setting the result depends on (seeds, budgets, the oracle's limits, the in-loop
+    software search where it is not the default, :func:`in_loop`)."""
+    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, _store, with_random, exact_nodes, exact_s,
+     sw_method, sw_seed) = _finish_args(args)
     return {"workload": workload, "intrinsic": kind, "seeds": [int(x) for x in seeds], "budget": budget,
             "n_init": n_init, "sw_budget": sw_budget, "sw_conv_budget": sw_conv_budget,
             "random_hardware_search": bool(with_random), "exact_max_nodes": exact_nodes,
-            "exact_time_limit_s": exact_s}
+            "exact_time_limit_s": exact_s, **in_loop(sw_method, sw_seed)}
 
 
 def save_finished(store: RecordStore, settings: dict[str, Any], out: dict[str, Any], **timing: Any) -> None:
@@ -294,6 +341,7 @@ def _finish_task(args: tuple) -> dict[str, Any]:
     """Separate-flow tuning and software-search convergence of one pair (after the runs),
     recorded in the store of ``args``, so that a run stopped in this phase resumes at the
     first pair not finished."""
+    args = _finish_args(args)
     store, settings = _as_store(args[7]), finish_settings(args)
     kept = load_finished(store, settings)
     if kept is not None:
@@ -305,44 +353,97 @@ def _finish_task(args: tuple) -> dict[str, Any]:
     return load_finished(store, settings)
 
 
-def _finish_pair(args: tuple) -> dict[str, Any]:
-    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store, with_random, exact_nodes, exact_s) = args
+def in_loop_evaluator(kind: str, workload: str, sw_budget: int, sw_method: str = SW_METHOD,
+                      sw_seed: int = 0) -> Any:
+    """:class:`~evaluators.intrinsic_codesign.HascoCoDesign` with the software of every
+    layer searched by ``sw_method`` (``sw_budget`` schedules per layer, seed ``sw_seed``),
+    as the co-design's hardware search scores a point; an ask/tell search (``qnetwork``,
+    ``qlearning``) gets its optimizer's factory here, as the study layer gives it."""
+    from evaluators.intrinsic_codesign import HascoCoDesign
+    from mappers.schedule import SCHEDULE_SEARCHES
+
+    factory = None
+    if sw_method not in SCHEDULE_SEARCHES:
+        from experiments.inner_search import OptimizerSearch
+
+        factory = OptimizerSearch(sw_method)
+    return HascoCoDesign(kind, workload, sw_method=sw_method, sw_budget=sw_budget, sw_seed=sw_seed,
+                         sw_factory=factory)
+
+
+def _designs(evaluator: Any, points: dict[str, dict[str, Any] | None]) -> dict[str, dict[str, Any] | None]:
+    """``name -> {"point", "metrics"}`` (or ``{"point", "error"}`` where ``evaluator`` finds the
+    point infeasible; ``None`` for no point) of each named point."""
     from evaluators.base import Infeasible
-    from evaluators.intrinsic_codesign import (
-        HascoCoDesign,
-        hardware_space,
-        reference_area_mm2,
-        reference_point,
-    )
+
+    out: dict[str, dict[str, Any] | None] = {}
+    for name, pt in points.items():
+        if pt is None:
+            out[name] = None
+            continue
+        try:
+            out[name] = {"point": pt, "metrics": dict(evaluator(pt).metrics)}
+        except Infeasible as e:
+            out[name] = {"point": pt, "error": str(e)}
+    return out
+
+
+def _latency(design: dict[str, Any] | None) -> float | None:
+    return (design or {}).get("metrics", {}).get("latency_ms")
+
+
+def _finish_pair(args: tuple) -> dict[str, Any]:
+    (workload, kind, seeds, budget, n_init, sw_budget, sw_conv_budget, store, with_random, exact_nodes, exact_s,
+     sw_method, sw_seed) = _finish_args(args)
+    from evaluators.intrinsic_codesign import hardware_space, reference_area_mm2, reference_point
 
     area_cap = reference_area_mm2(kind)
     out: dict[str, Any] = {"workload": workload, "intrinsic": kind, "area_cap_mm2": area_cap, "seeds": {}}
-    tuned = HascoCoDesign(kind, workload, sw_budget=sw_budget)
+    per_seed = sw_seed == "run"   # the software searches' seed follows the run's: one evaluator per seed
+    tuned = {s: in_loop_evaluator(kind, workload, sw_budget, sw_method, _sw_seed(sw_seed, s))
+             for s in (seeds if per_seed else seeds[:1])}
+    # the committed flow's software (the heuristic, seed 0) on this flow's designs, where the
+    # in-loop search is another: the reference beside it
+    heuristic = (in_loop_evaluator(kind, workload, sw_budget) if (sw_method, sw_seed) != (SW_METHOD, 0)
+                 else None)
     # second definition of "separate": a published fixed design (Gemmini-like, at the area
-    # cap), software tuned for it with the same per-layer search
+    # cap), software tuned for it with the same per-layer search (per seed where its seed is)
     ref_pt = reference_point(kind)
-    try:
-        out["reference"] = {"point": ref_pt, "metrics": dict(tuned(ref_pt).metrics)}
-    except Infeasible as e:
-        out["reference"] = {"point": ref_pt, "error": str(e)}
-    ref_lat = out["reference"].get("metrics", {}).get("latency_ms")
+    if per_seed:
+        out["reference"] = {"point": ref_pt, "per_seed": True}
+    else:
+        out["reference"] = _designs(tuned[seeds[0]], {"d": ref_pt})["d"]
     for s in seeds:
-        co = run_search(kind, workload, "mobo", s, budget, n_init, sw_budget, "search", store)
-        rnd = (run_search(kind, workload, "random", s, budget, n_init, sw_budget, "search", store)
+        ev = tuned[s if per_seed else seeds[0]]
+        loop = {"sw_method": sw_method, "sw_seed": _sw_seed(sw_seed, s)}
+        co = run_search(kind, workload, "mobo", s, budget, n_init, sw_budget, "search", store, **loop)
+        rnd = (run_search(kind, workload, "random", s, budget, n_init, sw_budget, "search", store, **loop)
                if with_random else [])
         proxy = run_search(kind, "proxy", "mobo", s, budget, n_init, sw_budget, "default", store)
         c_sel, p_sel = select(co, area_cap), select(proxy, area_cap)
         rec: dict[str, Any] = {"codesign": c_sel, "proxy_choice": p_sel}
+        if per_seed:
+            rec["reference"] = _designs(ev, {"d": ref_pt})["d"]
+        ref_lat = _latency(rec["reference"] if per_seed else out["reference"])
         if c_sel is not None and p_sel is not None:
-            try:
-                sep = dict(tuned(p_sel["point"]).metrics)
-                rec["separate"] = {"point": p_sel["point"], "metrics": sep}
-                rec["ratio"] = sep["latency_ms"] / c_sel["metrics"]["latency_ms"]
-            except Infeasible as e:  # the proxy's choice cannot run this workload: report it
-                rec["separate"] = {"point": p_sel["point"], "error": str(e)}
-                rec["ratio"] = None
+            # the proxy's choice may not run this workload: then its error is reported
+            rec["separate"] = _designs(ev, {"d": p_sel["point"]})["d"]
+            sep_lat = _latency(rec["separate"])
+            rec["ratio"] = sep_lat / c_sel["metrics"]["latency_ms"] if sep_lat is not None else None
         if c_sel is not None and ref_lat is not None:
             rec["ratio_reference"] = ref_lat / c_sel["metrics"]["latency_ms"]
+        if heuristic is not None:
+            h = _designs(heuristic, {"codesign": (c_sel or {}).get("point"),
+                                     "separate": (p_sel or {}).get("point") if c_sel is not None else None,
+                                     "reference": ref_pt})
+            lat = {k: _latency(v) for k, v in h.items()}
+            if lat["codesign"] is not None:
+                for key, name in (("ratio", "separate"), ("ratio_reference", "reference")):
+                    if lat[name] is not None:
+                        h[key] = lat[name] / lat["codesign"]
+                # the heuristic's software / the in-loop search's on the co-designed hardware
+                h["codesign_over_in_loop"] = lat["codesign"] / c_sel["metrics"]["latency_ms"]
+            rec["heuristic"] = h
         rec["infeasible"] = {"mobo": sum(r["status"] != "COMPLETE" for r in co),
                              "random": sum(r["status"] != "COMPLETE" for r in rnd)}
         out["seeds"][s] = rec
@@ -518,13 +619,16 @@ SELECTION = ("latency only: each flow's lowest-latency feasible design under the
 def metric_ratios(res: dict[str, Any]) -> dict[str, dict[str, list[float | None]]]:
     """Per flow of :data:`FLOWS` and metric of :data:`METRICS`, separate / co-design of the
     seed records of the finished pair ``res``, in seed order (``None`` where a flow has no
-    design); the latency ratios are the seed records' own (checked against the metrics)."""
+    design); the latency ratios are the seed records' own (checked against the metrics).
+    The reference design's metrics are the pair's, or a seed record's own where its software
+    was searched per seed (``--sw-seed run``)."""
     ref = res.get("reference", {}).get("metrics")
     out: dict[str, dict[str, list[float | None]]] = {f: {m: [] for m in METRICS} for f in FLOWS}
     for s in sorted(res["seeds"], key=int):
         rec = res["seeds"][s]
         co = (rec.get("codesign") or {}).get("metrics")
-        designs = {"proxy": (rec.get("separate") or {}).get("metrics"), "reference": ref}
+        designs = {"proxy": (rec.get("separate") or {}).get("metrics"),
+                   "reference": (rec["reference"].get("metrics") if "reference" in rec else ref)}
         for flow, key in FLOWS.items():
             sep = designs[flow] if rec.get(key) is not None else None
             for m in METRICS:
@@ -612,14 +716,60 @@ def proxy_breakdown(finished: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "below_1": below, "exactly_1": exact, "same_point": same_point, "infeasible_evaluations": infeasible}
 
 
+SEED_GROUPS = ((0, 2), (3, 5), (6, 15))
+"""The seed groups the ratios are also reported on (first and last seed of each): those of
+the software-search benchmark (``results/hasco-sw-search/``), whose seeds 0-2 the
+Q-network's settings were chosen on, 3-5 the check on other seeds, 6-15 the further
+seeds; a run's seeds 0-9 split into 0-2, 3-5 and 6-9. Fixed before any run with the
+Q-network in the loop (issue 49, item 1)."""
+
+
+def seed_groups(finished: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per group of :data:`SEED_GROUPS` that holds seeds of the run: per ratio of
+    :data:`RATIOS` (and, where the seed records have them, the same designs' ratios with the
+    heuristic's software, ``heuristic_<key>``, and the heuristic's co-design latency over the
+    in-loop search's, ``heuristic_codesign_over_in_loop``) the median over pairs of each
+    pair's median over the group's seeds, the pairs counted, and the two-level bootstrap
+    interval of that median (:func:`bootstrap_median_of_medians`)."""
+    out = []
+    for lo, hi in SEED_GROUPS:
+        recs = [[r for s, r in res["seeds"].items() if lo <= int(s) <= hi] for res in finished]
+        present = sorted({int(s) for res in finished for s in res["seeds"] if lo <= int(s) <= hi})
+        if not present:
+            continue
+        keys = {key: (lambda r, k=key: r.get(k)) for key in RATIOS}
+        if any("heuristic" in r for rs in recs for r in rs):
+            keys.update({f"heuristic_{key}": (lambda r, k=key: r.get("heuristic", {}).get(k)) for key in RATIOS})
+            keys["heuristic_codesign_over_in_loop"] = lambda r: r.get("heuristic", {}).get("codesign_over_in_loop")
+        label = f"{present[0]}-{present[-1]}" if len(present) > 1 else f"{present[0]}"
+        group: dict[str, Any] = {"seeds": present, "label": label}
+        for key, get in keys.items():
+            vals = [[get(r) for r in rs if get(r) is not None] for rs in recs]
+            vals = [v for v in vals if v]
+            if not vals:
+                group[key] = None
+                continue
+            ci = bootstrap_median_of_medians(vals)
+            group[key] = {"median_of_pair_medians": float(np.median([np.median(v) for v in vals])),
+                          "pairs": len(vals), "ci": list(ci), "ci_holds_1": ci[0] <= 1.0 <= ci[1]}
+        out.append(group)
+    return out
+
+
 def summarize(finished: list[dict[str, Any]], store: Path, budget: int, n_init: int,
-              sw_budget: int, seeds: Sequence[int], with_random: bool = True) -> dict[str, Any]:
-    """Hypervolumes (MOBO vs random), ratio statistics per pair and over all pairs, and the
-    software searches against each other and against the exact mapper's reference."""
+              sw_budget: int, seeds: Sequence[int], with_random: bool = True, sw_method: str = SW_METHOD,
+              sw_seed: int | str = 0) -> dict[str, Any]:
+    """Hypervolumes (MOBO vs random), ratio statistics per pair and over all pairs (and per
+    seed group, :func:`seed_groups`), the heuristic's software on the same designs where the
+    in-loop search is another, and the software searches against each other and against the
+    exact mapper's reference."""
     for res in finished:
         wl, kind = res["workload"], res["intrinsic"]
         for key in RATIOS:
             res[key + "_stats"] = quartiles([r.get(key) for r in res["seeds"].values()])
+        if any("heuristic" in r for r in res["seeds"].values()):
+            res["heuristic_stats"] = {k: quartiles([r.get("heuristic", {}).get(k) for r in res["seeds"].values()])
+                                      for k in (*RATIOS, "codesign_over_in_loop")}
         # kept for older readers: median and range of the first definition
         st = res["ratio_stats"]
         res["ratio_median"] = st["median"] if st else None
@@ -631,7 +781,8 @@ def summarize(finished: list[dict[str, Any]], store: Path, budget: int, n_init: 
             res["sw_final_over_bound"] = {m: v / bound for m, v in res["sw_final_median_cycles"].items()}
         if not with_random:
             continue
-        runs = {opt: [run_search(kind, wl, opt, s, budget, n_init, sw_budget, "search", store) for s in seeds]
+        runs = {opt: [run_search(kind, wl, opt, s, budget, n_init, sw_budget, "search", store, sw_method=sw_method,
+                                 sw_seed=_sw_seed(sw_seed, s)) for s in seeds]
                 for opt in ("mobo", "random")}
         mats = {opt: [objective_matrix(r) for r in rs] for opt, rs in runs.items()}
         finite = [m for ms in mats.values() for m in ms if np.isfinite(m).all(axis=1).any()]
@@ -648,6 +799,14 @@ def summarize(finished: list[dict[str, Any]], store: Path, budget: int, n_init: 
         overall[key] = {"median_of_pair_medians": float(np.median(per_pair)) if per_pair else None,
                         "pairs": len(per_pair), "all_comparisons": quartiles(every),
                         "pairs_with_median_at_least_1.25": sum(m >= PAPER_RATIO[0] for m in per_pair)}
+    if any("heuristic_stats" in res for res in finished):
+        overall["heuristic"] = {}
+        for key in (*RATIOS, "codesign_over_in_loop"):
+            per_pair = [res["heuristic_stats"][key]["median"] for res in finished
+                        if (res.get("heuristic_stats") or {}).get(key)]
+            overall["heuristic"][key] = {"median_of_pair_medians": float(np.median(per_pair)) if per_pair else None,
+                                         "pairs": len(per_pair)}
+    overall["seed_groups"] = seed_groups(finished)
     overall["proxy_breakdown"] = proxy_breakdown(finished)
     overall["metric_ratios"] = noise_and_energy(finished)
     sw = [res for res in finished if "sw_final_median_cycles" in res]
@@ -767,6 +926,59 @@ def _median_ci(st: dict[str, Any] | None, key: str = "median") -> str:
     return "n/a" if not st else f"{st[key]:.2f}x {_ci(st)}"
 
 
+def _group_cell(st: dict[str, Any] | None) -> str:
+    if not st:
+        return "n/a"
+    lo, hi = st["ci"]
+    return (f"{st['median_of_pair_medians']:.2f}x [{lo:.2f}, {hi:.2f}]" + (" holds 1.00x" if st["ci_holds_1"] else "")
+            + f" ({st['pairs']} pair{'' if st['pairs'] == 1 else 's'})")
+
+
+def _seed_group_lines(groups: list[dict[str, Any]] | None, level: float) -> list[str]:
+    """The latency ratios per seed group (:func:`seed_groups`) as a table (none without groups)."""
+    if not groups:
+        return []
+    heur = any(g.get("heuristic_ratio") for g in groups)
+    cols = [("ratio", "separate = MOBO on a proxy"), ("ratio_reference", "separate = Gemmini-like reference")]
+    if heur:
+        cols += [("heuristic_ratio", "MOBO on a proxy, heuristic's software"),
+                 ("heuristic_ratio_reference", "Gemmini-like reference, heuristic's software"),
+                 ("heuristic_codesign_over_in_loop", "co-design latency, heuristic's software / in-loop")]
+    lines = ["", f"## Separate / co-design latency per seed group: median of pair medians over the group's seeds "
+             f"[its {level:.0%} bootstrap interval]", "",
+             "| seeds | " + " | ".join(name for _, name in cols) + " |", "|---|" + "---|" * len(cols)]
+    for g in groups:
+        lines.append(f"| {g['label']} | " + " | ".join(_group_cell(g.get(k)) for k, _ in cols) + " |")
+    lines += ["", "Seed groups: those of the software-search benchmark (its seeds 0-2, on which the Q-network's "
+              "settings were chosen; 3-5; 6-15), fixed before the run; a seed is the hardware searches' and, with "
+              "`--sw-seed run`, the in-loop software searches'."]
+    return lines
+
+
+def _heuristic_lines(results: dict[str, Any]) -> list[str]:
+    """The heuristic's software on the designs of a flow whose in-loop search is another (none
+    where no pair has it)."""
+    if not any("heuristic_stats" in res for res in results["pairs"]):
+        return []
+    lines = ["", "## The heuristic beside it: the same designs with the heuristic's software (seed 0, the same "
+             "schedules per layer), median [25th, 75th percentile] over seeds", "",
+             "| workload | intrinsic | separate = MOBO on a proxy | separate = Gemmini-like reference | "
+             "co-design latency, heuristic's software / in-loop |", "|---|---|---|---|---|"]
+    for res in results["pairs"]:
+        h = res.get("heuristic_stats") or {}
+        lines.append(f"| {res['workload']} | {res['intrinsic']} | {_fmt(h.get('ratio'))} | "
+                     f"{_fmt(h.get('ratio_reference'))} | {_fmt(h.get('codesign_over_in_loop'))} |")
+    o = results["overall"].get("heuristic", {})
+
+    def med(key: str) -> str:
+        m = (o.get(key) or {}).get("median_of_pair_medians")
+        return "n/a" if m is None else f"{m:.2f}x"
+
+    lines.append(f"| **all pairs** (median of pair medians) | | {med('ratio')} | {med('ratio_reference')} | "
+                 f"{med('codesign_over_in_loop')} |")
+    return lines
+
+
 def write_table(results: dict[str, Any], path: Path, cmd: str | None = None) -> None:
     """``table.md``: HASCO's comparison as the paper states it first (separate / co-design
     latency, both definitions of separate, median [IQR] over seeds and the bootstrap
@@ -780,9 +992,13 @@ def write_table(results: dict[str, Any], path: Path, cmd: str | None = None) -> 
         cmd = st["command"]
     mr = ov["metric_ratios"]
     boot = mr["bootstrap"]
+    loop = ""
+    if "sw_method" in st:
+        seed = "the run's seed" if st["sw_seed"] == "run" else f"seed {st['sw_seed']}"
+        loop = f" (searched by the {st['sw_method']} search, {seed})"
     lines = [f"Settings: {len(results['pairs'])} workload x intrinsic pairs, {len(st['seeds'])} seeds, {st['budget']} hardware evaluations per search "
              f"({st['n_init']} Sobol + {st['budget'] - st['n_init']} MOBO), {st['sw_budget']} schedules per layer "
-             f"in the loop, {st['sw_conv_budget']} per stage in the software comparison"
+             f"in the loop{loop}, {st['sw_conv_budget']} per stage in the software comparison"
              f"{'' if st.get('random_hardware_search', True) else ', no random hardware search'}. Command: `{cmd}`.",
              "",
              f"Compared designs, selection rule: {mr['selection']}. Intervals: {boot['level']:.0%} percentile "
@@ -812,6 +1028,8 @@ def write_table(results: dict[str, Any], path: Path, cmd: str | None = None) -> 
                        for flow, name in (("proxy", "proxy MOBO"), ("reference", "reference design"))
                        if mr[flow]["latency_ms"])
     lines += ["", f"Pairs whose latency interval holds 1.00x: {counts}."]
+    lines += _seed_group_lines(ov.get("seed_groups"), boot["level"])
+    lines += _heuristic_lines(results)
     b = ov.get("proxy_breakdown")
     if b and b["comparisons"]:
         def part(q: dict[str, float] | None) -> str:
@@ -841,8 +1059,10 @@ def write_table(results: dict[str, Any], path: Path, cmd: str | None = None) -> 
         if o:
             spans.append(f"{METRICS[k]} vs {names[f]}: {o['pairs_ci_holds_1']} hold 1.00x, {o['pairs_ci_above_1']} "
                         f"lie above, {o['pairs_ci_below_1']} below")
+    per_seed = any(res.get("reference", {}).get("per_seed") for res in results["pairs"])
     lines += ["", f"Pairs' intervals (of {len(results['pairs'])}): " + "; ".join(spans) + ". The reference design is "
-              "one design per pair, so its ratios vary over the seeds only through the co-design."]
+              "one design per pair, so its ratios vary over the seeds only through the co-design"
+              + (" and its software, searched with each seed's seed." if per_seed else ".")]
     lines += ["", f"## Software search: best cycles after {st['sw_conv_budget']} schedules per stage "
               "(three largest stages), median over seeds, and as a ratio to the exact mapper's bound", "",
               "| workload | intrinsic | " + " | ".join(SW_METHODS) + " | exact bound (cycles) | bound is the optimum |",
@@ -869,6 +1089,32 @@ def write_table(results: dict[str, Any], path: Path, cmd: str | None = None) -> 
                 h = res["hv_final_median"]
                 lines.append(f"| {res['workload']} | {res['intrinsic']} | {h['mobo']:.3f} | {h['random']:.3f} |")
     path.write_text("\n".join(lines) + "\n")
+
+
+def sw_method_settings(method: str) -> dict[str, Any]:
+    """What the in-loop software search ``method`` runs with, for a run's settings: for an
+    ask/tell search (``qnetwork``, ``qlearning``) its optimizer's constructor defaults (read
+    from the class, so they are the code's) and what the schedule space sets on top (overriding a default)
+    (:func:`mappers.schedule.ask_tell_schedule`); none of them is a setting of this run."""
+    import inspect
+
+    from mappers.schedule import SCHEDULE_SEARCHES
+
+    out: dict[str, Any] = {"method": method, "warmup": "max(8, budget // 8) random schedules, the default "
+                                                        "schedule first (counted in the budget)"}
+    if method in SCHEDULE_SEARCHES:
+        return out
+    from optimizer.registry import OPTIMIZERS
+
+    sig = inspect.signature(OPTIMIZERS.get(method).__init__)
+    out["optimizer_defaults"] = {k: p.default for k, p in sig.parameters.items()
+                                 if p.kind is p.KEYWORD_ONLY and isinstance(p.default, int | float | bool | str)}
+    out["schedule_space_sets"] = {
+        "qnetwork": "features = ScheduleProblem.features, state_key = ScheduleProblem.state_keys, FlexTensor's "
+                    "split moves (ScheduleProblem.transfers) as extra actions, rewarm_every = ceil(rounds / 5), "
+                    "keep_starts = True",
+        "qlearning": "restart_best = 0.8"}.get(method, "nothing")
+    return out
 
 
 def _dump(results: dict[str, Any]) -> str:
@@ -907,6 +1153,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--n-init", type=int, default=None, help="Sobol initial points (HASCO's testbenches: 5)")
     ap.add_argument("--sw-budget", type=int, default=None, help="schedules per layer in the co-design loop")
     ap.add_argument("--sw-conv-budget", type=int, default=None, help="schedules per stage, convergence study")
+    ap.add_argument("--sw-method", choices=SW_METHODS, default=SW_METHOD,
+                    help="the software search of every hardware point in the loop (and of the separate flow's "
+                         "and the reference design's software; default: the heuristic)")
+    ap.add_argument("--sw-seed", default="0", metavar="N|run",
+                    help="seed of the in-loop software searches: a fixed N (default 0) or 'run', the run's seed")
     ap.add_argument("--no-random", action="store_true",
                     help="skip the random hardware searches (and so the hypervolume comparison)")
     ap.add_argument("--exact-max-nodes", type=int, default=EXACT_REFERENCE_MAX_NODES,
@@ -935,6 +1186,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if v is not None and v < 1:
             raise SystemExit(f"--{name.replace('_', '-')}: must be a positive integer, got {v}")
     with_random = not args.no_random
+    sw_seed: int | str = args.sw_seed
+    if sw_seed != "run":
+        try:
+            sw_seed = _sw_seed(int(sw_seed), 0)
+        except ValueError:
+            raise SystemExit(f"--sw-seed: a non-negative integer or 'run', got {args.sw_seed!r}") from None
     seeds = list(range(args.seeds or (2 if q else 3)))
     budget = args.budget or (8 if q else 25)
     n_init = args.n_init or (4 if q else 5)
@@ -944,21 +1201,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     kinds = sorted({k for _, k in pairs})
     tasks = [(k, "proxy", "mobo", s, budget, n_init, sw_budget, "default", store) for k in kinds for s in seeds]
+    options = [{}] * len(tasks)
     for wl, k in pairs:
         for s in seeds:
+            loop = {"sw_method": args.sw_method, "sw_seed": _sw_seed(sw_seed, s)}
             tasks.append((k, wl, "mobo", s, budget, n_init, sw_budget, "search", store))
+            options.append(loop)
             if with_random:
                 tasks.append((k, wl, "random", s, budget, n_init, sw_budget, "search", store))
+                options.append(loop)
     finish = [(wl, k, seeds, budget, n_init, sw_budget, sw_conv, store, with_random, args.exact_max_nodes,
-               args.exact_time_limit)
+               args.exact_time_limit, args.sw_method, sw_seed)
               for wl, k in pairs]
     walls = {_key(a[1], a[0], a[2], a[3]): sec
-             for a, sec in zip(tasks, _run_tasks([{"search": a} for a in tasks], args.workers))}
+             for a, sec in zip(tasks, _run_tasks([{"search": a, "options": o} for a, o in zip(tasks, options)],
+                                                 args.workers))}
     _run_tasks([{"finish": f} for f in finish], args.workers)
     finished = [load_finished(store, finish_settings(f)) for f in finish]
-    results = summarize(finished, store, budget, n_init, sw_budget, seeds, with_random)
+    results = summarize(finished, store, budget, n_init, sw_budget, seeds, with_random, args.sw_method, sw_seed)
     results["settings"] = {"quick": q, "pairs": [list(p) for p in pairs], "seeds": seeds, "budget": budget,
                            "n_init": n_init, "sw_budget": sw_budget, "sw_conv_budget": sw_conv,
+                           "sw_method": args.sw_method, "sw_seed": sw_seed,
+                           "sw_method_settings": sw_method_settings(args.sw_method),
+                           "seed_groups": [list(g) for g in SEED_GROUPS],
                            "random_hardware_search": with_random, "exact_max_nodes": args.exact_max_nodes,
                            "exact_time_limit_s": args.exact_time_limit,
                            "mobo_options": MOBO_OPTIONS, "objectives": OBJECTIVES,

@@ -42,6 +42,10 @@ WRITE_TABLE = {
     "d2nn": (d2nn.write_table, None, "coexplore reproduce d2nn"),
     "d2nn_epochs4": (d2nn.write_table, None, "coexplore reproduce d2nn --epochs 4"),
     "hasco": (hasco.write_table, None, "coexplore reproduce hasco --seeds 10 --workers 1 --out runs/reproduce/hasco-full"),
+    # the Q-network in the loop (issue 49 item 1): its runs store their command (None: read it there)
+    "hasco-qnetwork": (hasco.write_table, None, None),
+    "hasco-qnetwork/cost/quick": (hasco.write_table, None, None),
+    "hasco-qnetwork/cost/resnet50-GEMM-seed0": (hasco.write_table, None, None),
     "meloppr": (meloppr.write_table, meloppr.load_results, "coexplore reproduce meloppr"),
     "shi2020-steps": (_shi_steps_table, None, SHI_STEPS_CMD),
 }
@@ -59,6 +63,10 @@ SW_SEARCH = {
 #: DSE comparison through its table (test_reproduce_hasco_dse.py)
 REUSE_TESTED = {"shi2020", "hasco-enumerate", "hasco-dse"}
 
+PENDING = {"hasco-qnetwork"}
+"""Results directories whose run is under way and commits its ``results.json`` and
+``table.md`` as its pairs finish (issue 49 item 1): rebuilt once there, skipped before."""
+
 NOT_REASSEMBLED: set[str] = set()
 """Committed tables no test rebuilds (none: the steps-only run, stale before, was rerun and
 its records committed)."""
@@ -68,6 +76,8 @@ its records committed)."""
 def test_a_reproductions_table_is_its_records_byte_for_byte(name, tmp_path):
     write_table, load, cmd = WRITE_TABLE[name]
     root = RESULTS / name
+    if name in PENDING and not (root / "results.json").exists():
+        pytest.skip(f"{name}: its run has not committed results yet")
     res = load(root / "results.json") if load else json.loads((root / "results.json").read_text())
     write_table(res, tmp_path / "table.md", cmd)
     assert (tmp_path / "table.md").read_bytes() == (root / "table.md").read_bytes(), (

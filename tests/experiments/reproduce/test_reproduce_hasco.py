@@ -304,3 +304,67 @@ def test_retable_rewrites_the_committed_files_unchanged_and_needs_the_command(tm
     assert "Command: `coexplore reproduce hasco --seeds 10`" in (tmp_path / "table.md").read_text()
     with pytest.raises(SystemExit, match="not found"):
         rep.main(["--retable", str(tmp_path / "nothing")])
+
+
+def test_the_in_loop_software_search_reaches_the_evaluator_and_its_record(tmp_path, monkeypatch):
+    """--sw-method / --sw-seed (issue 49 item 1): every hardware point's software is the
+    named search's, at its seed, and the record says so; the default flow's keys are kept."""
+    from collections import OrderedDict
+
+    import mappers.schedule as sched
+    from evaluators.intrinsic_codesign import reference_point
+
+    calls = []
+    real = sched.ask_tell_schedule
+
+    def spy(problem, search, budget, seed, *a, **k):
+        calls.append((search, budget, seed))
+        return real(problem, search, budget, seed, *a, **k)
+
+    monkeypatch.setattr(sched, "ask_tell_schedule", spy)
+    monkeypatch.setattr(sched, "SEARCH_CACHE", OrderedDict())
+    a = rep.run_search("GEMV", "gemv", "random", 0, 2, 1, 12, "search", tmp_path, sw_method="qnetwork", sw_seed=3)
+    assert calls and set(calls) == {("qnetwork", 12, 3)}
+    settings = rep.search_settings("GEMV", "gemv", "random", 0, 2, 1, 12, "search", "reference", "qnetwork", 3)
+    rec = RecordStore(tmp_path).record(rep.KINDS["search"], settings)
+    assert rec.value == a and (rec.settings["sw_method"], rec.settings["sw_seed"]) == ("qnetwork", 3)
+    assert rec.trials["study"].endswith("sw-qnetwork-3")
+    # the committed flow's settings (and so its records' keys) have no in-loop entries, and the
+    # proxy's default schedule searches nothing, so its record is shared by every in-loop search
+    assert "sw_method" not in rep.search_settings("GEMV", "gemv", "random", 0, 2, 1, 12, "search", "reference")
+    assert (rep.search_settings("GEMV", "proxy", "mobo", 0, 2, 1, 12, "default", "reference", "qnetwork", 3)
+            == rep.search_settings("GEMV", "proxy", "mobo", 0, 2, 1, 12, "default", "reference"))
+    args = ("gemm", "GEMM", [0, 1], 6, 3, 10, 12, tmp_path, True, 1000, None)
+    assert rep.finish_settings((*args, "heuristic", 0)) == rep.finish_settings(args)
+    assert rep.finish_settings((*args, "qnetwork", "run")) == {**rep.finish_settings(args), "sw_method": "qnetwork",
+                                                                "sw_seed": "run"}
+    # on the same hardware point, the Q-network's schedules are not the heuristic's (at 20 a layer: at
+    # 16 both keep the best of the same warm-up)
+    pt = reference_point("GEMM")
+
+    def schedules(method):
+        ev = rep.in_loop_evaluator("GEMM", "gemm", 20, method, 0)
+        return [row["mapping_info"]["schedules"] for row in ev(pt).info["breakdown"]["layers"]]
+
+    calls.clear()
+    assert schedules("qnetwork") != schedules("heuristic")
+    assert {c[0] for c in calls} == {"qnetwork"}
+    assert rep.sw_method_settings("qnetwork")["optimizer_defaults"]["width"] == 64
+
+
+def test_ratios_per_seed_group():
+    """The seed groups of the software-search benchmark (0-2, 3-5, 6-15), each a median of
+    pair medians over the group's seeds; the heuristic's ratios where the records have them."""
+    h = {"ratio": 1.0, "ratio_reference": 1.5, "codesign_over_in_loop": 0.9}
+    finished = [{"workload": "a", "intrinsic": "GEMM",
+                 "seeds": {0: {"ratio": 1.2, "ratio_reference": 2.0, "heuristic": h}, 3: {"ratio": 1.0},
+                           4: {"ratio": 1.1}, 9: {"ratio": 0.9}}},
+                {"workload": "b", "intrinsic": "GEMV", "seeds": {0: {"ratio": 1.4}, 5: {"ratio": 1.3}}}]
+    g = rep.seed_groups(finished)
+    assert [x["label"] for x in g] == ["0", "3-5", "9"] and g[1]["seeds"] == [3, 4, 5]
+    assert g[0]["ratio"]["median_of_pair_medians"] == pytest.approx(1.3) and g[0]["ratio"]["pairs"] == 2
+    assert g[1]["ratio"]["median_of_pair_medians"] == pytest.approx((1.05 + 1.3) / 2)
+    assert g[0]["heuristic_codesign_over_in_loop"]["median_of_pair_medians"] == 0.9
+    assert g[2]["ratio_reference"] is None and "heuristic_ratio" not in g[2]
+    lines = "\n".join(rep._seed_group_lines(g, 0.95))
+    assert "| 3-5 | 1.18x [1.02, 1.30] (2 pairs) |" in lines and "0.90x [0.90, 0.90] (1 pair)" in lines
