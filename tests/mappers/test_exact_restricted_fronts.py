@@ -6,15 +6,28 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mappers.exact import (
-    _bounding_words,
-    _fits_level,
-    restricted_fronts,
-    reuse_fronts,
-    tile_reuse,
-    tile_shapes,
-)
+from accelerators.arch import OPERANDS
+from mappers.exact import restricted_fronts, reuse_fronts, tile_reuse, tile_shapes
 from tests.evaluators.mapping_gen import random_buffered_case
+
+
+def _words(layer, tiles: np.ndarray) -> np.ndarray:
+    """Each operand's bounding-box words per tile, from the layer's tensor axes (written here)."""
+    dims = list(layer.dim_names)
+    out = np.ones((len(tiles), 3))
+    for k, op in enumerate(OPERANDS):
+        for axis in layer.tensor(op).axes:
+            out[:, k] *= 1 + sum(c * (tiles[:, dims.index(d)] - 1) for d, c in axis)
+    return out
+
+
+def _fits(level, keep: np.ndarray, words: np.ndarray) -> np.ndarray:
+    held = np.where(keep[None, :], words, 0.0)
+    if level.capacity_words is None:
+        return np.ones(len(words), dtype=bool)
+    if level.shared:
+        return held.sum(axis=1) <= level.capacity_of("W")
+    return (held <= np.array([level.capacity_of(op) for op in OPERANDS])[None, :]).all(axis=1)
 
 
 def _divisors(n: int) -> list[int]:
@@ -39,8 +52,8 @@ def test_restricted_fronts_dominate_every_allowed_tile_and_no_other(seed):
             b = int(rng.choice(_divisors(int(n) // a)))
             sp[u, d], rem[u, d] = a, b
     got = restricted_fronts(layer, arch, level, keep, sp, rem, tiles, 4)
-    words = _bounding_words(layer, tiles)
-    fit = _fits_level(arch.levels[level], keep[None, :], words)
+    words = _words(layer, tiles)
+    fit = _fits(arch.levels[level], keep, words)
     reuse = tile_reuse(layer, tiles, words)
     reuse = np.where(np.isfinite(reuse), reuse, np.where(reuse > 0, np.inf, 0.0))
     full = reuse_fronts(layer, arch, level, keep, tiles, 4)
