@@ -556,6 +556,17 @@ def tile_reuse(layer: Layer, ext: np.ndarray, words: np.ndarray | None = None) -
     return reuse
 
 
+def _fitting_tiles(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray,
+                   tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(extents (m, D) int, reuse (m, 3))`` of the tiles of ``tiles`` that fit level
+    ``level`` with the kept operands ``keep`` (``(3,)``): :func:`tile_reuse` with a
+    sliding operand no loop can move (``-inf``) at 0 and an unbounded one at ``inf``."""
+    words = _bounding_words(layer, tiles)
+    fit = _fits_level(arch.levels[level], np.asarray(keep, dtype=bool)[None, :], words)
+    reuse = tile_reuse(layer, tiles[fit], words[fit])
+    return tiles[fit].astype(np.int64), np.where(np.isfinite(reuse), reuse, np.where(reuse > 0, np.inf, 0.0))
+
+
 def reuse_fronts(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray, tiles: np.ndarray | None = None,
                  max_points: int = 8) -> list[np.ndarray] | None:
     """Per stationary operand ``s`` (0, 1, 2), an ``(n_s, 3)`` set of reuse vectors
@@ -575,12 +586,9 @@ def reuse_fronts(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray, til
     ext = tile_shapes(layer) if tiles is None else tiles
     if ext is None:
         return None
-    words = _bounding_words(layer, ext)
-    fit = _fits_level(arch.levels[level], np.asarray(keep, dtype=bool)[None, :], words)
-    if not fit.any():
+    _, reuse = _fitting_tiles(layer, arch, level, keep, ext)
+    if not len(reuse):
         return [np.ones((1, 3)) for _ in range(3)]
-    reuse = tile_reuse(layer, ext[fit], words[fit])
-    reuse = np.where(np.isfinite(reuse), reuse, np.where(reuse > 0, np.inf, 0.0))
     top = reuse.max(axis=0)
     out = []
     for s in range(3):
@@ -621,15 +629,9 @@ def restricted_fronts(layer: Layer, arch: ArchSpec, level: int, keep: np.ndarray
         return None
     sp = np.asarray(sp, dtype=np.int64)
     rem = np.asarray(rem, dtype=np.int64)
-    U = len(sp)
-    words = _bounding_words(layer, ext)
-    fit = _fits_level(arch.levels[level], np.asarray(keep, dtype=bool)[None, :], words)
-    out = np.ones((U, 3, max_points, 3))
-    if not fit.any() or not U:
-        return out
-    e = ext[fit].astype(np.int64)
-    reuse = tile_reuse(layer, ext[fit], words[fit])
-    reuse = np.where(np.isfinite(reuse), reuse, np.where(reuse > 0, np.inf, 0.0))
+    e, reuse = _fitting_tiles(layer, arch, level, keep, ext)
+    if not len(e) or not len(sp):
+        return np.ones((len(sp), 3, max_points, 3))
     masks, which = _distinct_masks(_allowed_tiles(e, sp, rem))
     ok = np.unpackbits(masks, axis=1, count=len(e)).astype(bool)
     return _masked_fronts(reuse, ok, max_points)[which]
@@ -1150,6 +1152,11 @@ class _Search:
             orders = np.tile(np.arange(len(p.dims)), (len(nodes), self.arch.n_levels, 1))
         return MappingBatch(p.dims, nodes.T, nodes.sx, nodes.sy, orders, nodes.keep)
 
+    def _placed_batch(self, p: _Problem, nodes: _Nodes) -> MappingBatch:
+        """Partial nodes as the batch their bounds take: what is left placed as low as it
+        may go (:meth:`_Nodes.placed`), the dimensions' order at every level."""
+        return self._batch(p, _Nodes(nodes.sx, nodes.sy, nodes.placed(p), nodes.remaining, nodes.keep, nodes.floor))
+
     def _score(self, p: _Problem, nodes: _Nodes) -> tuple[np.ndarray, np.ndarray]:
         """Complete nodes scored with the exact leaf order search (:meth:`_leaf_orders`),
         counted as scored leaves: ``(objective per node, its best orders)``."""
@@ -1450,12 +1457,8 @@ class _Search:
             self._top_table = self.cost.top_fill_table(self.layer, self.arch, np.stack(canonical_orders(p.structure)))
         if self._top_table is False:
             return children
-        L = self.arch.n_levels
-        order = np.tile(np.arange(len(p.dims)), (len(parents), L, 1))
-        pb = MappingBatch(p.dims, parents.placed(p), parents.sx, parents.sy, order, parents.keep)
-        corder = np.tile(np.arange(len(p.dims)), (len(children), L, 1))
-        cb = MappingBatch(p.dims, children.placed(p), children.sx, children.sy, corder, children.keep)
-        value = screen(self.layer, self.arch, pb, cb, parent, self._top_table, self.objective)
+        value = screen(self.layer, self.arch, self._placed_batch(p, parents), self._placed_batch(p, children), parent,
+                       self._top_table, self.objective)
         self.evaluated += len(parents)
         keep = np.flatnonzero(value < self.bar)
         self.screened += len(children) - len(keep)
@@ -1508,8 +1511,7 @@ class _Search:
         if not levels:                       # nothing temporal decided: the top level, one class
             levels, classes = [L - 1], classes[:1]
         # the decided levels' orders are the classes' (least_lower_bound sets them)
-        order = np.tile(np.arange(len(p.dims)), (len(nodes), L, 1))
-        batch = MappingBatch(p.dims, nodes.placed(p), nodes.sx, nodes.sy, order, nodes.keep)
+        batch = self._placed_batch(p, nodes)
         b = known - 1
         refined = [c for c in range(b - 1, -1, -1) if c < L - 1][:_REFINED_LEVELS][::-1]   # lowest first
         refined = refined[:stages]              # the levels this call refines (lowest first)
@@ -1557,7 +1559,7 @@ class _Search:
         those the front covers, whose reuse one of the pairs with that operand dominates;
         so the least bound over the pairs bounds it. Where more than
         :data:`_RESTRICTED_TILES` tiles fit the level, the fronts over every tile that
-        fits (:func:`reuse_fronts`, a superset: a bound still). Each front is computed
+        fits (a superset: a bound still). Each front is computed
         once per search (by kept operands and set of allowed tiles); ``None`` when there
         are too many tile shapes to list."""
         if "tiles" not in self._tile_tables:
@@ -1573,15 +1575,12 @@ class _Search:
             key = f"fit:{c}:{u}"
             if key not in self._tile_tables:
                 keep_row = np.array([(int(u) >> j) & 1 for j in range(3)], dtype=bool)
-                words = _bounding_words(self.layer, tiles)
-                fit = _fits_level(self.arch.levels[c], keep_row[None, :], words)
-                reuse = tile_reuse(self.layer, tiles[fit], words[fit])
-                reuse = np.where(np.isfinite(reuse), reuse, np.where(reuse > 0, np.inf, 0.0))
-                self._tile_tables[key] = (tiles[fit].astype(np.int64), reuse, {})
+                self._tile_tables[key] = (*_fitting_tiles(self.layer, self.arch, c, keep_row, tiles), {})
             e, reuse, cache = self._tile_tables[key]
-            if len(e) > _RESTRICTED_TILES:           # every node: the fronts over every fitting tile
-                sub = np.zeros((1, 2 * sp.shape[1]), dtype=np.int64)
-                which = np.zeros(len(rows), dtype=np.int64)
+            every = len(e) > _RESTRICTED_TILES       # every node: the fronts over every fitting tile
+            D = sp.shape[1]
+            if every:
+                sub, which = np.zeros((1, 2 * D), dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
             else:                                    # one per distinct (spatial, remaining) pair of vectors
                 sub, which = np.unique(np.concatenate([sp[rows], nodes.remaining[rows]], axis=1), axis=0,
                                        return_inverse=True)
@@ -1589,11 +1588,9 @@ class _Search:
             got = [cache.get(k.tobytes()) for k in sub]
             missing = np.array([i for i, g in enumerate(got) if g is None], dtype=np.int64)
             if len(missing):
-                D = sp.shape[1]
-                if len(e) > _RESTRICTED_TILES:
-                    masks, of = np.packbits(np.ones((1, len(e)), dtype=bool), axis=1), np.zeros(1, dtype=np.int64)
-                else:
-                    masks, of = _distinct_masks(_allowed_tiles(e, sub[missing, :D], sub[missing, D:]))
+                allowed = (np.ones((len(missing), len(e)), dtype=bool) if every
+                           else _allowed_tiles(e, sub[missing, :D], sub[missing, D:]))
+                masks, of = _distinct_masks(allowed)
                 ok = np.unpackbits(masks, axis=1, count=len(e)).astype(bool)
                 fr = _masked_fronts(reuse, ok, _FRONT_POINTS)
                 for i, j in zip(missing, of):

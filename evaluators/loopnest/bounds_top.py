@@ -56,6 +56,7 @@ from evaluators.loopnest.bounds import lower_bound
 from evaluators.loopnest.conventions import Conventions
 from evaluators.loopnest.counts import prepare
 from mappers.mapping import MappingBatch
+from mappers.mapping_space import divisors
 from mappers.orders import objective_of
 from mappers.workloads import Layer
 
@@ -87,7 +88,7 @@ class TopFillTable:
         self._digit = []                                   # per dimension: factor -> divisor index
         for n in sizes:
             idx = np.full(n + 1, -1, dtype=np.int64)
-            divs = [f for f in range(1, n + 1) if n % f == 0]
+            divs = divisors(n)
             idx[divs] = np.arange(len(divs))
             self._digit.append(idx)
         radix = [int((x >= 0).sum()) for x in self._digit]

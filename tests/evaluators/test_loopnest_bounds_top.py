@@ -18,13 +18,18 @@ from mappers.sampling import random_mappings
 from tests.evaluators.mapping_gen import random_arch, random_buffered_case, random_layer
 
 
-def _case(seed: int) -> tuple:
-    rng = np.random.default_rng(4100 + seed)
-    layer = random_layer(rng)
+def _three_or_more_levels(rng: np.random.Generator) -> ArchSpec:
+    """A random hierarchy with at least three levels (the screen's domain)."""
     while True:
         arch = random_arch(rng)
         if arch.n_levels >= 3:
-            break
+            return arch
+
+
+def _case(seed: int) -> tuple:
+    rng = np.random.default_rng(4100 + seed)
+    layer = random_layer(rng)
+    arch = _three_or_more_levels(rng)
     top = arch.levels[-1]
     kind = seed % 3                            # the top level's bandwidth: none, shared, read/write apart
     if kind == 1:
@@ -79,10 +84,7 @@ def test_the_screen_never_exceeds_the_childrens_bound(seed, accounting):
 
 def test_the_screen_declines_what_its_arithmetic_does_not_cover():
     rng = np.random.default_rng(7)
-    while True:
-        arch = random_arch(rng)
-        if arch.n_levels >= 3:
-            break
+    arch = _three_or_more_levels(rng)
     assert applies(arch)
     leaky = ArchSpec(arch.name, (dataclasses.replace(arch.levels[0], leakage_pj_per_cycle=0.1), *arch.levels[1:]),
                      mac_energy_pj=1.0)
@@ -124,10 +126,7 @@ def test_the_exact_search_is_the_same_with_and_without_the_screen():
     for seed in range(16):
         rng = np.random.default_rng(5200 + seed)
         layer = random_layer(rng)
-        while True:
-            arch = random_arch(rng)
-            if arch.n_levels >= 3:
-                break
+        arch = _three_or_more_levels(rng)
         _same_search(layer, arch, ("edp", "energy", "latency")[seed % 3])
 
 
