@@ -1515,13 +1515,8 @@ class _Search:
         b = known - 1
         refined = [c for c in range(b - 1, -1, -1) if c < L - 1][:_REFINED_LEVELS][::-1]   # lowest first
         refined = refined[:stages]              # the levels this call refines (lowest first)
-        options: dict[int, list[tuple[int, np.ndarray]]] = {}
-        for c in refined:
-            opts = self._reuse_options(nodes, c)
-            if opts is None:
-                refined = refined[:refined.index(c)]
-                break
-            options[c] = opts
+        if refined and self._tile_list() is None:
+            refined = []                        # too many tile shapes to list: no refinement
 
         def bound(rows: np.ndarray, stationary: Any, tiles: np.ndarray | None) -> np.ndarray:
             sub = batch if len(rows) == len(batch) else batch.take(rows)
@@ -1535,20 +1530,36 @@ class _Search:
             best, done = np.maximum(bound(np.arange(len(nodes)), None, None), nodes.floor), 0
         else:
             best, done = np.maximum(start[0], nodes.floor), start[1]
-        for k in range(done + 1, min(len(refined), stages) + 1):
+        # each refined level's cases, computed when its stage first comes and only for the
+        # nodes still below the bar then (the later stages refine a subset of those)
+        options: dict[int, tuple[np.ndarray, list[tuple[int, np.ndarray]]]] = {}
+        for k in range(done + 1, len(refined) + 1):
             rows = np.flatnonzero(best < self.bar)
             if not len(rows):
                 break
+            for c in refined[:k]:
+                if c not in options:
+                    at = np.full(len(nodes), -1, dtype=np.int64)
+                    at[rows] = np.arange(len(rows))
+                    options[c] = (at, self._reuse_options(nodes.take(rows), c))
             least = np.full(len(rows), np.inf)
-            for combo in itertools.product(*(range(len(options[c])) for c in refined[:k])):
+            for combo in itertools.product(*(range(len(options[c][1])) for c in refined[:k])):
                 codes = [-1] * L
                 part = np.full((len(rows), L, len(OPERANDS)), -1.0)     # levels not refined at this stage: -1
                 for c, i in zip(refined[:k], combo):
-                    codes[c], tab = options[c][i]
-                    part[:, c] = tab[rows]
+                    at, opts = options[c]
+                    codes[c], tab = opts[i]
+                    part[:, c] = tab[at[rows]]
                 least = np.minimum(least, bound(rows, codes, part))
             best[rows] = np.maximum(best[rows], least)
         return best
+
+    def _tile_list(self) -> np.ndarray | None:
+        """Every tile shape of the layer (:func:`tile_shapes`, computed once per search), or
+        ``None`` when there are too many to list."""
+        if "tiles" not in self._tile_tables:
+            self._tile_tables["tiles"] = tile_shapes(self.layer)
+        return self._tile_tables["tiles"]
 
     def _reuse_options(self, nodes: _Nodes, c: int) -> list[tuple[int, np.ndarray]] | None:
         """The refinement's cases at level ``c`` for ``nodes``: ``(stationary operand,
@@ -1562,9 +1573,7 @@ class _Search:
         fits (a superset: a bound still). Each front is computed
         once per search (by kept operands and set of allowed tiles); ``None`` when there
         are too many tile shapes to list."""
-        if "tiles" not in self._tile_tables:
-            self._tile_tables["tiles"] = tile_shapes(self.layer)
-        tiles = self._tile_tables["tiles"]
+        tiles = self._tile_list()
         if tiles is None:
             return None
         code = nodes.keep[:, c, :].astype(np.int64) @ np.array([1, 2, 4])
