@@ -400,3 +400,28 @@ def test_the_demo_space_size_is_counted_from_its_config(tmp_path):
     (tmp_path / DEMO_CONFIG).unlink()
     with pytest.raises(RecordError, match=r"demo\.yaml not found"):
         demo_space_size(tmp_path)
+
+
+QNET = "docs/reproduction/results/hasco-qnetwork/results.json"
+
+
+def test_hasco_in_loop_sentence_recomputed_from_both_runs_pairs(tmp_path):
+    """Issue 49 item 1: the Q-network run's median of pair medians (from its pairs), beside
+    the committed run's medians of the same pairs; a subset pair missing from the committed
+    run is refused, naming it."""
+    from experiments.figures.records import RecordError
+
+    q = json.loads((ROOT / QNET).read_text())
+    main_pairs = {(p["workload"], p["intrinsic"]): p["ratio_stats"]["median"]
+                  for p in json.loads((ROOT / HASCO).read_text())["pairs"]}
+    subset = [tuple(x) for x in q["settings"]["pairs"]]
+    text = figure("reproductions-headline").render(ROOT)
+    in_loop = statistics.median(p["ratio_stats"]["median"] for p in q["pairs"])
+    assert f"**{in_loop:.2f}x**, interval" in text
+    assert f"against {statistics.median(main_pairs[x] for x in subset):.2f}x for the heuristic flow on the same " \
+           f"{len(subset)} pairs" in text
+    root = _tree(tmp_path, *figure("reproductions-headline").records)
+    q["settings"]["pairs"].append(["no_such_net", "GEMM"])
+    (root / QNET).write_text(json.dumps(q))
+    with pytest.raises(RecordError, match="no_such_net"):
+        figure("reproductions-headline").render(root)
