@@ -26,7 +26,11 @@ dimension, ignored). The result is then the best divisor mapping within them, an
 ``scope:`` line names them. A constraint that cannot be expressed is an error naming it;
 ``no_constraints`` (``--no-constraints``) searches every legal divisor mapping instead,
 and the command says the spec's constraints were not applied. AccelForge, ZigZag and
-coexplore specs carry no mapspace constraints.
+coexplore specs carry no mapspace constraints. A separate constraints file
+(``constraints_file``, ``--constraints FILE``: Timeloop's target form, a list of targets or
+``{mapspace_constraints: {targets: [...]}}`` and the like, :func:`read_constraints_file`)
+adds its targets, named by the design's level names, for any of the architecture forms;
+with ``--no-constraints`` only the file's apply. The ``scope:`` line names whose they are.
 
 **A mapping of one's own** (``mapping``, ``--mapping FILE``): Timeloop mapping YAML (a
 ``mapping:`` list of directives), coexplore's own form (``coexplore_mapping:``, what the
@@ -110,9 +114,10 @@ class UserMapping:
 class MapOutcome:
     """What ``coexplore map`` found: the translated design and the exact mapper's result.
 
-    ``constraints``: the Timeloop spec's mapspace constraints the search applied
-    (``None``: none applied); ``constraints_ignored``: the spec has constraints and they
-    were not applied (``--no-constraints``); ``user``: the ``--mapping`` given."""
+    ``constraints``: the mapspace constraints the search applied (``None``: none applied),
+    the Timeloop spec's where ``spec_constraints`` and those of ``constraints_file`` where
+    given; ``constraints_ignored``: the spec has constraints and they were not applied
+    (``--no-constraints``); ``user``: the ``--mapping`` given."""
 
     arch: ArchSpec
     layer: Layer
@@ -124,6 +129,8 @@ class MapOutcome:
     seconds: float
     constraints: TimeloopConstraints | None = None
     user: UserMapping | None = None
+    spec_constraints: bool = False
+    constraints_file: Path | None = None
 
     def timeloop_yaml(self) -> str:
         """The mapping as Timeloop mapping YAML (``ValueError`` where it unrolls one
@@ -227,19 +234,62 @@ def _restricted(tc: TimeloopConstraints, tl: TimeloopTranslation, layer: Layer) 
     return [(name, words) for name, words in out if words]
 
 
-def _spec_constraints(d: _Design, arch_path: str | Path) -> TimeloopConstraints:
-    """The Timeloop spec's mapspace constraints for the layer, named for the proof's scope."""
-    tl = d.tl
+_FILE_KEYS = ("targets", "mapspace_constraints", "architecture_constraints", "constraints")
+
+
+def read_constraints_file(path: str | Path) -> list[dict[str, Any]]:
+    """The constraint targets of a separate Timeloop mapspace-constraints file
+    (``--constraints FILE``): a list of targets, or a mapping with one of
+    :data:`_FILE_KEYS` holding that list or ``{targets: [...]}``. Read as data
+    (``yaml.safe_load``); anything else is a ``ValueError`` naming the file."""
+    p = Path(path)
     try:
-        tc = constraints_from_timeloop(tl, d.layer)
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ValueError(f"{p}: cannot read the constraints file: {e.strerror or e}") from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"{p}: not YAML: {e}") from None
+    body: Any = doc
+    if isinstance(doc, MappingABC):
+        keys = [k for k in _FILE_KEYS if k in doc]
+        if len(keys) != 1:
+            raise ValueError(f"{p}: a constraints file holds a list of targets or exactly one of {list(_FILE_KEYS)}, "
+                             f"got the keys {sorted(map(str, doc))}")
+        body = doc[keys[0]]
+        if isinstance(body, MappingABC):
+            if set(body) != {"targets"}:
+                raise ValueError(f"{p}: {keys[0]}: expected a list of targets or {{targets: [...]}}, got the keys "
+                                 f"{sorted(map(str, body))}")
+            body = body["targets"]
+    if not isinstance(body, list) or not all(isinstance(t, MappingABC) and "target" in t for t in body):
+        raise ValueError(f"{p}: expected a list of constraint targets (each a mapping with a 'target' key)")
+    return [dict(t) for t in body]
+
+
+def _constraints(d: _Design, arch_path: str | Path, spec: bool, file: str | Path | None) -> TimeloopConstraints:
+    """The mapspace constraints for the layer, named for the proof's scope: the Timeloop
+    spec's (``spec``) and the targets of the constraints ``file``, both where given."""
+    tl = d.tl if spec else dataclasses.replace(d.tl, constraints={})
+    extra = read_constraints_file(file) if file is not None else None
+    try:
+        tc = constraints_from_timeloop(tl, d.layer, extra)
     except ValueError as e:
-        raise ValueError(f"{arch_path}: its mapspace constraints cannot be applied: {e} (--no-constraints "
+        where = f"{file}: its" if file is not None and not spec else f"{arch_path}: its"
+        if file is not None and spec:
+            where = f"{arch_path} and {file}: their"
+        raise ValueError(f"{where} mapspace constraints cannot be applied: {e} (--no-constraints "
                          "searches every divisor mapping instead)") from None
     levels = [name for name, _ in _restricted(tc, tl, d.layer)]
-    name = "of the Timeloop spec's mapspace (factors, spatial axes and bypass at " + (", ".join(levels) or "no level")
+    name = f"of {_source(spec, file)} (factors, spatial axes and bypass at " + (", ".join(levels) or "no level")
     if tc.relaxed:
         name += ", with its loop-order constraints relaxed at " + ", ".join(tc.relaxed)
     return dataclasses.replace(tc, constraints=dataclasses.replace(tc.constraints, name=name + ")"))
+
+
+def _source(spec: bool, file: str | Path | None) -> str:
+    """Whose mapspace constraints, in words."""
+    parts = (["the Timeloop spec's mapspace"] if spec else []) + ([f"the constraints file {file}"] if file else [])
+    return " and ".join(parts)
 
 
 def _index(level: str | int, tl: TimeloopTranslation) -> int:
@@ -367,13 +417,15 @@ def read_mapping(path: str | Path, d: _Design, cost: LoopNestCost,
 def map_design(arch_path: str | Path, problem_path: str | Path, *, accounting: str = "coexplore",
                objective: str = "edp", ert: str | Path | None = None, art: str | Path | None = None,
                time_limit_s: float | None = None, constraints: bool = True,
-               mapping: str | Path | None = None) -> MapOutcome:
+               mapping: str | Path | None = None, constraints_file: str | Path | None = None) -> MapOutcome:
     """Read the files and run the exact mapper (module docstring): within the Timeloop
-    spec's mapspace constraints unless ``constraints`` is false, offered ``mapping``
-    (a file) as a warm start."""
+    spec's mapspace constraints unless ``constraints`` is false, and within those of
+    ``constraints_file`` (a separate Timeloop mapspace-constraints file, its level names
+    the design's) where given; offered ``mapping`` (a file) as a warm start."""
     d = _load(arch_path, problem_path, ert=ert, art=art)
     tl, layer = d.tl, d.layer
-    tc = _spec_constraints(d, arch_path) if tl.constraints and constraints else None
+    spec = bool(tl.constraints) and constraints
+    tc = _constraints(d, arch_path, spec, constraints_file) if spec or constraints_file is not None else None
     cons = tc.constraints if tc is not None and tc.constraints.levels else None
     cost = LoopNestCost(accounting)
     user = read_mapping(mapping, d, cost, cons) if mapping is not None else None
@@ -384,7 +436,7 @@ def map_design(arch_path: str | Path, problem_path: str | Path, *, accounting: s
         user = dataclasses.replace(user, outside="not in the search's space (a bypass choice, fanout or loop order "
                                                  "it does not branch over)")
     return MapOutcome(tl.arch, layer, tl, result, accounting, objective, bool(tl.constraints) and not constraints,
-                      time.perf_counter() - t0, tc, user)
+                      time.perf_counter() - t0, tc, user, spec, None if constraints_file is None else Path(constraints_file))
 
 
 def format_loop_nest(mapping: Mapping, tl: TimeloopTranslation, layer: Layer) -> list[str]:
@@ -421,12 +473,12 @@ def summary(outcome: MapOutcome) -> list[str]:
     if tc is not None:
         tl = outcome.translation
         restricted = _restricted(tc, tl, outcome.layer)
+        whose = _source(outcome.spec_constraints, outcome.constraints_file)
         if restricted:
-            out.append("constraints: the Timeloop spec's mapspace constraints, applied:")
+            out.append(f"constraints: applied, from {whose}:")
             out += [f"             {name}: {words}" for name, words in restricted]
         else:
-            out.append("constraints: the Timeloop spec's mapspace constraints restrict no factor, axis or bypass "
-                       "of this layer")
+            out.append(f"constraints: those of {whose} restrict no factor, axis or bypass of this layer")
         if tc.relaxed:
             out.append("             relaxed: the loop-order constraints at " + ", ".join(tc.relaxed)
                        + " (every order searched, a larger space)")
@@ -443,6 +495,7 @@ def summary(outcome: MapOutcome) -> list[str]:
     out.append(f"search:      {outcome.seconds:.2f} s, {r.evaluated} mappings scored"
                + (f", space of {r.space_size}" if r.space_size else ""))
     if outcome.constraints_ignored:
-        out.append("note:        the Timeloop spec's mapspace constraints were not applied (--no-constraints: the "
-                   "search covers every legal divisor mapping)")
+        rest = ("only the constraints file's apply" if outcome.constraints_file is not None
+                else "the search covers every legal divisor mapping")
+        out.append(f"note:        the Timeloop spec's mapspace constraints were not applied (--no-constraints: {rest})")
     return out

@@ -379,3 +379,48 @@ def test_accelforge_and_zigzag_mappings_are_read_on_their_own_architectures(tmp_
     r = runner.invoke(app, ["map", str(tmp_path / "zz.yaml"), str(tmp_path / "conv.yaml"), "-o",
                             str(tmp_path / "m.yaml"), "--mapping", str(tmp_path / "zmap.yaml")])
     assert r.exit_code == 0 and "(a ZigZag temporal mapping): edp = " in r.output
+
+
+# TL_ARCH_CONSTRAINED's constraints as a separate file in Timeloop's target form
+CONSTRAINTS_FILE = """\
+mapspace_constraints:
+  targets:
+  - {target: buffer, type: temporal, factors: R=1, permutation: PM}
+  - {target: buffer, type: bypass, keep: [Weights, Inputs, Outputs]}
+  - {target: inter_PE_spatial, type: spatial, factors: C=1 R=1 P=1}
+"""
+
+
+def test_a_constraints_file_applies_as_the_specs_own_constraints_do(constrained):
+    d = constrained
+    (d / "cons.yaml").write_text(CONSTRAINTS_FILE)
+    in_spec = map_design(d / "carch.yaml", d / "problem.yaml", ert=d / "ERT.yaml")
+    from_file = map_design(d / "arch.yaml", d / "problem.yaml", ert=d / "ERT.yaml", constraints_file=d / "cons.yaml")
+    free = map_design(d / "arch.yaml", d / "problem.yaml", ert=d / "ERT.yaml")
+    # the same constraints, read from the file: the same proven optimum, which the free search beats
+    assert from_file.result.optimal and from_file.result.mapping == in_spec.result.mapping
+    assert from_file.result.edp == in_spec.result.edp > free.result.edp
+    tl, layer = load_design(d / "carch.yaml", d / "problem.yaml", ert=d / "ERT.yaml")
+    assert satisfies(constraints_from_timeloop(tl, layer).constraints, from_file.result.mapping, layer, tl.arch)[0]
+    r = _map(d, "--constraints", str(d / "cons.yaml"), arch="arch.yaml")
+    assert r.exit_code == 0, r.output
+    assert f"constraints of the constraints file {d / 'cons.yaml'} (factors, spatial axes and bypass at " in r.output
+    assert f"constraints: applied, from the constraints file {d / 'cons.yaml'}:" in r.output
+    # with --no-constraints on a constrained spec, only the file's apply (here the same ones)
+    r = _map(d, "--no-constraints", "--constraints", str(d / "cons.yaml"))
+    assert r.exit_code == 0 and f"edp = {in_spec.result.edp:.6g}" in r.output, r.output
+    assert "only the constraints file's apply" in r.output
+
+
+@pytest.mark.parametrize("text, words", [
+    ("- {factors: R=1}\n", "each a mapping with a 'target' key"),
+    ("targets: 3\n", "expected a list of constraint targets"),
+    ("foo: []\n", "exactly one of"),
+    ("- {target: nowhere, type: temporal, factors: R=1}\n", "nowhere"),
+    ("- {target: buffer, type: temporal, factor: R=1}\n", "factor"),
+    ("[unclosed\n", "not YAML"),
+])
+def test_a_bad_constraints_file_is_an_error_naming_it(files, text, words):
+    (files / "cons.yaml").write_text(text)
+    r = _map(files, "--constraints", str(files / "cons.yaml"), arch="arch.yaml")
+    assert r.exit_code == 2 and "cons.yaml" in r.output and words in r.output, r.output
