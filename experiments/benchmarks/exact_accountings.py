@@ -53,15 +53,30 @@ def header(arch: ArchSpec, layers: list[Layer], accountings: list[str], objectiv
     return scopes.lines(), scopes
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per search (default: none)")
     ap.add_argument("--accountings", default="coexplore,timeloop,zigzag")
     ap.add_argument("--objective", default="edp")
-    args = ap.parse_args(argv)
-    arch = eyeriss_v1().to_arch()
-    accountings = args.accountings.split(",")
-    mapper = ExactMapper(time_limit_s=args.time_limit)
+    return ap
+
+
+def setup(args: argparse.Namespace) -> tuple[ArchSpec, list[str], ExactMapper]:
+    """The architecture, accountings and mapper a run with ``args`` uses."""
+    return eyeriss_v1().to_arch(), args.accountings.split(","), ExactMapper(time_limit_s=args.time_limit)
+
+
+def announced_scopes(argv: list[str]) -> ProofScopes:
+    """The scopes a run with the command-line arguments ``argv`` states in its header
+    (:func:`header`), without searching: what a committed output of that command covers."""
+    args = parser().parse_args(argv)
+    arch, accountings, mapper = setup(args)
+    return header(arch, layers(), accountings, args.objective, mapper)[1]
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    arch, accountings, mapper = setup(args)
     lines, scopes = header(arch, layers(), accountings, args.objective, mapper)
     print(f"exact mapper on {arch.name}, objective {args.objective}, time limit {args.time_limit}; proven = "
           "optimal over the row's space (each result's ProofScope):")

@@ -33,7 +33,10 @@ record: it stops every search at the same node whatever the machine's load). ``-
 ``--points`` (indices within each space) and ``--layers`` (names) map a subset, to iterate
 on hard cases. ``--rows FILE`` makes a long run resumable: every layer map is appended to
 FILE (JSON lines) as it finishes, a rerun with the same FILE skips the maps it holds and
-reads them back, and the summary covers every chosen map, old and new.
+reads them back, and the summary covers every chosen map, old and new. The header states
+the space the proofs cover, per space or point where they differ (:func:`announce`, from
+the mapper, cost model, layers and designs, before mapping; each result is checked
+against it; :func:`announced_scopes` gives it for a command line without running it).
 
 Run: ``python -m experiments.benchmarks.mapper_codesign [--shi-points 15] [--demo-points 10]
 [--workloads dqn dqn@32 resnet50 bert] [--spaces shi-iso shi-free demo eyeriss]
@@ -181,7 +184,7 @@ def read_rows(path: Path, args: argparse.Namespace) -> dict[tuple[str, str, str,
     return out
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shi-points", type=int, default=15, help="points drawn from each Shi space (iso, free)")
     ap.add_argument("--demo-points", type=int, default=10, help="points drawn from the demo's systolic space")
@@ -199,28 +202,59 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--rows", type=Path, default=None,
                     help="JSON lines: append each layer map as it finishes; maps already there are skipped (resume)")
     ap.add_argument("--json", type=Path, default=None, help="write every row and the summary here")
-    args = ap.parse_args(argv)
-    for name in ("shi_points", "demo_points"):
-        if getattr(args, name) < 0:
-            ap.error(f"--{name.replace('_', '-')}: must be >= 0, got {getattr(args, name)}")
-    mapper = ExactMapper(max_nodes=args.max_nodes, time_limit_s=args.time_limit_s)
-    cost = LoopNestCost(screen_top=not args.no_screen)
-    layers = {w: resolve(WORKLOADS[w]) for w in args.workloads}
-    print(f"exact mapper on co-design points: {args.shi_points} x 2 Shi, {args.demo_points} demo, Eyeriss v1; "
-          f"workloads {args.workloads} ({sum(len(v) for v in layers.values())} unique layers); objective "
-          f"{OBJECTIVE}; limits max_nodes={args.max_nodes} time_limit_s={args.time_limit_s}; "
-          f"{platform.processor() or platform.machine()}, load {os.getloadavg()[0]:.1f}", flush=True)
+    return ap
+
+
+def chosen_designs(args: argparse.Namespace) -> list[tuple[str, str, Any]]:
+    """The ``(space, point label, ArchSpec)`` of :func:`designs` a run with ``args`` maps."""
     chosen, seen = [], {}
     for space, label, arch in designs(args.shi_points, args.demo_points):
         k = seen[space] = seen.get(space, -1) + 1
         if not ((args.spaces and space not in args.spaces) or (args.points is not None and k not in args.points)):
             chosen.append((space, label, arch))
+    return chosen
+
+
+def announce(args: argparse.Namespace, mapper: ExactMapper, cost: Any, layers: dict[str, list[Any]],
+             chosen: list[tuple[str, str, Any]]) -> ProofScopes:
+    """The scopes of every layer map of a run with ``args``, by space and point, without
+    searching (the header; each result is checked against it)."""
     scopes = ProofScopes("space (or point)")
     for space, label, arch in chosen:
         for ls in layers.values():
             for layer in ls:
                 if not args.layers or layer.name in args.layers:
                     scopes.announce(space, label.split(":")[0], mapper, layer, arch, cost, OBJECTIVE)
+    return scopes
+
+
+def setup(args: argparse.Namespace) -> tuple[ExactMapper, Any, dict[str, list[Any]]]:
+    """The mapper, cost model and unique layers by workload a run with ``args`` uses."""
+    mapper = ExactMapper(max_nodes=args.max_nodes, time_limit_s=args.time_limit_s)
+    cost = LoopNestCost(screen_top=not args.no_screen)
+    return mapper, cost, {w: resolve(WORKLOADS[w]) for w in args.workloads}
+
+
+def announced_scopes(argv: list[str]) -> ProofScopes:
+    """The scopes a run with the command-line arguments ``argv`` states in its header,
+    without searching: what a committed output of that command covers."""
+    args = parser().parse_args(argv)
+    return announce(args, *setup(args), chosen_designs(args))
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = parser()
+    args = ap.parse_args(argv)
+    for name in ("shi_points", "demo_points"):
+        if getattr(args, name) < 0:
+            ap.error(f"--{name.replace('_', '-')}: must be >= 0, got {getattr(args, name)}")
+    mapper, cost, layers = setup(args)
+    print(f"exact mapper on co-design points: {args.shi_points} x 2 Shi, {args.demo_points} demo, Eyeriss v1; "
+          f"workloads {args.workloads} ({sum(len(v) for v in layers.values())} unique layers); objective "
+          f"{OBJECTIVE}; limits max_nodes={args.max_nodes} time_limit_s={args.time_limit_s}; "
+          f"{platform.processor() or platform.machine()}, load {os.getloadavg()[0]:.1f}", flush=True)
+    chosen = chosen_designs(args)
+    scopes = announce(args, mapper, cost, layers, chosen)
     print("\n".join(scopes.lines()), flush=True)
     print(f"{'space':<9} {'workload':<9} {'layer':<28}{'CPU s':>8}{'nodes':>10} proven {'gap':>7}"
           f"{'heur/res':>9}  anytime@{'/'.join(str(s) for s in CHECKPOINTS_S)}", flush=True)

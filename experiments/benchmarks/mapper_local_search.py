@@ -13,8 +13,11 @@ and each run's incumbent at 0.5 CPU s over the better of the two results; then m
 sums of CPU seconds and the shares within 2 % at 0.5 s. The two runs of a layer follow
 each other, so a change of the machine's load affects both alike.
 
+The header states the space the proofs cover (:func:`announce`, from the mappers and
+layers, before mapping; each result is checked against it).
+
 Run: ``python -m experiments.benchmarks.mapper_local_search [--points 0 1 2 3]
-[--spaces shi-iso shi-free demo eyeriss] [--time-limit-s 10] [--json FILE]``.
+[--spaces shi-iso shi-free demo eyeriss] [--layers NAME ...] [--time-limit-s 10] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -54,43 +57,80 @@ def one(layer: Any, arch: Any, mapper: ExactMapper, check: Callable[[MappingResu
             "nodes": int(r.info.get("nodes", 0)), "trace": [tuple(x) for x in r.info.get("incumbents", [])]}
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--spaces", nargs="+", default=["shi-iso", "shi-free"],
                     choices=["shi-iso", "shi-free", "demo", "eyeriss"])
     ap.add_argument("--points", nargs="+", type=int, default=[0, 1, 2, 3], help="indices within each space")
     ap.add_argument("--workloads", nargs="+", default=["dqn", "dqn@32"], choices=list(WORKLOADS))
+    ap.add_argument("--layers", nargs="+", default=None, help="map only layers of these names (default: all)")
     ap.add_argument("--time-limit-s", type=float, default=10.0, help="wall-clock cap per layer and run")
     ap.add_argument("--json", type=Path, default=None)
-    args = ap.parse_args(argv)
-    if not args.time_limit_s > 0:
-        ap.error(f"--time-limit-s must be > 0, got {args.time_limit_s}")
+    return ap
+
+
+def workload_layers(args: argparse.Namespace, wl: str) -> list[Any]:
+    """The unique layers of workload ``wl`` a run with ``args`` maps (``--layers``)."""
+    return [x for x in resolve(WORKLOADS[wl]) if not args.layers or x.name in args.layers]
+
+
+def chosen_designs(args: argparse.Namespace) -> list[tuple[str, str, Any]]:
+    """The ``(space, point label, ArchSpec)`` a run with ``args`` maps."""
     archs = []
     for space, label, arch in designs(15, 10):
         m = re.match(r"[a-z]+(\d+):", label)            # "iso3:...", "demo0:..."; Eyeriss v1 is point 0
         k = int(m.group(1)) if m else 0
         if space in args.spaces and k in args.points:
             archs.append((space, label, arch))
+    return archs
+
+
+def run_mappers(args: argparse.Namespace) -> tuple[ExactMapper, ExactMapper]:
+    """The two mappers of each layer map: without the local search, then with it."""
+    return (ExactMapper(time_limit_s=args.time_limit_s, local_search=False),
+            ExactMapper(time_limit_s=args.time_limit_s))
+
+
+def announce(args: argparse.Namespace, archs: list[tuple[str, str, Any]],
+             mappers: tuple[ExactMapper, ...]) -> ProofScopes:
+    """The scopes of every layer map of both runs, by space and point, without searching
+    (the header; each result is checked against it)."""
+    scopes = ProofScopes("space (or point)")
+    for space, label, arch in archs:
+        for wl in args.workloads:
+            for layer in workload_layers(args, wl):
+                for m in mappers:
+                    scopes.announce(space, label.split(":")[0], m, layer, arch, LOOPNEST, OBJECTIVE)
+    return scopes
+
+
+def announced_scopes(argv: list[str]) -> ProofScopes:
+    """The scopes a run with the command-line arguments ``argv`` states in its header,
+    without searching: what a committed output of that command covers."""
+    args = parser().parse_args(argv)
+    return announce(args, chosen_designs(args), run_mappers(args))
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = parser()
+    args = ap.parse_args(argv)
+    if not args.time_limit_s > 0:
+        ap.error(f"--time-limit-s must be > 0, got {args.time_limit_s}")
+    archs = chosen_designs(args)
     warm_exact_mapper(archs[0][2])
     load0 = os.getloadavg()
     print(f"exact mapper without / with the local search; spaces {args.spaces}, points {args.points}, workloads "
           f"{args.workloads}; limit {args.time_limit_s} s wall per layer and run; {platform.machine()}, "
           f"load {load0[0]:.1f}")
-    mappers = (ExactMapper(time_limit_s=args.time_limit_s, local_search=False),
-               ExactMapper(time_limit_s=args.time_limit_s))
-    scopes = ProofScopes("space (or point)")
-    for space, label, arch in archs:
-        for wl in args.workloads:
-            for layer in resolve(WORKLOADS[wl]):
-                for m in mappers:
-                    scopes.announce(space, label.split(":")[0], m, layer, arch, LOOPNEST, OBJECTIVE)
+    mappers = run_mappers(args)
+    scopes = announce(args, archs, mappers)
     print("\n".join(scopes.lines()))
     print(f"{'space':<9} {'point':<7} {'workload':<8} {'layer':<8} {'CPU s off':>9} {'on':>8} {'on/off':>7} "
           f"{'equal':>6} {'@0.5 off':>9} {'on':>6}")
     rows = []
     for space, label, arch in archs:
         for wl in args.workloads:
-            for layer in resolve(WORKLOADS[wl]):
+            for layer in workload_layers(args, wl):
                 check = partial(scopes.check, space, label.split(":")[0])
                 off, on = (one(layer, arch, m, check) for m in mappers)
                 best = min(off["edp"], on["edp"])

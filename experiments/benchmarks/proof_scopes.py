@@ -8,8 +8,9 @@ constraints, the spatial unrollings and loop orders (:class:`mappers.base.ProofS
 mapper (:meth:`announce`: :meth:`mappers.exact.ExactMapper.proof_scope`, the function the
 results' ``scope`` comes from, so the header can precede the rows) or from the results
 themselves (:meth:`add`: a :class:`~mappers.base.MappingResult`'s ``scope`` or a nested
-evaluator's ``proof_scope`` record); :meth:`check` holds each result to what the header
-announced. :meth:`lines` prints the space once when every row shares it, else one line
+evaluator's ``proof_scope`` record); :meth:`announce_nested` states, before mapping, what a
+nested evaluator's mapper will prove a hardware point's layers over; :meth:`check` (and
+:meth:`check_all`) hold each result to what the header announced. :meth:`lines` prints the space once when every row shares it, else one line
 per distinct space naming the groups (or rows) it covers; :meth:`records` is the same
 for a JSON output.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evaluators.base import Infeasible
 from mappers.base import MappingResult, MappingRuleRefusal, ProofScope
 
 __all__ = ["ProofScopes"]
@@ -65,15 +67,37 @@ class ProofScopes:
         except MappingRuleRefusal:
             pass
 
-    def check(self, group: str, row: str, result: MappingResult) -> None:
-        """A ``RuntimeError`` unless ``result``'s scope is the one announced for the row
-        (a header that misstates its rows' space is worse than none)."""
-        if result.scope is None:
+    def announce_nested(self, group: str, row: str, evaluator: Any, point: Mapping[str, Any]) -> None:
+        """Record the scope ``evaluator(point)`` will prove its layers over, before mapping:
+        its mapper's ``proof_scope`` of each unit on the point's architecture
+        (``evaluator``: a :class:`evaluators.nested.NestedEvaluator`; a mapper that proves
+        nothing, such as the heuristic, or a point that cannot be built: nothing recorded)."""
+        if getattr(evaluator.mapper, "proof_scope", None) is None:
+            return
+        try:
+            arch = evaluator.build(point).to_arch()
+        except Infeasible:
+            return
+        for unit in evaluator.units:
+            self.announce(group, row, evaluator.mapper, unit, arch, evaluator.cost, evaluator.objective)
+
+    def check(self, group: str, row: str,
+              result: MappingResult | ProofScope | Mapping[str, Any] | None) -> None:
+        """A ``RuntimeError`` unless ``result``'s scope (a result's ``scope``, or a scope or
+        its record, as a nested evaluator's ``proof_scope``) is the one announced for the
+        row (a header that misstates its rows' space is worse than none)."""
+        scope = result.scope if isinstance(result, MappingResult) else _scope(result)
+        if scope is None:
             return
         said = self._rows.get((str(group), str(row)))
-        if said != result.scope:
-            raise RuntimeError(f"{group}/{row}: the result's proof covers {result.scope.describe()}, but the header "
+        if said != scope:
+            raise RuntimeError(f"{group}/{row}: the result's proof covers {scope.describe()}, but the header "
                                f"said {said.describe() if said else 'nothing'}")
+
+    def check_all(self, got: ProofScopes) -> None:
+        """:meth:`check` every row of ``got`` (scopes collected from the results)."""
+        for (group, row), scope in got._rows.items():
+            self.check(group, row, scope)
 
     def distinct(self) -> list[ProofScope]:
         """The distinct scopes, in the order of their first row."""

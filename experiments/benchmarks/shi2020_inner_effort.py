@@ -37,6 +37,10 @@ reference's best, and the CPU seconds per point. Each point runs in its own proc
 (``--workers``); the seconds are the process's CPU time, so they hold when other work shares
 the machine.
 
+Each report states, in its header, the space its proofs cover (:func:`run_scopes`, from
+the mappers, layers and hardware points, before mapping; each result is checked against
+it; :func:`announced_scopes` gives it for a command line without running it).
+
 Run: ``python -m experiments.benchmarks.shi2020_inner_effort [--workload dqn] [--designs 12]
 [--mode iso] [--eyeriss-layers] [--out FILE.json]``; the committed runs are
 docs/benchmarks/shi2020_inner_effort.txt (DQN, 12 designs, 14 min) and
@@ -98,18 +102,18 @@ def exact_scopes(arch: Any, layers: list[Any], limits: Sequence[int | None]) -> 
     return scopes
 
 
-def eyeriss_layers(spec: str, scopes: ProofScopes | None = None) -> list[dict[str, Any]]:
-    """Each unique layer of ``spec`` on Eyeriss v1 mapped at each of :data:`LAYER_LIMITS`
-    and without a limit: EDP over the unlimited search's, proven or not, CPU seconds
-    (``scopes``: :func:`exact_scopes`, each result checked against it)."""
+def eyeriss_layers(layers: list[Any], scopes: ProofScopes | None = None) -> list[dict[str, Any]]:
+    """Each of ``layers`` (a workload's unique layers, :func:`point_layers`) on Eyeriss v1
+    mapped at each of :data:`LAYER_LIMITS` and without a limit: EDP over the unlimited
+    search's, proven or not, CPU seconds (``scopes``: :func:`exact_scopes`, each result
+    checked against it)."""
     from evaluators.loopnest import LOOPNEST
     from experiments.reproduce.shi2020 import EYERISS_POINT
-    from mappers import zoo
     from mappers.exact import ExactMapper
 
     arch = point_arch(EYERISS_POINT)
     rows = []
-    for layer in zoo.resolve(spec):  # the unique layers (identical ones are one, with a repeat count)
+    for layer in layers:
         runs = {}
         for n in (*LAYER_LIMITS, None):
             t = time.process_time()
@@ -189,6 +193,36 @@ def map_point(spec: str, point: dict[str, Any], settings: list[str]) -> dict[str
     return out
 
 
+def design_points(args: Any) -> list[dict[str, Any]]:
+    """The random hardware points a designs run with ``args`` maps (``--designs`` from the
+    ``--mode`` space, ``--seed``)."""
+    from experiments.reproduce.shi2020 import hardware_space
+
+    points = hardware_space(args.mode).sample(args.designs, seed=args.seed)
+    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in p.items()} for p in points]
+
+
+def design_settings(args: Any) -> list[str]:
+    """The settings a designs run maps each point with (``--settings`` and the reference)."""
+    return list(dict.fromkeys([*args.settings, REFERENCE]))
+
+
+def design_scopes(spec: str, points: list[dict[str, Any]], settings: list[str]) -> ProofScopes:
+    """The spaces each setting's mapper proves the layers of ``spec`` over on each of
+    ``points``, by setting and point, without mapping (the nested evaluator's mapper's
+    ``proof_scope``; the heuristic proves nothing): what :func:`settings_scopes` must find
+    in the results."""
+    from evaluators.nested import NestedEvaluator
+    from experiments.reproduce.shi2020 import fixed
+
+    scopes = ProofScopes("setting (or point)")
+    for name in settings:
+        ev = NestedEvaluator("spatial", spec, SETTINGS[name], fixed=fixed())
+        for i, p in enumerate(points):
+            scopes.announce_nested(name, f"point {i}", ev, p)
+    return scopes
+
+
 def settings_scopes(rows: list[dict[str, Any]], settings: list[str]) -> ProofScopes:
     """The spaces the proofs of each setting cover, from :func:`map_point`'s rows (the
     nested evaluator's per-layer ``proof_scope``), by setting and point."""
@@ -221,7 +255,7 @@ def summarize(points: list[dict[str, Any]], rows: list[dict[str, Any]], settings
     return {"points": points, "rows": rows, "summary": summary}
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def parser() -> argparse.ArgumentParser:
     from experiments.reproduce.shi2020 import WORKLOADS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -238,8 +272,39 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="per layer on this hardware point (JSON): heuristic vs the exact mapper at --limits")
     ap.add_argument("--limits", type=int, nargs="+", default=list(LAYER_LIMITS))
     ap.add_argument("--layers", nargs="+", default=None, help="with --point: only these layers")
-    args = ap.parse_args(argv)
-    spec = WORKLOADS[args.workload][0]
+    return ap
+
+
+def workload_spec(args: Any) -> str:
+    """The workload spec of ``--workload``."""
+    from experiments.reproduce.shi2020 import WORKLOADS
+
+    return WORKLOADS[args.workload][0]
+
+
+def run_scopes(args: Any, points: list[dict[str, Any]] | None = None) -> ProofScopes:
+    """The scopes a run with ``args`` states, without mapping: :func:`exact_scopes` of its
+    layers and limits (``--point``, ``--eyeriss-layers``), else :func:`design_scopes` of
+    its points (``points``: :func:`design_points` unless given)."""
+    from experiments.reproduce.shi2020 import EYERISS_POINT
+
+    spec = workload_spec(args)
+    if args.point is not None:
+        return exact_scopes(point_arch(args.point), point_layers(spec, args.layers), args.limits)
+    if args.eyeriss_layers:
+        return exact_scopes(point_arch(EYERISS_POINT), point_layers(spec, None), (*LAYER_LIMITS, None))
+    return design_scopes(spec, design_points(args) if points is None else points, design_settings(args))
+
+
+def announced_scopes(argv: list[str]) -> ProofScopes:
+    """The scopes a run with the command-line arguments ``argv`` states, without mapping:
+    what a committed output of that command covers."""
+    return run_scopes(parser().parse_args(argv))
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    spec = workload_spec(args)
     if args.point is not None:
         res = point_report(args, spec)
     else:
@@ -252,14 +317,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 def layers_report(args: Any, spec: str) -> dict[str, Any]:
     """``--eyeriss-layers``: print and return :func:`eyeriss_layers` with a summary per limit."""
-    from experiments.reproduce.shi2020 import EYERISS_POINT
-
-    scopes = exact_scopes(point_arch(EYERISS_POINT), point_layers(spec, None), (*LAYER_LIMITS, None))
+    scopes = run_scopes(args)
     print(f"{args.workload} ({spec}) on Eyeriss v1: EDP at each node limit / without a limit "
           "(* = proven optimal within the limit); CPU s and proven without a limit")
     print("\n".join(scopes.lines()))
     print(f"{'layer':<22} " + " ".join(f"{f'{n:,}':>10}" for n in LAYER_LIMITS) + f" {'CPU s':>8} {'proven':>7}")
-    layers = eyeriss_layers(spec, scopes)
+    layers = eyeriss_layers(point_layers(spec, None), scopes)
     for n in LAYER_LIMITS:
         r = [x[str(n)]["edp"] / x["none"]["edp"] for x in layers]
         print(f"{n:>10,} nodes: {sum(x[str(n)]['optimal'] for x in layers)}/{len(layers)} layers proven; "
@@ -271,7 +334,7 @@ def point_report(args: Any, spec: str) -> dict[str, Any]:
     """``--point``: print and return :func:`design_layers`."""
     print(f"{args.workload} ({spec}) on {args.point}: the exact mapper at each node limit; EDP over the "
           "heuristic mapper's, proven, certified gap (EDP / least open bound - 1), nodes, CPU s")
-    scopes = exact_scopes(point_arch(args.point), point_layers(spec, args.layers), args.limits)
+    scopes = run_scopes(args)
     print("\n".join(scopes.lines()))
     print(f"{'layer':<10} {'node limit':>12} {'EDP/heur':>12} {'proven':>7} {'gap':>9} {'nodes':>12} {'CPU s':>8}")
     rows = design_layers(spec, args.point, args.limits, args.layers, scopes)
@@ -281,11 +344,9 @@ def point_report(args: Any, spec: str) -> dict[str, Any]:
 
 def designs_report(args: Any, spec: str) -> dict[str, Any]:
     """Random designs mapped at each setting: print and return :func:`summarize`'s figures."""
-    from experiments.reproduce.shi2020 import hardware_space
-
-    settings = list(dict.fromkeys([*args.settings, REFERENCE]))
-    points = hardware_space(args.mode).sample(args.designs, seed=args.seed)
-    points = [{k: (v.item() if hasattr(v, "item") else v) for k, v in p.items()} for p in points]
+    settings = design_settings(args)
+    points = design_points(args)
+    scopes = run_scopes(args, points)
     t0 = time.perf_counter()
     # forkserver, not the platform default fork: this process may hold torch's threads
     with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
@@ -296,7 +357,7 @@ def designs_report(args: Any, spec: str) -> dict[str, Any]:
     print(f"{args.workload} ({spec}), {len(points)} random {args.mode} designs (seed {args.seed}); "
           f"reference {REFERENCE}; wall {res['wall_s']:.0f} s with {args.workers} workers, "
           f"load {os.getloadavg()[0]:.1f}")
-    scopes = settings_scopes(rows, settings)
+    scopes.check_all(settings_scopes(rows, settings))       # the results prove over what is stated
     res["scopes"] = scopes.records()
     print("\n".join(scopes.lines()))
     print(f"{'setting':<11} {'EDP/ref med':>11} {'min':>6} {'max':>6} {'proven':>7} {'spearman':>8} "

@@ -32,7 +32,18 @@ def test_a_small_run_maps_every_layer_of_every_design(capsys):
             assert r["edp"] <= r["lower_bound"] * (1 + r["gap"]) * (1 + 1e-9)
     s = out["summary"]["all"]
     assert s["layer_maps"] == 20 and 0 <= s["proven"] <= 20 and s["cpu_s_median"] <= s["cpu_s_max"]
-    assert "summary (CPU seconds per layer map" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "summary (CPU seconds per layer map" in text
+    # the header states the space the proofs cover, per space: the systolic demo points
+    # have no bypass choices, the others do; all under the coexplore accounting
+    head = text.splitlines()
+    i = head.index("proofs and bounds cover, per space (or point):")
+    assert i < next(k for k, ln in enumerate(head) if ln.startswith("space "))
+    scoped = head[i + 1:i + 3]
+    assert scoped[0].startswith("  shi-iso, shi-free, eyeriss: edp over divisor tilings, coexplore accounting, "
+                                "bypass searched")
+    assert scoped[1].startswith("  demo: edp over divisor tilings, coexplore accounting, no bypass choices")
+    assert {r["applies_to"][0] for r in out["scopes"]} == {"shi-iso", "demo"}
 
 
 def test_a_run_resumed_from_its_rows_file_maps_only_what_is_missing(tmp_path):

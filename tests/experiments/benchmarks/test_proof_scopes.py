@@ -9,11 +9,32 @@ import pytest
 
 from accelerators import eyeriss_v1
 from evaluators.loopnest import LoopNestCost
-from experiments.benchmarks import exact_accountings, mapper_optimality, shi2020_inner_effort
+from experiments.benchmarks import (
+    exact_accountings,
+    mapper_local_search,
+    mapper_optimality,
+    nested_reuse,
+    shi2020_inner_effort,
+)
 from experiments.benchmarks.proof_scopes import ProofScopes
 from mappers.exact import ExactMapper
 from mappers.heuristic import HeuristicMapper
 from mappers.testing import tiny_case
+from mappers.zoo import dqn
+
+PREFIX = "proofs and bounds cover"
+
+
+def printed_scope(text: str, before: str) -> list[str]:
+    """The scope lines of a benchmark's output ``text`` (the first one and the per-group
+    lines under it), asserted to precede the line that starts with ``before``."""
+    lines = text.splitlines()
+    (i,) = [k for k, ln in enumerate(lines) if ln.startswith(PREFIX)]
+    out = [lines[i]]
+    while out[0].endswith(":") and lines[i + len(out)].startswith("  "):   # one line per group
+        out.append(lines[i + len(out)])
+    assert i < next(k for k, ln in enumerate(lines) if ln.startswith(before)), "the scope is not in the header"
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +103,82 @@ def test_the_optimality_benchmark_states_each_architectures_scope(capsys, tmp_pa
     assert out["scopes"]["systolic_32x32_ws"] == [rec]
 
 
-def test_the_inner_effort_point_report_states_its_scope():
+def test_the_accountings_run_prints_each_accountings_scope_before_its_rows(capsys):
+    exact_accountings.main(["--accountings", "coexplore,timeloop", "--time-limit", "0.2"])
+    head = printed_scope(capsys.readouterr().out, "layer ")
+    assert head[0] == f"{PREFIX}, per accounting:"
+    assert head[1].startswith("  coexplore: edp over divisor tilings, coexplore accounting, bypass searched")
+    assert head[2].startswith("  timeloop: edp over divisor tilings, timeloop accounting, bypass searched")
+
+
+def test_the_local_search_run_prints_its_scope_before_its_rows(capsys):
+    out = mapper_local_search.main(["--spaces", "shi-iso", "--points", "0", "--workloads", "dqn", "--layers", "fc2",
+                                    "--time-limit-s", "2"])
+    (line,) = printed_scope(capsys.readouterr().out, "space ")
+    assert line.startswith(f"{PREFIX}: edp over divisor tilings, coexplore accounting, bypass searched")
+    assert [r["layer"] for r in out["rows"]] == ["fc2"]
+    assert [(r["accounting"], r["applies_to"]) for r in out["scopes"]] == [("coexplore", ["shi-iso"])]
+
+
+def test_the_reuse_replays_print_their_scope_before_the_replays(capsys, monkeypatch, tmp_path):
+    from experiments.reproduce.shi2020 import EYERISS_POINT
+
+    monkeypatch.setattr(nested_reuse, "WORKLOAD", [x for x in dqn(batch=1) if x.name == "fc2"])
+    res = nested_reuse.compare([EYERISS_POINT], 2000, tmp_path)
+    (line,) = printed_scope(capsys.readouterr().out, "without reuse:")
+    assert line.startswith(f"{PREFIX}: edp over divisor tilings, coexplore accounting, bypass searched")
+    assert [r["applies_to"] for r in res["scopes"]] == [["without reuse", "with reuse"]]
+    assert json.loads((tmp_path / "results.json").read_text())["scopes"] == res["scopes"]
+
+
+def test_the_inner_effort_point_report_states_its_scope(capsys):
     from experiments.reproduce.shi2020 import EYERISS_POINT
 
     res = shi2020_inner_effort.main(["--point", json.dumps(EYERISS_POINT), "--limits", "1000", "--layers", "fc2"])
     (rec,) = res["scopes"]
     assert rec["accounting"] == "coexplore" and rec["bypass"] is True and rec["applies_to"] == ["1000 nodes"]
+    (line,) = printed_scope(capsys.readouterr().out, "layer ")
+    assert line.startswith(f"{PREFIX}: edp over divisor tilings, coexplore accounting, bypass searched")
+
+
+def test_the_inner_effort_layers_report_states_its_scope(capsys, monkeypatch):
+    fc2 = [x for x in dqn(batch=1) if x.name == "fc2"]
+    monkeypatch.setattr(shi2020_inner_effort, "point_layers", lambda spec, names: fc2)
+    monkeypatch.setattr(shi2020_inner_effort, "LAYER_LIMITS", (1000,))
+    res = shi2020_inner_effort.main(["--workload", "dqn", "--eyeriss-layers"])
+    (line,) = printed_scope(capsys.readouterr().out, "layer ")
+    assert line.startswith(f"{PREFIX}: edp over divisor tilings, coexplore accounting, bypass searched")
+    assert [r["layer"] for r in res["layers"]] == ["fc2"]
+    assert [r["applies_to"] for r in res["scopes"]] == [["1000 nodes", "no nodes"]]
+
+
+class _InProcess:
+    """A stand-in for the process pool: maps in this process (so a test's patches hold)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    map = staticmethod(map)
+
+
+def test_the_inner_effort_designs_report_states_the_scope_its_results_prove_over(capsys, monkeypatch):
+    fc2 = [x for x in dqn(batch=1) if x.name == "fc2"]
+    monkeypatch.setattr(shi2020_inner_effort, "SETTINGS", {"heuristic": {"name": "heuristic"},
+                                                           "nodes=2k": {"name": "exact", "max_nodes": 2000}})
+    monkeypatch.setattr(shi2020_inner_effort, "REFERENCE", "nodes=2k")
+    monkeypatch.setattr(shi2020_inner_effort, "workload_spec", lambda args: fc2)
+    monkeypatch.setattr(shi2020_inner_effort, "ProcessPoolExecutor", _InProcess)
+    res = shi2020_inner_effort.main(["--designs", "2", "--settings", "heuristic"])
+    (line,) = printed_scope(capsys.readouterr().out, "setting ")
+    assert line.startswith(f"{PREFIX}: edp over divisor tilings, coexplore accounting, bypass searched")
+    (rec,) = res["scopes"]
+    assert rec["applies_to"] == ["nodes=2k"]          # the heuristic proves nothing
 
 
 def test_the_inner_effort_settings_scopes_come_from_the_nested_evaluators_records(case):

@@ -1,0 +1,169 @@
+"""The proof scope of committed benchmark outputs that were written before their scripts
+printed one (issue 45, item 3: every "proven" or "optimal" states the space it covers).
+
+A script of :mod:`experiments.benchmarks` now prints, in its header, the space its proofs
+cover (:class:`~experiments.benchmarks.proof_scopes.ProofScopes`). Outputs in
+docs/benchmarks/ written before that cannot be rerun cheaply, so their scope is stated
+after the run: :data:`STATED` names, per file, the settings its command used (from the
+file's own header, the JSON the run wrote beside it, or the script's docstring) and the
+script's own function that computes the scope of a run with those settings, without
+mapping (each script's ``announced_scopes``, the code its header comes from). The lines
+go at the top of the file, labelled as stated afterwards (:func:`header`), so no one
+mistakes them for the run's output; the text is computed, never typed.
+
+The scope is computed by this repository's code when the header is written: it states
+what the settings cover under the mapper's present definition of its space (divisor
+tilings, the accounting by name, bypass, constraints), which for these runs has the same
+defaults as at their commits (the exact mapper has searched divisor tilings and bypass
+choices, without constraints, by default since its first version).
+
+Run: ``python -m experiments.benchmarks.stated_scopes [--check] [FILE ...]`` (writes the
+headers of the named files, or of all of :data:`STATED`; ``--check``: exit 1 if any
+file's header is missing or differs from the computed one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from experiments.benchmarks import (
+    exact_accountings,
+    mapper_codesign,
+    mapper_local_search,
+    nested_reuse,
+    shi2020_inner_effort,
+)
+from experiments.benchmarks.proof_scopes import ProofScopes
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
+LABEL = "# proof scope (stated after the run from the command's settings, not printed by the run"
+"""How a stated header begins (a printed one reads ``proofs and bounds cover`` alone)."""
+NOT_RECORDED = "# proof scope: not recorded; rerun to state it"
+"""The header of an output whose settings cannot be recovered (none in :data:`STATED` now)."""
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One committed output's settings and how its scope is computed from them.
+
+    Attributes:
+        source: where the settings come from, in words (printed in the header).
+        scopes: computes the :class:`ProofScopes` a run with those settings states.
+        argv: the command-line arguments of the run (for the scripts whose scope follows
+            from them alone; ``()`` where ``scopes`` reads more, e.g. a JSON's points).
+    """
+
+    source: str
+    scopes: Callable[[], ProofScopes]
+    argv: tuple[str, ...] = ()
+
+
+def _by_argv(script: ModuleType, source: str, *argv: str) -> Stated:
+    """The output of ``script`` run with ``argv``: its ``announced_scopes(argv)``."""
+    return Stated(source, lambda: script.announced_scopes(list(argv)), argv)
+
+
+def _nested_reuse_dqn32() -> ProofScopes:
+    rec = json.loads((DOCS / "nested_reuse_dqn32.json").read_text(encoding="utf-8"))
+    return nested_reuse.announced_scopes(rec["points"], rec["max_nodes"])
+
+
+FINAL_POINT = '{"pe_x": 8, "pe_y": 21, "rf_w_words": 32, "rf_i_words": 128, "rf_o_words": 16, "glb_kib": 128}'
+
+STATED: dict[str, Stated] = {
+    "exact_accountings.txt": _by_argv(
+        exact_accountings, "settings: the command in this file's header",
+        "--time-limit", "300", "--accountings", "coexplore,timeloop,zigzag", "--objective", "edp"),
+    "mapper_codesign.txt": _by_argv(
+        mapper_codesign, "settings: the command in this file's header, as mapper_codesign.json records them",
+        "--shi-points", "15", "--demo-points", "10", "--workloads", "dqn", "dqn@32", "--points", "0", "1", "2", "3",
+        "--time-limit-s", "60"),
+    "mapper_codesign_shi_iso0_all_workloads.txt": _by_argv(
+        mapper_codesign, "settings: the command in this file's header, restricted to the rows it printed "
+        "(shi-iso point 0; the run was stopped after it)",
+        "--shi-points", "15", "--demo-points", "10", "--workloads", "dqn", "dqn@32", "resnet50", "bert",
+        "--spaces", "shi-iso", "--points", "0", "--time-limit-s", "120"),
+    "mapper_local_search.txt": _by_argv(
+        mapper_local_search, "settings: the command in this file's header, as mapper_local_search.json records "
+        "them", "--spaces", "shi-iso", "shi-free", "--points", "0", "1", "2", "3", "--workloads", "dqn", "dqn@32",
+        "--time-limit-s", "10"),
+    "nested_reuse_dqn32.txt": Stated(
+        "settings: the command in this file's header; its points and node limit from nested_reuse_dqn32.json",
+        _nested_reuse_dqn32),
+    "shi2020_final_nodes_dqn32.txt": _by_argv(
+        shi2020_inner_effort, "settings: the command in this file's header",
+        "--workload", "dqn@32", "--point", FINAL_POINT, "--limits", "3000000", "30000000",
+        "--layers", "conv1", "conv2"),
+    "shi2020_inner_effort.txt": _by_argv(
+        shi2020_inner_effort, "settings: this file's first line and the script's docstring (DQN, 12 iso designs, "
+        "seed 0, every setting), the points as shi2020_inner_effort.json records them",
+        "--workload", "dqn", "--designs", "12", "--mode", "iso", "--seed", "0"),
+    "shi2020_inner_effort_resnet50_layers.txt": _by_argv(
+        shi2020_inner_effort, "settings: the script's docstring (--workload resnet50 --eyeriss-layers) and this "
+        "file's first two lines (ResNet-50 on Eyeriss v1, its node limits)",
+        "--workload", "resnet50", "--eyeriss-layers"),
+}
+"""The committed outputs whose scope is stated after the run, by file name in docs/benchmarks/."""
+
+
+def header(name: str) -> list[str]:
+    """The header lines of ``name`` (a key of :data:`STATED`): the label with where the
+    settings come from, then the scope lines, each a comment."""
+    st = STATED[name]
+    return [f"{LABEL}; {st.source}; computed by python -m experiments.benchmarks.stated_scopes):",
+            *(f"# {line}" for line in st.scopes().lines())]
+
+
+def split_header(text: str) -> tuple[list[str], str]:
+    """``text``'s stated header lines (empty if none) and the rest of it."""
+    lines = text.splitlines(keepends=True)
+    if not lines or not (lines[0].startswith(LABEL) or lines[0].startswith(NOT_RECORDED)):
+        return [], text
+    n = 1
+    while n < len(lines) and (lines[n].startswith("# proofs and bounds cover") or lines[n].startswith("#   ")):
+        n += 1
+    return [ln.rstrip("\n") for ln in lines[:n]], "".join(lines[n:])
+
+
+def stamp(path: Path, lines: list[str]) -> bool:
+    """Put ``lines`` at the top of ``path`` in place of its stated header, if any; whether
+    the file changed."""
+    old = path.read_text(encoding="utf-8")
+    _, rest = split_header(old)
+    new = "".join(f"{ln}\n" for ln in lines) + rest
+    if new != old:
+        path.write_text(new, encoding="utf-8")
+    return new != old
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="*", help=f"file names in docs/benchmarks/ (default: {', '.join(STATED)})")
+    ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if a header is missing or stale")
+    args = ap.parse_args(argv)
+    names = [Path(f).name for f in args.files] or list(STATED)
+    unknown = [n for n in names if n not in STATED]
+    if unknown:
+        ap.error(f"no stated settings for {unknown}; known: {list(STATED)}")
+    stale = []
+    for name in names:
+        lines, path = header(name), DOCS / name
+        if args.check:
+            if split_header(path.read_text(encoding="utf-8"))[0] != lines:
+                stale.append(name)
+        elif stamp(path, lines):
+            print(f"{path}: header written")
+    for name in stale:
+        print(f"{DOCS / name}: the stated proof scope is missing or differs from the computed one; "
+              "run python -m experiments.benchmarks.stated_scopes to rewrite it", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
