@@ -28,6 +28,12 @@ dimension, ignored). The result is then the best divisor mapping within them, an
 and the command says the spec's constraints were not applied. AccelForge, ZigZag and
 coexplore specs carry no mapspace constraints.
 
+**Keys the model does not use.** The AccelForge and ZigZag importers refuse every key they
+cannot express, and also those whose information coexplore's model does not use (a ZigZag
+memory's ``latency``, an AccelForge action's non-zero ``latency``, ...: each importer's
+``IGNORABLE``). ``ignore`` (``--ignore KEY``, repeatable) names the ones the caller
+accepts dropping; the command then prints each dropped key with its value.
+
 **A mapping of one's own** (``mapping``, ``--mapping FILE``): Timeloop mapping YAML (a
 ``mapping:`` list of directives), coexplore's own form (``coexplore_mapping:``, what the
 command writes where Timeloop's format cannot express the result), an AccelForge mapping
@@ -124,6 +130,7 @@ class MapOutcome:
     seconds: float
     constraints: TimeloopConstraints | None = None
     user: UserMapping | None = None
+    dropped: tuple[str, ...] = ()
 
     def timeloop_yaml(self) -> str:
         """The mapping as Timeloop mapping YAML (``ValueError`` where it unrolls one
@@ -162,9 +169,14 @@ class _Design:
     raw: Any = None
     zigzag: ZigZagTranslation | None = None
 
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """What ``ignore`` dropped from the architecture file."""
+        return self.zigzag.dropped if self.zigzag is not None else self.tl.dropped
+
 
 def _load(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | None = None,
-          art: str | Path | None = None) -> _Design:
+          art: str | Path | None = None, ignore: tuple[str, ...] = ()) -> _Design:
     prob = load_timeloop_yaml(problem_path)
     bits = None
     if isinstance(prob, dict) and "workload" in prob:
@@ -175,8 +187,16 @@ def _load(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | 
         raise ValueError(f"{problem_path}: expected a Timeloop v0.4 problem (a 'problem:' mapping) or an AccelForge "
                          "workload (a 'workload:' mapping with one einsum)")
     raw = load_timeloop_yaml(arch_path)
-    if isinstance(raw, dict) and "arch" in raw:
-        return _Design(arch_from_accelforge(raw, roles, bits_per_value=bits or 8), layer, "accelforge", raw)
+    kind = ("accelforge" if isinstance(raw, dict) and "arch" in raw else "zigzag"
+            if isinstance(raw, dict) and "operational_array" in raw else None)
+    if ignore and kind is None:
+        raise ValueError(f"{arch_path}: --ignore applies to AccelForge and ZigZag architectures; this is neither")
+    if kind == "accelforge":
+        try:
+            tr = arch_from_accelforge(raw, roles, bits_per_value=bits or 8, ignore=ignore)
+        except ValueError as e:
+            raise ValueError(f"{arch_path}: {e}") from None
+        return _Design(tr, layer, "accelforge", raw)
     if isinstance(raw, dict) and "architecture" in raw:
         if ert is None:
             raise ValueError(f"{arch_path} is a Timeloop architecture: its energies come from Accelergy's ERT; "
@@ -185,9 +205,10 @@ def _load(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | 
                                 roles=roles)
         return _Design(tl, layer, "timeloop", raw)
     zz = None
-    if isinstance(raw, dict) and "operational_array" in raw:
-        zz = arch_from_zigzag(raw)
-        arch, kind = zz.arch, "zigzag"
+    if kind == "zigzag":
+        data, lines = load_yaml_file(arch_path)      # errors name the file and line
+        zz = arch_from_zigzag(data, ignore=ignore, lines=lines)
+        arch = zz.arch
     else:
         data, lm = load_yaml_file(arch_path)
         arch, kind = arch_from_dict(data, lm, Path(arch_path).resolve().parent), "coexplore"
@@ -195,10 +216,10 @@ def _load(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | 
 
 
 def load_design(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | None = None,
-                art: str | Path | None = None) -> tuple[TimeloopTranslation, Layer]:
+                art: str | Path | None = None, ignore: tuple[str, ...] = ()) -> tuple[TimeloopTranslation, Layer]:
     """The architecture (as a Timeloop translation, so the mapping can be written with
     Timeloop's level names) and the layer of two files (module docstring)."""
-    d = _load(arch_path, problem_path, ert=ert, art=art)
+    d = _load(arch_path, problem_path, ert=ert, art=art, ignore=ignore)
     return d.tl, d.layer
 
 
@@ -261,6 +282,10 @@ def _zigzag_entry(doc: Any) -> Any:
     ``temporal_mapping`` (and ``spatial_mapping``), or a ZigZag mapping file (a list of
     entries; its ``default`` one)."""
     if isinstance(doc, MappingABC) and "temporal_mapping" in doc:
+        extra = sorted(str(k) for k in doc if k not in ("name", "temporal_mapping", "spatial_mapping"))
+        if extra:
+            raise ValueError(f"a ZigZag temporal mapping file: key {extra[0]!r} is not read (read: name, "
+                             "temporal_mapping, spatial_mapping); cannot be expressed")
         return doc
     if isinstance(doc, list) and doc and all(isinstance(e, MappingABC) and "name" in e for e in doc):
         return next((e for e in doc if e.get("name") == "default"), doc[0])
@@ -367,11 +392,13 @@ def read_mapping(path: str | Path, d: _Design, cost: LoopNestCost,
 def map_design(arch_path: str | Path, problem_path: str | Path, *, accounting: str = "coexplore",
                objective: str = "edp", ert: str | Path | None = None, art: str | Path | None = None,
                time_limit_s: float | None = None, constraints: bool = True,
-               mapping: str | Path | None = None) -> MapOutcome:
+               mapping: str | Path | None = None, ignore: tuple[str, ...] = ()) -> MapOutcome:
     """Read the files and run the exact mapper (module docstring): within the Timeloop
     spec's mapspace constraints unless ``constraints`` is false, offered ``mapping``
-    (a file) as a warm start."""
-    d = _load(arch_path, problem_path, ert=ert, art=art)
+    (a file) as a warm start. ``ignore``: keys of an AccelForge or ZigZag architecture the
+    caller accepts dropping (their importers' ``IGNORABLE``), listed in the outcome's
+    ``dropped`` and printed."""
+    d = _load(arch_path, problem_path, ert=ert, art=art, ignore=tuple(ignore))
     tl, layer = d.tl, d.layer
     tc = _spec_constraints(d, arch_path) if tl.constraints and constraints else None
     cons = tc.constraints if tc is not None and tc.constraints.levels else None
@@ -384,7 +411,7 @@ def map_design(arch_path: str | Path, problem_path: str | Path, *, accounting: s
         user = dataclasses.replace(user, outside="not in the search's space (a bypass choice, fanout or loop order "
                                                  "it does not branch over)")
     return MapOutcome(tl.arch, layer, tl, result, accounting, objective, bool(tl.constraints) and not constraints,
-                      time.perf_counter() - t0, tc, user)
+                      time.perf_counter() - t0, tc, user, d.dropped)
 
 
 def format_loop_nest(mapping: Mapping, tl: TimeloopTranslation, layer: Layer) -> list[str]:
@@ -445,4 +472,7 @@ def summary(outcome: MapOutcome) -> list[str]:
     if outcome.constraints_ignored:
         out.append("note:        the Timeloop spec's mapspace constraints were not applied (--no-constraints: the "
                    "search covers every legal divisor mapping)")
+    if outcome.dropped:
+        out.append(f"dropped:     {len(outcome.dropped)} keys of the architecture file, as --ignore asked:")
+        out += [f"             {line}" for line in outcome.dropped]
     return out
