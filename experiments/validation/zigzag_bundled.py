@@ -195,6 +195,7 @@ def run(names: tuple[str, ...], layers: list[Layer], python: Path = ZIGZAG_PYTHO
         log: Any = print) -> list[dict[str, Any]]:
     """Every (accelerator, layer) case in both tools; one result dict per case."""
     bundled = load_bundled(names, python)
+    log(f"ZigZag {bundled['version']} (zigzag-dse), its bundled accelerators {list(names)}")
     metas, cases = [], []
     for name in names:
         hw = bundled["accelerators"][name]["hardware"]
