@@ -26,7 +26,11 @@ twice at one level with another between; factors that do not multiply to the lay
 sizes. A mapping file's ``temporal_ordering`` (a loop order alone, ``*`` factors allowed) is
 refused too: which memory each of its loops lands in is decided by ZigZag's memory
 allocator when it runs (``zigzag/opt/loma/memory_allocator.py``, capacity- and
-access-driven), not by the file; give the allocated mapping ZigZag reports.
+access-driven), not by the file; give the allocated mapping ZigZag reports
+(``CostModelEvaluation.temporal_mapping.mapping_dic_origin``). The form ZigZag writes to its
+``<layer>_complete.json`` is that mapping after its stationarity merge (an operand's
+irrelevant loops at the bottom of a memory moved into the memory below), which differs per
+operand and is refused as uneven where it does.
 
 **Strict reading.** Every key of a workload layer or of a mapping-file entry is read or
 refused by name (a ``ValueError`` naming the layer or entry, the key and why). What
@@ -504,7 +508,8 @@ def mapping_from_zigzag(temporal: Any, tr: Any, layer: Layer,
         end = cut[li][0] if li in cut else last
         if end < last:
             raise ValueError(f"ZigZag temporal mapping: {arch.levels[li].name!r} ends at loop {end}, below the "
-                             f"level under it (loop {last})")
+                             f"level under it (loop {last}): ZigZag's per-operand memory hierarchies need not nest, "
+                             "a coexplore level's tile holds every loop below it; cannot be expressed")
         bounds.append((last, end))
         last = end
     temporal_f: list[dict[str, int]] = [{} for _ in range(L)]
