@@ -32,6 +32,12 @@ coexplore specs carry no mapspace constraints. A separate constraints file
 adds its targets, named by the design's level names, for any of the architecture forms;
 with ``--no-constraints`` only the file's apply. The ``scope:`` line names whose they are.
 
+**Keys the model does not use.** The AccelForge and ZigZag importers refuse every key they
+cannot express, and also those whose information coexplore's model does not use (a ZigZag
+memory's ``latency``, an AccelForge action's non-zero ``latency``, ...: each importer's
+``IGNORABLE``). ``ignore`` (``--ignore KEY``, repeatable) names the ones the caller
+accepts dropping; the command then prints each dropped key with its value.
+
 **A mapping of one's own** (``mapping``, ``--mapping FILE``): Timeloop mapping YAML (a
 ``mapping:`` list of directives), coexplore's own form (``coexplore_mapping:``, what the
 command writes where Timeloop's format cannot express the result), an AccelForge mapping
@@ -131,6 +137,7 @@ class MapOutcome:
     user: UserMapping | None = None
     spec_constraints: bool = False
     constraints_file: Path | None = None
+    dropped: tuple[str, ...] = ()
 
     def timeloop_yaml(self) -> str:
         """The mapping as Timeloop mapping YAML (``ValueError`` where it unrolls one
@@ -169,9 +176,14 @@ class _Design:
     raw: Any = None
     zigzag: ZigZagTranslation | None = None
 
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """What ``ignore`` dropped from the architecture file."""
+        return self.zigzag.dropped if self.zigzag is not None else self.tl.dropped
+
 
 def _load(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | None = None,
-          art: str | Path | None = None) -> _Design:
+          art: str | Path | None = None, ignore: tuple[str, ...] = ()) -> _Design:
     prob = load_timeloop_yaml(problem_path)
     bits = None
     if isinstance(prob, dict) and "workload" in prob:
@@ -182,8 +194,16 @@ def _load(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | 
         raise ValueError(f"{problem_path}: expected a Timeloop v0.4 problem (a 'problem:' mapping) or an AccelForge "
                          "workload (a 'workload:' mapping with one einsum)")
     raw = load_timeloop_yaml(arch_path)
-    if isinstance(raw, dict) and "arch" in raw:
-        return _Design(arch_from_accelforge(raw, roles, bits_per_value=bits or 8), layer, "accelforge", raw)
+    kind = ("accelforge" if isinstance(raw, dict) and "arch" in raw else "zigzag"
+            if isinstance(raw, dict) and "operational_array" in raw else None)
+    if ignore and kind is None:
+        raise ValueError(f"{arch_path}: --ignore applies to AccelForge and ZigZag architectures; this is neither")
+    if kind == "accelforge":
+        try:
+            tr = arch_from_accelforge(raw, roles, bits_per_value=bits or 8, ignore=ignore)
+        except ValueError as e:
+            raise ValueError(f"{arch_path}: {e}") from None
+        return _Design(tr, layer, "accelforge", raw)
     if isinstance(raw, dict) and "architecture" in raw:
         if ert is None:
             raise ValueError(f"{arch_path} is a Timeloop architecture: its energies come from Accelergy's ERT; "
@@ -192,9 +212,10 @@ def _load(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | 
                                 roles=roles)
         return _Design(tl, layer, "timeloop", raw)
     zz = None
-    if isinstance(raw, dict) and "operational_array" in raw:
-        zz = arch_from_zigzag(raw)
-        arch, kind = zz.arch, "zigzag"
+    if kind == "zigzag":
+        data, lines = load_yaml_file(arch_path)      # errors name the file and line
+        zz = arch_from_zigzag(data, ignore=ignore, lines=lines)
+        arch = zz.arch
     else:
         data, lm = load_yaml_file(arch_path)
         arch, kind = arch_from_dict(data, lm, Path(arch_path).resolve().parent), "coexplore"
@@ -202,10 +223,10 @@ def _load(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | 
 
 
 def load_design(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | None = None,
-                art: str | Path | None = None) -> tuple[TimeloopTranslation, Layer]:
+                art: str | Path | None = None, ignore: tuple[str, ...] = ()) -> tuple[TimeloopTranslation, Layer]:
     """The architecture (as a Timeloop translation, so the mapping can be written with
     Timeloop's level names) and the layer of two files (module docstring)."""
-    d = _load(arch_path, problem_path, ert=ert, art=art)
+    d = _load(arch_path, problem_path, ert=ert, art=art, ignore=ignore)
     return d.tl, d.layer
 
 
@@ -311,6 +332,10 @@ def _zigzag_entry(doc: Any) -> Any:
     ``temporal_mapping`` (and ``spatial_mapping``), or a ZigZag mapping file (a list of
     entries; its ``default`` one)."""
     if isinstance(doc, MappingABC) and "temporal_mapping" in doc:
+        extra = sorted(str(k) for k in doc if k not in ("name", "temporal_mapping", "spatial_mapping"))
+        if extra:
+            raise ValueError(f"a ZigZag temporal mapping file: key {extra[0]!r} is not read (read: name, "
+                             "temporal_mapping, spatial_mapping); cannot be expressed")
         return doc
     if isinstance(doc, list) and doc and all(isinstance(e, MappingABC) and "name" in e for e in doc):
         return next((e for e in doc if e.get("name") == "default"), doc[0])
@@ -417,12 +442,15 @@ def read_mapping(path: str | Path, d: _Design, cost: LoopNestCost,
 def map_design(arch_path: str | Path, problem_path: str | Path, *, accounting: str = "coexplore",
                objective: str = "edp", ert: str | Path | None = None, art: str | Path | None = None,
                time_limit_s: float | None = None, constraints: bool = True,
-               mapping: str | Path | None = None, constraints_file: str | Path | None = None) -> MapOutcome:
+               mapping: str | Path | None = None, constraints_file: str | Path | None = None,
+               ignore: tuple[str, ...] = ()) -> MapOutcome:
     """Read the files and run the exact mapper (module docstring): within the Timeloop
     spec's mapspace constraints unless ``constraints`` is false, and within those of
     ``constraints_file`` (a separate Timeloop mapspace-constraints file, its level names
-    the design's) where given; offered ``mapping`` (a file) as a warm start."""
-    d = _load(arch_path, problem_path, ert=ert, art=art)
+    the design's) where given; offered ``mapping`` (a file) as a warm start. ``ignore``:
+    keys of an AccelForge or ZigZag architecture the caller accepts dropping (their
+    importers' ``IGNORABLE``), listed in the outcome's ``dropped`` and printed."""
+    d = _load(arch_path, problem_path, ert=ert, art=art, ignore=tuple(ignore))
     tl, layer = d.tl, d.layer
     spec = bool(tl.constraints) and constraints
     tc = _constraints(d, arch_path, spec, constraints_file) if spec or constraints_file is not None else None
@@ -436,7 +464,8 @@ def map_design(arch_path: str | Path, problem_path: str | Path, *, accounting: s
         user = dataclasses.replace(user, outside="not in the search's space (a bypass choice, fanout or loop order "
                                                  "it does not branch over)")
     return MapOutcome(tl.arch, layer, tl, result, accounting, objective, bool(tl.constraints) and not constraints,
-                      time.perf_counter() - t0, tc, user, spec, None if constraints_file is None else Path(constraints_file))
+                      time.perf_counter() - t0, tc, user, spec, None if constraints_file is None else Path(constraints_file),
+                      d.dropped)
 
 
 def format_loop_nest(mapping: Mapping, tl: TimeloopTranslation, layer: Layer) -> list[str]:
@@ -498,4 +527,7 @@ def summary(outcome: MapOutcome) -> list[str]:
         rest = ("only the constraints file's apply" if outcome.constraints_file is not None
                 else "the search covers every legal divisor mapping")
         out.append(f"note:        the Timeloop spec's mapspace constraints were not applied (--no-constraints: {rest})")
+    if outcome.dropped:
+        out.append(f"dropped:     {len(outcome.dropped)} keys of the architecture file, as --ignore asked:")
+        out += [f"             {line}" for line in outcome.dropped]
     return out

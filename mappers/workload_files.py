@@ -19,7 +19,9 @@ problems -- each through the layer extraction coexplore already has.
 * a Timeloop v0.4 problem, ``{"timeloop": "problem.yaml"}`` (one layer,
   :func:`mappers.interop.timeloop.layer_from_timeloop`);
 * a ZigZag 3.x workload, ``{"zigzag": "workload.yaml"}`` (its MAC layers,
-  :func:`mappers.interop.zigzag.layers_from_zigzag`);
+  :func:`mappers.interop.zigzag.layers_from_zigzag`; ``"ignore": [...]`` names what it
+  may drop rather than refuse, e.g. ``mac_free_layers``, and the layers' list says what
+  it dropped);
 * an AccelForge workload, ``{"accelforge": "workload.yaml", "einsum": "Matmul1"}`` (one
   einsum, :func:`mappers.interop.accelforge.layer_from_accelforge`).
 
@@ -237,7 +239,7 @@ def _from_torch_factory(spec: Mapping[str, Any]) -> list[Layer]:
 # --------------------------------------------------------------------------- entry
 
 _KEYS = {"zoo": (), "torch": ("input_shape", "input_shapes", "kwargs"), "onnx": ("input_shapes",),
-         "timeloop": (), "zigzag": (), "accelforge": ("einsum",)}
+         "timeloop": (), "zigzag": ("ignore",), "accelforge": ("einsum",)}
 
 
 def load_workload(spec: str | Mapping[str, Any], base_dir: str | Path | None = None) -> list[Layer]:
@@ -280,7 +282,10 @@ def load_workload(spec: str | Mapping[str, Any], base_dir: str | Path | None = N
         from design_space.yamlio import load_yaml_file
         from mappers.interop.zigzag import layers_from_zigzag
 
-        return layers_from_zigzag(load_yaml_file(path(spec["zigzag"]))[0])
+        ignore = spec.get("ignore") or ()
+        if not isinstance(ignore, list | tuple) or not all(isinstance(k, str) for k in ignore):
+            raise ValueError(f"workload {{zigzag: ...}}: ignore must be a list of key names, got {ignore!r}")
+        return layers_from_zigzag(load_yaml_file(path(spec["zigzag"]))[0], ignore=tuple(ignore))
     if kind == "accelforge":
         from accelerators.interop.timeloop import load_timeloop_yaml
         from mappers.interop.accelforge import layer_from_accelforge

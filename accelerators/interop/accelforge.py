@@ -23,13 +23,25 @@ variables are already expanded (numbers, ``inf``, or arithmetic of numbers):
   compute node's ``compute`` energy is the MAC's. ``leak_power`` (W) is
   ``leakage_pj_per_cycle`` at ``clock_mhz``; ``area`` (m^2) the level's area per instance.
 
-Refused, by node and key: a node kind other than these three; an action energy left to
-AccelForge's component models (``component_class`` without ``energy``: they are not
-read); a non-zero action ``latency``, a finite ``throughput`` or a ``total_latency``
-(AccelForge's latency model -- a sum of action latencies -- is not coexplore's per-level
-bandwidth); ``reuse`` / ``may_reuse`` / ``min_usage`` restrictions of a fanout (which
-tensors may be multicast, a rule the ArchSpec has no field for); more than two fanout
-dimensions; a leaking compute node; an expression that names a variable.
+**Strict reading.** Every key is read or refused, by node and key path. Keys with
+AccelForge's neutral values (``enabled: true``, ``n_parallel_instances: 1``, a fanout's
+``may_reuse: All``, a memory's ``tensors.back: Nothing`` ...) say nothing the ArchSpec
+lacks and are read as such; ``energy_scale``, ``area_scale`` and ``leak_power_scale``
+scale what they scale; ``component_class`` and ``extra_attributes_for_component_model``
+(read only by AccelForge's component models) are accepted where every value they would
+compute is given. Refused outright: a node kind other than these three; a key AccelForge
+does not define or this reader does not know; an action energy left to AccelForge's
+component models (``component_class`` without ``energy``: they are not read); an action
+other than ``read`` / ``write`` (``compute``); more than two fanout dimensions; a leaking
+compute node; an expression that names a variable; other values of the neutral keys.
+Refused unless the caller names them in ``ignore`` (:data:`IGNORABLE`), and then listed
+with their values in the result's ``dropped``: what coexplore's model does not use --
+AccelForge's latency model (a non-zero action ``latency``, a finite ``throughput``, a
+``total_latency``), restrictions of the mapping search (a fanout's ``reuse``,
+``may_reuse``, ``min_usage``, ``loop_bounds``; a memory's ``tensors.tile_shape``,
+``no_refetch_from_above``, ``no_resend_to_below``, ``tensor_order_options``,
+``force_memory_hierarchy_order``), and a missing ``area`` or ``leak_power`` (which
+AccelForge would compute with its models; dropped, they are 0).
 """
 
 from __future__ import annotations
@@ -45,7 +57,105 @@ from accelerators.arch import OPERANDS, ArchSpec, MemoryLevel
 from accelerators.interop.timeloop import TimeloopTranslation
 from accelerators.interop.values import shown
 
-__all__ = ["MAX_EXPRESSION_CHARS", "ROLE_NAMES", "arch_from_accelforge", "count", "number"]
+__all__ = ["IGNORABLE", "MAX_EXPRESSION_CHARS", "ROLE_NAMES", "arch_from_accelforge", "count", "number"]
+
+IGNORABLE: dict[str, str] = {
+    "latency": "an action's latency (AccelForge sums action latencies into a component's): coexplore's cycles are "
+               "compute and per-level bandwidth",
+    "throughput": "an action's finite throughput: coexplore's cycles are compute and per-level bandwidth",
+    "total_latency": "a component's latency expression (AccelForge's latency model): coexplore's cycles are "
+                     "compute and per-level bandwidth",
+    "reuse": "the tensors a fanout's loops must reuse, a restriction of the mapping search that coexplore's "
+             "mappers do not read",
+    "may_reuse": "the tensors a fanout may reuse, a restriction of the mapping search that coexplore's mappers do "
+                 "not read (an ArchSpec fanout multicasts every tensor)",
+    "min_usage": "a fanout's least utilization, a mapping constraint coexplore's mappers do not read",
+    "loop_bounds": "bounds on a fanout's loops, a mapping constraint coexplore's mappers do not read",
+    "tile_shape": "bounds on a memory's tiles, a mapping constraint coexplore's mappers do not read",
+    "no_refetch_from_above": "tensors a memory may fetch only once, a mapping constraint coexplore's mappers do "
+                             "not read",
+    "no_resend_to_below": "tensors a memory may send below only once, a mapping constraint coexplore's mappers do "
+                          "not read",
+    "tensor_order_options": "orders of a memory's storage nodes, a mapping constraint coexplore's mappers do not "
+                            "read",
+    "force_memory_hierarchy_order": "false: storage nodes out of hierarchy order, which a coexplore level cannot "
+                                    "express",
+    "area": "a component without an area, which AccelForge would compute with its component models (not run "
+            "here): dropped, the area is 0",
+    "leak_power": "a component without a leak_power, which AccelForge would compute with its component models "
+                  "(not run here): dropped, the leakage is 0",
+}
+"""What :func:`arch_from_accelforge`'s ``ignore`` may name, each with what dropping it
+leaves out."""
+
+_COMPONENT_KEYS = {"name", "component_class", "component_model", "component_modeling_log", "actions", "enabled",
+                   "area", "total_area", "area_scale", "leak_power", "total_leak_power", "leak_power_scale",
+                   "energy_scale", "total_latency", "latency_scale", "n_parallel_instances",
+                   "extra_attributes_for_component_model", "spatial", "support_concurrent_binding"}
+_NODE_KEYS = {"Memory": _COMPONENT_KEYS | {"size", "tensors", "bits_per_value_scale", "bits_per_action",
+                                           "skip_initial_output_write"},
+              "Compute": _COMPONENT_KEYS | {"skip_initial_output_write"},
+              "Fanout": {"name", "spatial", "support_concurrent_binding"}}
+_ACTION_KEYS = {"name", "energy", "energy_scale", "latency", "latency_scale", "throughput", "bits_per_action",
+                "extra_attributes_for_component_model"}
+_SPATIAL_KEYS = {"name", "fanout", "may_reuse", "reuse", "min_usage", "loop_bounds", "usage_scale", "power_gateable"}
+_TENSORS_KEYS = {"keep", "may_keep", "back", "tile_shape", "no_refetch_from_above", "no_resend_to_below",
+                 "tensor_order_options", "force_memory_hierarchy_order"}
+#: keys whose value says nothing beyond the ArchSpec: key -> (values that do, why any other cannot be expressed)
+_NEUTRAL = {
+    "enabled": ((True, "True", "true"), "a component enabled per einsum cannot be expressed"),
+    "total_area": ((None,), "AccelForge computes it (its docs: do not set it)"),
+    "total_leak_power": ((None,), "AccelForge computes it (its docs: do not set it)"),
+    "component_model": ((None,), "a component model object is not read"),
+    "n_parallel_instances": ((1, 1.0, "1"), "parallel instances (area and leakage scaled, latency divided) cannot "
+                                            "be expressed"),
+    "support_concurrent_binding": ((False, "False", "false"), "einsums bound concurrently cannot be expressed"),
+    "skip_initial_output_write": ((True, "True", "true"), "outputs initialized from above cannot be expressed "
+                                                          "(coexplore's first write of an output reads nothing)"),
+    "usage_scale": ((1, 1.0, "1"), "a scaled fanout usage cannot be expressed"),
+    "power_gateable": ((False, "False", "false"), "power-gated instances cannot be expressed (coexplore charges "
+                                                  "every instance's leakage)"),
+    "back": ((None, "Nothing"), "a tensor backed at this memory cannot be expressed"),
+}
+#: droppable keys (IGNORABLE) and the values that need no dropping
+_DROPPABLE_NEUTRAL = {"may_reuse": (None, "All"), "reuse": (None, "Nothing"), "min_usage": (None, 0, 0.0, "0"),
+                      "loop_bounds": (None, []), "tile_shape": (None, []), "no_refetch_from_above": (None, "~All"),
+                      "no_resend_to_below": (None, "~All"), "tensor_order_options": (None, []),
+                      "force_memory_hierarchy_order": (None, True, "True", "true")}
+
+
+class _Strict:
+    """The key checks of one translation, and what ``ignore`` dropped."""
+
+    def __init__(self, ignore: frozenset[str]) -> None:
+        self.ignore = ignore
+        self.dropped: list[str] = []
+
+    def keys(self, d: Any, allowed: set[str], where: str, what: str) -> Mapping[str, Any]:
+        if not isinstance(d, Mapping):
+            raise ValueError(f"AccelForge {where}: {what} must be a mapping, got {shown(d)}")
+        unknown = sorted(str(k) for k in d if k not in allowed)
+        if unknown:
+            raise ValueError(f"AccelForge {where}: {what} key {unknown[0]!r} is not one coexplore reads "
+                             f"(read: {sorted(allowed)}); cannot be expressed")
+        for k, (ok, why) in _NEUTRAL.items():
+            if k in d and not _same(d[k], ok):
+                raise ValueError(f"AccelForge {where}: {k} = {shown(d[k])}: {why}")
+        for k, ok in _DROPPABLE_NEUTRAL.items():
+            if k in d and not _same(d[k], ok):
+                self.drop(where, k, d[k])
+        return d
+
+    def drop(self, where: str, key: str, value: Any) -> None:
+        if key not in self.ignore:
+            raise ValueError(f"AccelForge {where}: {key} = {shown(value)}: {IGNORABLE[key]}; refused rather than "
+                             f"dropped (ignore=({key!r},) drops it, listed in the result's dropped)")
+        self.dropped.append(f"{where}: {key} = {shown(value)}")
+
+
+def _same(v: Any, allowed: tuple[Any, ...]) -> bool:
+    return any(v is a or (type(v) is type(a) and v == a) or (isinstance(v, str) and isinstance(a, str)
+                                                              and v.replace(" ", "") == a) for a in allowed)
 
 ROLE_NAMES = {"input": "I", "weight": "W", "output": "O"}
 """AccelForge's role names (a workload's ``renames``) -> operands."""
@@ -176,7 +286,7 @@ def _tensor_set(expr: Any, names: Mapping[str, frozenset[str]], where: str) -> f
     return s
 
 
-def _fanout(node: Mapping[str, Any], where: str) -> tuple[int, int]:
+def _fanout(node: Mapping[str, Any], where: str, strict: _Strict) -> tuple[int, int]:
     sp = node.get("spatial") or []
     if not isinstance(sp, list):
         raise ValueError(f"AccelForge {where}: spatial must be a list of {{name, fanout}} entries")
@@ -184,10 +294,8 @@ def _fanout(node: Mapping[str, Any], where: str) -> tuple[int, int]:
         raise ValueError(f"AccelForge {where}: {len(sp)} fanout dimensions; an ArchSpec fanout has two (X, Y)")
     out = []
     for e in sp:
-        for k in ("reuse", "may_reuse", "min_usage", "loop_bounds"):
-            if k in e and e[k] not in (None, "All"):
-                raise ValueError(f"AccelForge {where}: fanout {e.get('name')!r} sets {k} = {e[k]!r}, a "
-                                 "restriction of which tensors are multicast or used there that cannot be expressed")
+        strict.keys(e, _SPATIAL_KEYS, f"{where} fanout {e.get('name') if isinstance(e, Mapping) else e!r}",
+                    "fanout")
         f = number(e.get("fanout", 1), f"{where} fanout {e.get('name')!r}")
         if not float(f).is_integer() or f < 1:
             raise ValueError(f"AccelForge {where}: fanout {e.get('name')!r} must be a positive integer, got {f:g}")
@@ -196,38 +304,69 @@ def _fanout(node: Mapping[str, Any], where: str) -> tuple[int, int]:
     return padded[0], padded[1]
 
 
-def _actions(node: Mapping[str, Any], where: str, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    acts = {str(a.get("name")): a for a in node.get("actions") or []}
+def _actions(node: Mapping[str, Any], where: str, names: tuple[str, ...],
+             strict: _Strict) -> dict[str, dict[str, Any]]:
+    """The node's actions by name, checked; each action's ``energy`` scaled by its and
+    the node's ``energy_scale``."""
+    raw = node.get("actions") or []
+    if not isinstance(raw, list):
+        raise ValueError(f"AccelForge {where}: actions must be a list of {{name, energy, ...}}")
+    acts: dict[str, dict[str, Any]] = {}
+    for a in raw:
+        strict.keys(a, _ACTION_KEYS, f"{where} action {a.get('name') if isinstance(a, Mapping) else a!r}", "action")
+        n = str(a.get("name"))
+        if n not in names:
+            raise ValueError(f"AccelForge {where}: action {n!r} cannot be expressed (a {'!Compute' if 'compute' in names else '!Memory'} "
+                             f"node's actions are read as {list(names)})")
+        acts[n] = dict(a)
     if "total_latency" in node:
-        raise ValueError(f"AccelForge {where}: total_latency (AccelForge's latency model) cannot be expressed; "
-                         "coexplore's latency is compute cycles and per-level bandwidth")
+        strict.drop(where, "total_latency", node["total_latency"])
+    node_scale = number(node.get("energy_scale", 1), f"{where} energy_scale")
     for n in names:
         a = acts.get(n)
-        if a is None or "energy" not in a:
+        if a is None or a.get("energy") is None:
             raise ValueError(f"AccelForge {where}: action {n!r} has no energy (energies from AccelForge's "
                              "component models are not read; give each action's energy)")
-        lat = number(a.get("latency", 0), f"{where} action {n} latency")
-        if lat != 0:
-            raise ValueError(f"AccelForge {where}: action {n!r} has latency {lat:g} s, which cannot be expressed "
-                             "(AccelForge sums action latencies; coexplore counts bandwidth cycles)")
+        a["energy"] = number(a["energy"], f"{where} {n} energy") * node_scale * number(
+            a.get("energy_scale", 1), f"{where} action {n} energy_scale")
+        lat = a.get("latency")
+        if lat is not None and number(lat, f"{where} action {n} latency") != 0:
+            strict.drop(f"{where} action {n!r}", "latency", lat)
         if "throughput" in a and number(a["throughput"], f"{where} action {n} throughput") != math.inf:
-            raise ValueError(f"AccelForge {where}: action {n!r} has a finite throughput, which cannot be expressed")
+            strict.drop(f"{where} action {n!r}", "throughput", a["throughput"])
     return acts
+
+
+def _given(node: Mapping[str, Any], key: str, where: str, strict: _Strict) -> float:
+    """``area`` or ``leak_power`` x its ``*_scale``; a missing one is AccelForge's component
+    models' to compute, refused unless dropped (then 0)."""
+    if node.get(key) is None:
+        strict.drop(where, key, None)
+        return 0.0
+    return number(node[key], f"{where} {key}") * number(node.get(f"{key}_scale", 1), f"{where} {key}_scale")
 
 
 def arch_from_accelforge(spec: Mapping[str, Any], roles: Mapping[str, str] | None = None, *,
                          bits_per_value: int = 8, clock_mhz: float = 1000.0,
-                         name: str = "accelforge") -> TimeloopTranslation:
+                         name: str = "accelforge", ignore: Any = ()) -> TimeloopTranslation:
     """A parsed AccelForge architecture (the file's top mapping or its ``arch`` value) as
     an ArchSpec (rules in the module docstring). ``roles``: the workload's tensor names ->
     operands (:func:`mappers.interop.accelforge.layer_from_accelforge` gives them);
-    ``bits_per_value``: the workload's word size. The result is a
+    ``bits_per_value``: the workload's word size; ``ignore``: :data:`IGNORABLE` names the
+    caller accepts dropping (listed in the result's ``dropped``). The result is a
     :class:`~accelerators.interop.timeloop.TimeloopTranslation` (level names, roles), the
     form mapping writers take."""
+    ig = frozenset(ignore)
+    bad = sorted(ig - set(IGNORABLE))
+    if bad:
+        raise ValueError(f"ignore names {bad}, which are not droppable AccelForge keys (droppable: "
+                         f"{sorted(IGNORABLE)})")
+    strict = _Strict(ig)
     root = spec.get("arch", spec)
     nodes = root.get("nodes") if isinstance(root, Mapping) else None
     if not isinstance(nodes, list) or not nodes:
         raise ValueError("an AccelForge architecture is a mapping with 'nodes' (a list of !Memory, !Fanout, !Compute)")
+    strict.keys(root, {"nodes", "extra_attributes_for_all_component_models"}, "arch", "architecture")
     if not isinstance(bits_per_value, int) or bits_per_value < 1:
         raise ValueError(f"bits_per_value must be a positive integer, got {bits_per_value!r}")
     roles = dict(roles or {})
@@ -242,15 +381,22 @@ def arch_from_accelforge(spec: Mapping[str, Any], roles: Mapping[str, str] | Non
         where = f"node {nm!r}"
         if compute is not None:
             raise ValueError(f"AccelForge {where}: a node after the !Compute node cannot be expressed")
+        if tag in _NODE_KEYS:
+            strict.keys(node, _NODE_KEYS[tag], where, f"!{tag} node")
         if tag == "Memory":
-            sets = node.get("tensors") or {}
+            sets = strict.keys(node.get("tensors") or {}, _TENSORS_KEYS, f"{where} tensors", "tensors set")
             held = _tensor_set(sets.get("may_keep", sets.get("keep", "All")), known, where)
             if "keep" in sets:
                 held |= _tensor_set(sets["keep"], known, where)
             known[nm] = held
             size = number(node.get("size", "inf"), f"{where} size")
-            acts = _actions(node, where, ("read", "write"))
-            widths = {number(acts[a].get("bits_per_action", bits_per_value), f"{where} bits_per_action")
+            acts = _actions(node, where, ("read", "write"), strict)
+            if node.get("bits_per_value_scale") not in (None, {"All": 1}):
+                raise ValueError(f"AccelForge {where}: bits_per_value_scale = {shown(node['bits_per_value_scale'])}: "
+                                 "tensors of other widths at one memory cannot be expressed (an ArchSpec has one "
+                                 "word size)")
+            node_bits = node.get("bits_per_action", bits_per_value)
+            widths = {number(acts[a].get("bits_per_action", node_bits), f"{where} bits_per_action")
                       for a in ("read", "write")}
             if len(widths) != 1:
                 raise ValueError(f"AccelForge {where}: read and write move different bits_per_action {sorted(widths)}; "
@@ -259,29 +405,28 @@ def arch_from_accelforge(spec: Mapping[str, Any], roles: Mapping[str, str] | Non
             if not float(vec).is_integer() or vec < 1:
                 raise ValueError(f"AccelForge {where}: bits_per_action / bits_per_value = {vec:g} is not a whole "
                                  "number of words")
-            leak_w = number(node.get("leak_power", 0), f"{where} leak_power")
+            leak_w = _given(node, "leak_power", where, strict)
             entries.append({"name": nm, "tensors": held, "size": size, "vector": int(vec),
-                            "read": number(acts["read"]["energy"], f"{where} read energy") * 1e12,
-                            "write": number(acts["write"]["energy"], f"{where} write energy") * 1e12,
-                            "leak": leak_w * 1e12 / (clock_mhz * 1e6), "area": number(node.get("area", 0), f"{where} area") * 1e6,
-                            "fanout": _fanout(node, where)})
+                            "read": acts["read"]["energy"] * 1e12, "write": acts["write"]["energy"] * 1e12,
+                            "leak": leak_w * 1e12 / (clock_mhz * 1e6), "area": _given(node, "area", where, strict) * 1e6,
+                            "fanout": _fanout(node, where, strict)})
         elif tag == "Fanout":
             entries.append({"name": nm, "tensors": frozenset(), "size": 0.0, "vector": 1, "read": 0.0, "write": 0.0,
-                            "leak": 0.0, "area": 0.0, "fanout": _fanout(node, where), "fanout_node": True})
+                            "leak": 0.0, "area": 0.0, "fanout": _fanout(node, where, strict), "fanout_node": True})
         elif tag == "Compute":
             compute = node
-            acts = _actions(node, where, ("compute",))
-            if number(node.get("leak_power", 0), f"{where} leak_power") != 0:
+            acts = _actions(node, where, ("compute",), strict)
+            if _given(node, "leak_power", where, strict) != 0:
                 raise ValueError(f"AccelForge {where}: a leaking compute unit cannot be expressed (an ArchSpec has no "
                                  "MAC leakage)")
-            fx, fy = _fanout(node, where)
+            fx, fy = _fanout(node, where, strict)
             if fx * fy > 1:
                 if not entries:
                     raise ValueError(f"AccelForge {where}: a replicated compute unit needs a memory above it")
                 ex, ey = entries[-1]["fanout"]
                 entries[-1]["fanout"] = (ex * fx, ey * fy)
-            mac_pj = number(acts["compute"]["energy"], f"{where} compute energy") * 1e12
-            mac_area = number(node.get("area", 0), f"{where} area") * 1e6
+            mac_pj = acts["compute"]["energy"] * 1e12
+            mac_area = _given(node, "area", where, strict) * 1e6
         else:
             raise ValueError(f"AccelForge {where}: a !{tag or type(node).__name__} node cannot be expressed "
                              "(!Memory, !Fanout and !Compute are read)")
@@ -314,4 +459,4 @@ def arch_from_accelforge(spec: Mapping[str, Any], roles: Mapping[str, str] | Non
                     area_mm2=area, kind="accelforge")
     names = dict(roles) if sorted(roles.values()) == sorted(OPERANDS) else {"Weights": "W", "Inputs": "I",
                                                                           "Outputs": "O"}
-    return TimeloopTranslation(arch, tuple(lv.name for lv in arch.levels), names)
+    return TimeloopTranslation(arch, tuple(lv.name for lv in arch.levels), names, dropped=tuple(strict.dropped))

@@ -141,6 +141,8 @@ class TimeloopTranslation:
             :func:`mappers.interop.timeloop.constraints_from_timeloop` reads them).
         constraints_form: ``"processed"`` (the front end's ``architecture_constraints``
             targets) or ``"tree"`` (v0.4 components' ``constraints`` dicts).
+        dropped: what the caller's ``ignore`` dropped from the spec, one line each (the
+            AccelForge importer's); empty when nothing was.
     """
 
     arch: ArchSpec
@@ -148,6 +150,7 @@ class TimeloopTranslation:
     roles: dict[str, str]
     constraints: dict[str, Any] = field(default_factory=dict)
     constraints_form: str = "processed"
+    dropped: tuple[str, ...] = ()
 
     def level_of(self, name: str) -> int:
         try:

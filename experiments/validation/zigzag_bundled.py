@@ -14,15 +14,21 @@ element moves per memory and operand (``DATA_ELEM_MOVE_COUNT``: what its ports m
 counted apart, in port-wide words, for its energy and its latency with port stalls,
 ``latency_total2``).
 
-The translation (see :func:`arch_from_zigzag` for the rules) has to approximate in these
-places, each stated in docs/MODEL.md: one precision for every operand (coexplore has one
-word size per architecture; 8 bits here, the width of these accelerators' input and
-weight register ports); per-word energies are ZigZag's per-access costs divided by the words
-one port access moves (ZigZag charges whole port-wide accesses); memories of different
-operands with the same ``served_dimensions`` become one level with a capacity per operand
-(they keep their own energies, but share that level's temporal loops in the mapping); a
-level's bandwidth is the sum of its memories' port widths; ZigZag's ``systolic_dimensions``
-(``tpu_like``) are not translated (the latency compared is ZigZag's ideal temporal cycles).
+The translation (:func:`arch_from_zigzag`, its rules) is exact or refuses; what it
+would drop it refuses too unless told. This script tells it, in :data:`BUNDLED_IGNORE`,
+to drop four things these accelerators give and coexplore's model does not use, and
+prints each dropped key: every memory's ``latency`` (ZigZag's cost model does not read
+it either); each port ``bandwidth_min`` wider than a word (ZigZag rounds each transfer
+period up to whole accesses of that width: part of its energy beyond its counts priced
+per word, below); ``tpu_like``'s ``systolic_dimensions`` (the cycles compared are
+ZigZag's ideal temporal cycles, which have no drain); and ``port_bandwidth``: a level that
+merges memories of different operands (each with its own ports), or one memory whose
+ports are split by direction, has no ArchSpec bandwidth that equals its ports, and is
+left unlimited (so the latency with bandwidth compares only the levels whose ports an
+ArchSpec expresses: one read_write port, or one read and one write port). Both tools run
+every operand at 8 bits (:data:`PRECISION_BITS`). Memories of different operands with the
+same ``served_dimensions`` become one level with a capacity and energies per operand, so
+the mappings compared are those where they share that level's temporal loops.
 Accelerators whose memories' ``served_dimensions`` are not nested (``edge_tpu_like``,
 ``ascend_like``, ``meta_prototype``: a weight register shared over D3, D4 and an output
 register shared over D2) have no linear hierarchy and are refused with a ValueError.
@@ -69,9 +75,12 @@ ACCELERATORS = ("eyeriss_like", "tpu_like", "tesla_npu_like")
 """ZigZag's bundled examples used here (``zigzag/inputs/hardware/<name>.yaml``)."""
 
 PRECISION_BITS = 8
-"""Bits of every operand in both tools: the width of the bundled accelerators' input and
-weight register ports (coexplore has one word size per architecture, see the module
-docstring)."""
+"""Bits of every operand in both tools (the workload given to ZigZag says so too): the
+width of the bundled accelerators' input and weight register ports."""
+
+BUNDLED_IGNORE = ("latency", "bandwidth_min", "systolic_dimensions", "port_bandwidth")
+"""What :func:`arch_from_zigzag` drops from these accelerators, knowingly (module
+docstring); each dropped key is printed."""
 
 def load_bundled(names: tuple[str, ...] = ACCELERATORS, python: Path = ZIGZAG_PYTHON) -> dict[str, Any]:
     """ZigZag's bundled accelerators and mapping files, parsed inside ``.venv-zigzag``."""
@@ -186,10 +195,14 @@ def run(names: tuple[str, ...], layers: list[Layer], python: Path = ZIGZAG_PYTHO
         log: Any = print) -> list[dict[str, Any]]:
     """Every (accelerator, layer) case in both tools; one result dict per case."""
     bundled = load_bundled(names, python)
+    log(f"ZigZag {bundled['version']} (zigzag-dse), its bundled accelerators {list(names)}")
     metas, cases = [], []
     for name in names:
         hw = bundled["accelerators"][name]["hardware"]
-        tr = arch_from_zigzag(hw)
+        tr = arch_from_zigzag(hw, PRECISION_BITS, ignore=BUNDLED_IGNORE)
+        log(f"{name}: dropped, as BUNDLED_IGNORE asks ({len(tr.dropped)}):")
+        for line in tr.dropped:
+            log(f"  {line}")
         spatial = spatial_from_zigzag(bundled["accelerators"][name]["mapping"])
         for layer in layers:
             m = map_layer(layer, tr, spatial)

@@ -26,7 +26,18 @@ twice at one level with another between; factors that do not multiply to the lay
 sizes. A mapping file's ``temporal_ordering`` (a loop order alone, ``*`` factors allowed) is
 refused too: which memory each of its loops lands in is decided by ZigZag's memory
 allocator when it runs (``zigzag/opt/loma/memory_allocator.py``, capacity- and
-access-driven), not by the file; give the allocated mapping ZigZag reports.
+access-driven), not by the file; give the allocated mapping ZigZag reports
+(``CostModelEvaluation.temporal_mapping.mapping_dic_origin``). The form ZigZag writes to its
+``<layer>_complete.json`` is that mapping after its stationarity merge (an operand's
+irrelevant loops at the bottom of a memory moved into the memory below), which differs per
+operand and is refused as uneven where it does.
+
+**Strict reading.** Every key of a workload layer or of a mapping-file entry is read or
+refused by name (a ``ValueError`` naming the layer or entry, the key and why). What
+coexplore's per-layer model does not use -- the :data:`WORKLOAD_IGNORABLE` and
+:data:`MAPPING_IGNORABLE` names -- is refused too unless the caller names it in
+``ignore``; what was dropped is then listed in the result's ``dropped``
+(:class:`ZigZagLayers`, :class:`ZigZagSpatial`).
 """
 
 from __future__ import annotations
@@ -42,7 +53,11 @@ from mappers.workloads import Layer, TensorSpec
 
 __all__ = [
     "DIM",
+    "MAPPING_IGNORABLE",
+    "WORKLOAD_IGNORABLE",
     "ZIGZAG_MAC_FREE",
+    "ZigZagLayers",
+    "ZigZagSpatial",
     "layers_from_zigzag",
     "mapping_from_zigzag",
     "spatial_from_zigzag",
@@ -118,21 +133,84 @@ def zigzag_spatial(mapping: Mapping, axes: dict[tuple[int, str], str], dimension
     return {k: v or ["K, 1"] for k, v in spatial.items()}
 
 
-def spatial_from_zigzag(mapping_file: list[dict[str, Any]] | None) -> dict[str, list[tuple[str, int]]] | None:
-    """The ``default`` entry's spatial unrolling of a ZigZag mapping file: array dimension
-    -> ``[(our dimension, factor), ...]``; ``None`` without a file."""
+MAPPING_IGNORABLE: dict[str, str] = {
+    "temporal_ordering": "an entry's loop order, which ZigZag's memory allocator turns into a temporal mapping "
+                         "when it runs: the spatial reader does not read it",
+    "spatial_mapping_hint": "the dimensions ZigZag's spatial-mapping generator may try on each array dimension, "
+                            "a search hint, not a mapping",
+}
+"""What :func:`spatial_from_zigzag`'s ``ignore`` may name, and what dropping it leaves out."""
+
+_ENTRY_KEYS = {"name", "spatial_mapping", "memory_operand_links", "spatial_mapping_hint", "temporal_ordering"}
+_DEFAULT_LINKS = {"O": "O", "I": "I1", "W": "I2"}
+
+
+class ZigZagSpatial(dict):
+    """A spatial unrolling read from a ZigZag mapping file (array dimension -> ``[(our
+    dimension, factor), ...]``), with what ``ignore`` dropped (``dropped``, one line each)."""
+
+    dropped: tuple[str, ...] = ()
+
+
+def _ignore_names(ignore: Any, allowed: dict[str, str], what: str) -> frozenset[str]:
+    ig = frozenset(ignore)
+    bad = sorted(ig - set(allowed))
+    if bad:
+        raise ValueError(f"ignore names {bad}, which are not droppable {what} keys (droppable: {sorted(allowed)})")
+    return ig
+
+
+def _shown(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else f"{r[:57]}..."
+
+
+def spatial_from_zigzag(mapping_file: list[dict[str, Any]] | None, layer: str | None = None,
+                        operator: str | None = None, *, ignore: Any = ()) -> ZigZagSpatial | None:
+    """The spatial unrolling of a ZigZag mapping file's entry for a layer: array dimension
+    -> ``[(our dimension, factor), ...]``; ``None`` without a file. The entry is chosen
+    as ZigZag chooses it: the one named ``layer``, else the one named ``operator`` (the
+    layer's ``operator_type``), else ``default``.
+
+    Its keys are read or refused: ``memory_operand_links`` must be ZigZag's default
+    (``O -> O``, ``I -> I1``, ``W -> I2``: coexplore's operands are fixed);
+    ``temporal_ordering`` and ``spatial_mapping_hint`` (:data:`MAPPING_IGNORABLE`) are
+    refused unless ``ignore`` names them, and are then listed in the result's ``dropped``;
+    any other key is refused."""
     if not mapping_file:
         return None
-    entry = next((e for e in mapping_file if e.get("name") == "default"), None)
-    if entry is None:
+    ig = _ignore_names(ignore, MAPPING_IGNORABLE, "ZigZag mapping")
+    if not isinstance(mapping_file, list) or not all(isinstance(e, dict) for e in mapping_file):
+        raise ValueError("a ZigZag mapping file is a list of entries (name, spatial_mapping, ...)")
+    names = [e.get("name") for e in mapping_file]
+    pick = next((n for n in (layer, operator, "default") if n is not None and n in names), None)
+    if pick is None:
         raise ValueError("the ZigZag mapping file has no 'default' entry")
-    out: dict[str, list[tuple[str, int]]] = {}
-    for d_zz, loops in entry["spatial_mapping"].items():
+    entry = mapping_file[names.index(pick)]
+    where = f"ZigZag mapping entry {pick!r}"
+    unknown = sorted(str(k) for k in entry if k not in _ENTRY_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: key {unknown[0]!r} is not one coexplore reads from ZigZag 3.9.1's mapping "
+                         f"schema (read: {sorted(_ENTRY_KEYS)}); cannot be expressed")
+    links = entry.get("memory_operand_links")
+    if links is not None and dict(links) != _DEFAULT_LINKS:
+        raise ValueError(f"{where}: memory_operand_links {_shown(links)} differ from {_DEFAULT_LINKS}; coexplore's "
+                         "operands W, I, O are ZigZag's I2, I1, O, and another linking cannot be expressed")
+    out = ZigZagSpatial()
+    dropped = []
+    for key in ("temporal_ordering", "spatial_mapping_hint"):
+        if entry.get(key):
+            if key not in ig:
+                raise ValueError(f"{where}: {key} = {_shown(entry[key])}: {MAPPING_IGNORABLE[key]}; refused rather "
+                                 f"than dropped (ignore=({key!r},) drops it, listed in the result's dropped)")
+            dropped.append(f"{pick}.{key} = {_shown(entry[key])}")
+    for d_zz, loops in (entry.get("spatial_mapping") or {}).items():
         for loop in loops:
             dim, f = (x.strip() for x in loop.split(","))
             if dim not in _OUR_DIM:
                 raise ValueError(f"spatial loop {loop!r} on {d_zz}: dimension {dim!r} is not one of {sorted(_OUR_DIM)}")
             out.setdefault(d_zz, []).append((_OUR_DIM[dim], int(f)))
+    out.dropped = tuple(dropped)
     return out
 
 
@@ -212,27 +290,74 @@ def _zz_axis(ix: str, relations: dict[str, list[tuple[str, int]]], dims: list[st
     return tuple(out)
 
 
-def layers_from_zigzag(workload: Any) -> list[Layer]:
+WORKLOAD_IGNORABLE: dict[str, str] = {
+    "mac_free_layers": "layers without multiply-accumulates (ZigZag's Pooling, Add, ... and equations without "
+                       "+=): coexplore's layers are MAC loop nests, so these are not evaluated",
+    "operand_source": "which layer produces an operand, where it names another layer (the layer graph): "
+                      "coexplore evaluates each layer alone and does not keep the graph",
+    "padding": "the padding ZigZag subtracts from an input's extent: coexplore counts the whole window the loops "
+               "span",
+    "pr_loop_sizes": "input extents other than the window the loops span (ZigZag caps the input at them)",
+}
+"""What :func:`layers_from_zigzag`'s ``ignore`` may name, and what dropping it leaves out."""
+
+_LAYER_KEYS = {"id", "name", "operator_type", "equation", "dimension_relations", "loop_dims", "loop_sizes",
+               "operand_precision", "operand_source", "pr_loop_dims", "pr_loop_sizes", "padding"}
+_PRECISION_KEYS = {"W", "I", "O", "O_final"}
+
+
+class ZigZagLayers(list):
+    """The MAC layers of a ZigZag workload (a list of :class:`~mappers.workloads.Layer`),
+    with what ``ignore`` dropped (``dropped``, one line each)."""
+
+    dropped: tuple[str, ...] = ()
+
+
+def layers_from_zigzag(workload: Any, *, ignore: Any = ()) -> ZigZagLayers:
     """The MAC layers of a ZigZag 3.x workload (the parsed ``workload/*.yaml``: a list of
     layers, each with an ``equation`` such as ``O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]``,
     ``dimension_relations`` such as ``ix=2*ox+1*fx``, ``loop_dims`` and ``loop_sizes``).
 
     Dimensions are renamed as :data:`DIM` reads back (``B`` -> ``N``, ``OY`` -> ``P``, ...;
     others keep their names); ``W``, ``I`` and the output ``O`` are the equation's operands
-    by those names. Layers of the :data:`ZIGZAG_MAC_FREE` operator types, and equations
-    without ``+=`` (element-wise), have no MACs and are skipped; any other layer whose
-    equation is not ``O[...] += W[...] * I[...]`` (or ``I * W``) with linear index
-    relations is refused, naming the layer and its operator."""
+    by those names. A layer whose equation is not ``O[...] += W[...] * I[...]`` (or
+    ``I * W``) with linear index relations is refused, naming the layer and its operator.
+
+    Every key of a layer is read or refused: ``operand_precision`` (its ``W``, ``I``,
+    ``O``, ``O_final`` bits) is kept in each Layer's ``attrs["operand_precision"]``, for
+    the accelerator's word sizes (:func:`accelerators.interop.zigzag.arch_from_zigzag`'s
+    ``bits``); ``operand_source`` naming only the layer itself (the network's input) and
+    ``pr_loop_sizes`` equal to the window the loops span, with no ``padding``, say nothing
+    the model lacks. The :data:`WORKLOAD_IGNORABLE` cases -- layers without MACs (the
+    :data:`ZIGZAG_MAC_FREE` operator types and equations without ``+=``), another layer as
+    an operand's source, padding, other input extents -- are refused unless ``ignore``
+    names them; what was dropped is listed in the result's ``dropped``."""
+    ig = _ignore_names(ignore, WORKLOAD_IGNORABLE, "ZigZag workload")
     if not isinstance(workload, list):
         raise ValueError("a ZigZag workload is a list of layers")
-    out = []
+    out = ZigZagLayers()
+    dropped: list[str] = []
+
+    def drop(where: str, key: str, value: Any) -> None:
+        if key not in ig:
+            raise ValueError(f"{where}: {_shown(value)}: {WORKLOAD_IGNORABLE[key]}; refused rather than dropped "
+                             f"(ignore=({key!r},) drops it, listed in the result's dropped)")
+        dropped.append(f"{where}: {_shown(value)}")
+
     for i, entry in enumerate(workload):
-        name = str(entry.get("name", f"layer{entry.get('id', i)}"))
+        if not isinstance(entry, dict):
+            raise ValueError(f"ZigZag workload entry {i} is not a mapping")
+        name = str(entry.get("name") or f"layer{entry.get('id', i)}")
         op = str(entry.get("operator_type", "?"))
+        where = f"ZigZag layer {name!r} ({op})"
+        unknown = sorted(str(k) for k in entry if k not in _LAYER_KEYS)
+        if unknown:
+            raise ValueError(f"{where}: key {unknown[0]!r} is not one coexplore reads from ZigZag 3.9.1's workload "
+                             f"schema (read: {sorted(_LAYER_KEYS)}); cannot be expressed")
         eq = str(entry.get("equation", "")).replace(" ", "")
         if op in ZIGZAG_MAC_FREE or "+=" not in eq:
+            drop(f"{where} equation", "mac_free_layers", eq)
             continue
-        where = f"ZigZag layer {name!r} ({op})"
         lhs, _, rhs = eq.partition("+=")
         accesses = {m.group(1): re.findall(r"\[([A-Za-z_0-9]+)\]", m.group(2)) for m in _ACCESS.finditer(eq)}
         out_names = [m.group(1) for m in _ACCESS.finditer(lhs)]
@@ -243,9 +368,7 @@ def layers_from_zigzag(workload: Any) -> list[Layer]:
         sizes = entry.get("loop_sizes") or []
         if not isinstance(sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1
                                                   for s in sizes):
-            shown = repr(sizes)
-            raise ValueError(f"{where}: loop_sizes must be a list of positive whole numbers, got "
-                             f"{shown if len(shown) <= 60 else shown[:57] + '...'}")
+            raise ValueError(f"{where}: loop_sizes must be a list of positive whole numbers, got {_shown(sizes)}")
         if len(dims_zz) != len(sizes) or not dims_zz:
             raise ValueError(f"{where}: loop_dims and loop_sizes must be lists of the same length")
         relations: dict[str, list[tuple[str, int]]] = {}
@@ -268,9 +391,47 @@ def layers_from_zigzag(workload: Any) -> list[Layer]:
         used = [d for d in size_of if any(d in t.dims for t in tensors.values())]
         if set(used) != set(size_of):
             raise ValueError(f"{where}: loop dimensions {sorted(set(size_of) - set(used))} index no operand")
+        attrs: dict[str, Any] = {"zigzag_operator": op}
+        prec = entry.get("operand_precision")
+        if prec is not None:
+            if not isinstance(prec, dict) or set(prec) - _PRECISION_KEYS or not all(
+                    isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in prec.values()):
+                raise ValueError(f"{where}: operand_precision {_shown(prec)} is not bits per W, I, O, O_final")
+            attrs["operand_precision"] = dict(prec)
+        own = entry.get("id", i)
+        src = entry.get("operand_source")
+        if src is not None:
+            if not isinstance(src, dict) or set(src) - {"W", "I"}:
+                raise ValueError(f"{where}: operand_source {_shown(src)} is not a layer id per W, I")
+            if any(v != own for v in src.values()):
+                drop(f"{where} operand_source", "operand_source", src)
+        _window_keys(entry, where, relations, size_of, rename, drop)
         out.append(Layer(name, "conv" if relations else "gemm", size_of, (tensors["W"], tensors["I"], tensors["O"]),
-                         attrs={"zigzag_operator": op}))
+                         attrs=attrs))
+    out.dropped = tuple(dropped)
     return out
+
+
+def _window_keys(entry: dict[str, Any], where: str, relations: dict[str, list[tuple[str, int]]],
+                 size_of: dict[str, int], rename: dict[str, str], drop: Any) -> None:
+    """``pr_loop_dims`` / ``pr_loop_sizes`` / ``padding``: read where they say what the
+    loops already do (each input extent the window its relation spans, no padding)."""
+    pads = entry.get("padding")
+    if pads is not None and any(p not in (0, None) for pair in pads for p in (pair if isinstance(pair, list)
+                                                                                  else [pair])):
+        drop(f"{where} padding", "padding", pads)
+    pr_dims, pr_sizes = entry.get("pr_loop_dims"), entry.get("pr_loop_sizes")
+    if pr_sizes is None:
+        return
+    if not isinstance(pr_dims, list) or not isinstance(pr_sizes, list) or len(pr_dims) != len(pr_sizes):
+        raise ValueError(f"{where}: pr_loop_dims and pr_loop_sizes must be lists of the same length")
+    for dim, size in zip(pr_dims, pr_sizes):
+        rel = relations.get(str(dim).lower())
+        if rel is None:
+            raise ValueError(f"{where}: pr_loop_dims names {dim!r}, which no dimension relation defines")
+        window = sum(c * (size_of[rename[v.upper()]] - 1) for v, c in rel) + 1
+        if size != window:
+            drop(f"{where} pr_loop_sizes {dim}", "pr_loop_sizes", size)
 
 
 _LOOP_TEXT = re.compile(r"^\(?\s*'?([A-Za-z_][A-Za-z_0-9]*)'?\s*,\s*(\d{1,12})\s*\)?$")
@@ -309,6 +470,10 @@ def mapping_from_zigzag(temporal: Any, tr: Any, layer: Layer,
                          "the allocated temporal mapping ZigZag reports ({operand: [loops per memory level]})")
     if not isinstance(temporal, dict):
         raise ValueError("a ZigZag temporal mapping is {operand: [[loops of memory level 0], ...]} for W, I and O")
+    unknown = sorted(str(k) for k in temporal if k not in _OPS)
+    if unknown:
+        raise ValueError(f"ZigZag temporal mapping: key {unknown[0]!r} is not an operand W, I or O; cannot be "
+                         "expressed")
     arch = tr.arch
     L = arch.n_levels
     cut: dict[int, tuple[int, str]] = {}
@@ -343,7 +508,8 @@ def mapping_from_zigzag(temporal: Any, tr: Any, layer: Layer,
         end = cut[li][0] if li in cut else last
         if end < last:
             raise ValueError(f"ZigZag temporal mapping: {arch.levels[li].name!r} ends at loop {end}, below the "
-                             f"level under it (loop {last})")
+                             f"level under it (loop {last}): ZigZag's per-operand memory hierarchies need not nest, "
+                             "a coexplore level's tile holds every loop below it; cannot be expressed")
         bounds.append((last, end))
         last = end
     temporal_f: list[dict[str, int]] = [{} for _ in range(L)]

@@ -152,10 +152,10 @@ def test_what_cannot_be_expressed_is_refused_by_name():
     with pytest.raises(ValueError, match=r"'MainMemory': action 'read' has no energy .*component models"):
         arch_from_accelforge(_yaml(EYERISS))
     spec = _yaml(THREE_LEVEL.replace("energy: 1e-12, latency: 0, bits_per_action: 32", "energy: 1e-12, latency: 2e-9, bits_per_action: 32"))
-    with pytest.raises(ValueError, match="'GlobalBuffer': action 'read' has latency 2e-09 s"):
+    with pytest.raises(ValueError, match=r"'GlobalBuffer' action 'read': latency = '2e-9': an action's latency"):
         arch_from_accelforge(spec)
     spec = _yaml(THREE_LEVEL.replace("- {name: X, fanout: 4}", "- {name: X, fanout: 4, may_reuse: weight}"))
-    with pytest.raises(ValueError, match="sets may_reuse = 'weight'"):
+    with pytest.raises(ValueError, match=r"fanout 'X': may_reuse = 'weight': the tensors a fanout may reuse"):
         arch_from_accelforge(spec)
     spec = _yaml(THREE_LEVEL.replace("size: 64 * 8", "size: 64 * BITS"))
     with pytest.raises(ValueError, match="names 'BITS'; expand the spec's variables"):
@@ -256,3 +256,49 @@ def test_what_a_mapping_cannot_express_is_refused_by_name(edit, msg):
         return
     with pytest.raises(ValueError, match=msg):
         _mapped(text)
+
+
+@pytest.mark.parametrize("edit, msg", [
+    (("    size: 64 * 8\n", "    size: 64 * 8\n    bogus_key: 3\n"),
+     r"node 'LocalBuffer': !Memory node key 'bogus_key' is not one coexplore reads"),
+    (("{name: compute, energy: 1e-12, latency: 0}", "{name: compute, energy: 1e-12, latency: 0, bogus: 1}"),
+     r"node 'MAC' action 'compute': action key 'bogus'"),
+    (("- {name: X, fanout: 4}", "- {name: X, fanout: 4, stride: 2}"), r"fanout 'X': fanout key 'stride'"),
+    (("tensors: {may_keep: All}", "tensors: {may_keep: All, pinned: All}"), r"tensors set key 'pinned'"),
+    (("    - {name: write, energy: 0.1e-12, latency: 0}\n  - !Compute",
+      "    - {name: write, energy: 0.1e-12, latency: 0}\n    - {name: update, energy: 0.1e-12}\n  - !Compute"),
+     r"node 'LocalBuffer': action 'update' cannot be expressed"),
+    (("    name: MAC\n", "    name: MAC\n    n_parallel_instances: 2\n"), r"n_parallel_instances = 2: parallel"),
+    (("- {name: X, fanout: 4}", "- {name: X, fanout: 4, power_gateable: true}"), r"power_gateable = True"),
+    (("size: 64 * 8", "size: 64 * 8\n    bits_per_value_scale: {All: 2}"), r"bits_per_value_scale = "),
+])
+def test_every_key_is_read_or_refused(edit, msg):
+    text = THREE_LEVEL.replace(*edit)
+    assert text != THREE_LEVEL
+    with pytest.raises(ValueError, match=msg):
+        arch_from_accelforge(_yaml(text))
+
+
+def test_neutral_values_are_read_and_droppable_keys_are_dropped_only_when_named():
+    plain = arch_from_accelforge(_yaml(THREE_LEVEL)).arch
+    neutral = THREE_LEVEL.replace("- {name: X, fanout: 4}", "- {name: X, fanout: 4, may_reuse: All, reuse: Nothing, "
+                                  "min_usage: 0, loop_bounds: []}").replace(
+        "    name: MAC\n", "    name: MAC\n    enabled: true\n    n_parallel_instances: 1\n")
+    assert arch_from_accelforge(_yaml(neutral)).arch == plain
+    # a scale is applied; the node's bits_per_action is its actions' default
+    scaled = THREE_LEVEL.replace("    name: LocalBuffer\n", "    name: LocalBuffer\n    energy_scale: 2\n")
+    assert arch_from_accelforge(_yaml(scaled)).arch.levels[0].read_energy_pj["W"] == pytest.approx(0.2)
+    wide = THREE_LEVEL.replace("    name: LocalBuffer\n", "    name: LocalBuffer\n    bits_per_action: 16\n")
+    assert arch_from_accelforge(_yaml(wide)).arch.levels[0].vector_words == 2
+    slow = THREE_LEVEL.replace("{name: compute, energy: 1e-12, latency: 0}", "{name: compute, energy: 1e-12, latency: 1e-9}")
+    with pytest.raises(ValueError, match=r"ignore=\('latency',\) drops it"):
+        arch_from_accelforge(_yaml(slow))
+    tr = arch_from_accelforge(_yaml(slow), ignore=("latency",))
+    assert tr.arch == plain and tr.dropped == ("node 'MAC' action 'compute': latency = '1e-9'",)
+    no_area = THREE_LEVEL.replace("    leak_power: 0\n    area: 0\n    tensors: {keep: ~(GlobalBuffer",
+                                  "    leak_power: 0\n    tensors: {keep: ~(GlobalBuffer")
+    with pytest.raises(ValueError, match=r"node 'LocalBuffer': area = None: a component without an area"):
+        arch_from_accelforge(_yaml(no_area))
+    assert arch_from_accelforge(_yaml(no_area), ignore=["area"]).dropped == ("node 'LocalBuffer': area = None",)
+    with pytest.raises(ValueError, match=r"ignore names \['bogus'\], which are not droppable AccelForge keys"):
+        arch_from_accelforge(_yaml(THREE_LEVEL), ignore=("bogus",))

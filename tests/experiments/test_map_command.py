@@ -424,3 +424,34 @@ def test_a_bad_constraints_file_is_an_error_naming_it(files, text, words):
     (files / "cons.yaml").write_text(text)
     r = _map(files, "--constraints", str(files / "cons.yaml"), arch="arch.yaml")
     assert r.exit_code == 2 and "cons.yaml" in r.output and words in r.output, r.output
+
+
+def test_keys_the_model_does_not_use_are_dropped_only_with_ignore_and_then_printed(tmp_path):
+    from tests.accelerators.test_interop_zigzag import toy
+
+    hw = toy()
+    hw["memories"]["buf"]["latency"] = 1
+    (tmp_path / "zz.yaml").write_text(yaml.safe_dump(hw, sort_keys=False))
+    (tmp_path / "conv.yaml").write_text(textwrap.dedent("""\
+        problem:
+          shape:
+            name: conv
+            dimensions: [K, C, P, Q]
+            data_spaces:
+            - {name: Weights, projection: [[[K]], [[C]]]}
+            - {name: Inputs, projection: [[[C]], [[P]], [[Q]]]}
+            - {name: Outputs, projection: [[[K]], [[P]], [[Q]]], read_write: true}
+          instance: {K: 2, C: 2, P: 2, Q: 1}
+        """))
+    with pytest.raises(ValueError, match=r"zz\.yaml:\d+: memories\.buf\.latency: ZigZag: 1: .*ignore=\('latency',\)"):
+        load_design(tmp_path / "zz.yaml", tmp_path / "conv.yaml")
+    tl, _ = load_design(tmp_path / "zz.yaml", tmp_path / "conv.yaml", ignore=("latency",))
+    assert tl.arch == arch_from_zigzag(toy()).arch
+    dump_arch(SpatialArray(pe_x=4, pe_y=1, glb_kib=1.0).to_arch(), tmp_path / "spec.yaml")
+    with pytest.raises(ValueError, match=r"--ignore applies to AccelForge and ZigZag architectures"):
+        load_design(tmp_path / "spec.yaml", tmp_path / "conv.yaml", ignore=("latency",))
+    r = runner.invoke(app, ["map", str(tmp_path / "zz.yaml"), str(tmp_path / "conv.yaml"), "-o",
+                            str(tmp_path / "m.yaml"), "--ignore", "latency"])
+    assert r.exit_code == 0, r.output
+    assert "dropped:     1 keys of the architecture file, as --ignore asked:\n" \
+           "             memories.buf.latency = 1\n" in r.output

@@ -71,10 +71,10 @@ CASES = [  # (format, file, text replaced, replacement, what the error must name
     ("timeloop", "problem", "instance: {C: 4,", "instance: {C: '9**9**9',", "instance.C"),
     # a 100 kB name echoed back: the line keeps its start and end (experiments.cli._clip)
     ("timeloop", "arch", "name: buffer", "name: " + "b" * 100_000, "characters cut"),
-    ("zigzag", "arch", "r_cost: 1.0", "r_cost: '9**9**9'", "'reg_w' r_cost"),
-    ("zigzag", "arch", "r_cost: 1.0", "r_cost: 1e400", "'reg_w' r_cost"),
+    ("zigzag", "arch", "r_cost: 1.0", "r_cost: '9**9**9'", "memories.reg_w.r_cost"),
+    ("zigzag", "arch", "r_cost: 1.0", "r_cost: 1e400", "memories.reg_w.r_cost"),
     ("zigzag", "arch", "bandwidth_max: 8", "bandwidth_max: 0", "bandwidth_max"),
-    ("zigzag", "arch", "size: 8192", "size: '9**9**9'", "'buf' size"),
+    ("zigzag", "arch", "size: 8192", "size: '9**9**9'", "memories.buf.size"),
     ("zigzag", "arch", "unit_energy: 0.5", "unit_energy: '1/0'", "unit_energy"),
 ]
 

@@ -157,3 +157,28 @@ def test_what_a_zigzag_mapping_cannot_express_is_refused(edit, msg):
         mapping_from_zigzag(edit(zigzag_temporal(layer, tr.arch, m)), tr, layer, spatial)
     with pytest.raises(ValueError, match=r"the factors of 'K' multiply to 1, not its size 4"):
         mapping_from_zigzag(zigzag_temporal(layer, tr.arch, m), tr, layer, {"D2": [("P", 2)]})
+
+
+def test_a_mapping_file_entry_is_chosen_as_zigzag_chooses_and_read_strictly():
+    entries = [{"name": "default", "spatial_mapping": {"D1": ["K, 4"]}},
+               {"name": "Conv", "spatial_mapping": {"D1": ["C, 4"]}},
+               {"name": "conv1", "spatial_mapping": {"D1": ["OX, 4"]}, "temporal_ordering": [["K", 2]]}]
+    assert spatial_from_zigzag(entries, "conv2", "Conv") == {"D1": [("C", 4)]}       # by operator, then default
+    assert spatial_from_zigzag(entries, "conv2", "Gemm") == {"D1": [("K", 4)]}
+    with pytest.raises(ValueError, match=r"entry 'conv1': temporal_ordering = \[\['K', 2\]\]: an entry's loop order.*"
+                                         r"ignore=\('temporal_ordering',\)"):
+        spatial_from_zigzag(entries, "conv1", "Conv")
+    got = spatial_from_zigzag(entries, "conv1", "Conv", ignore=("temporal_ordering",))
+    assert got == {"D1": [("Q", 4)]} and got.dropped == ("conv1.temporal_ordering = [['K', 2]]",)
+    with pytest.raises(ValueError, match=r"entry 'default': key 'bogus_key' is not one coexplore reads"):
+        spatial_from_zigzag([{"name": "default", "spatial_mapping": {}, "bogus_key": 1}])
+    with pytest.raises(ValueError, match=r"memory_operand_links .* another linking cannot be expressed"):
+        spatial_from_zigzag([{"name": "default", "memory_operand_links": {"O": "O", "I": "I2", "W": "I1"}}])
+
+
+def test_a_temporal_mapping_with_a_key_other_than_an_operand_is_refused():
+    from mappers.interop.zigzag import mapping_from_zigzag
+
+    tr, layer, m = _toy_mapping()
+    with pytest.raises(ValueError, match=r"key 'X' is not an operand W, I or O"):
+        mapping_from_zigzag({**zigzag_temporal(layer, tr.arch, m), "X": []}, tr, layer, {"D1": [("K", 4)]})

@@ -43,7 +43,14 @@ RESNET_PART = """\
 
 
 def test_the_resnet_form_reads_as_its_mac_layers():
-    conv, gemm_layer = layers_from_zigzag(yaml.safe_load(RESNET_PART))     # pooling and addition have no MACs
+    with pytest.raises(ValueError, match=r"ZigZag layer 'layer1' \(Pooling\) equation: .*coexplore's layers are MAC "
+                                         r"loop nests.*ignore=\('mac_free_layers',\)"):
+        layers_from_zigzag(yaml.safe_load(RESNET_PART))
+    read = layers_from_zigzag(yaml.safe_load(RESNET_PART), ignore=("mac_free_layers",))   # pooling, addition: no MACs
+    assert [d.split(":")[0] for d in read.dropped] == ["ZigZag layer 'layer1' (Pooling) equation",
+                                                       "ZigZag layer 'layer4' (Add) equation"]
+    conv, gemm_layer = read
+    assert conv.attrs["operand_precision"] == {"W": 8, "I": 8, "O": 16, "O_final": 8}
     want = conv2d("c", N=1, K=64, C=3, P=112, Q=112, R=7, S=7, stride=2)
     assert conv.dims == want.dims and conv.tensors == want.tensors and conv.name == "conv1"
     assert gemm_layer.macs == 512 * 256 * 128 and gemm_layer.tensor("O").axes == ((("N", 1),), (("K", 1),))
@@ -67,3 +74,40 @@ def test_an_equation_that_cannot_be_expressed_is_refused_by_name():
     bad[0]["dimension_relations"] = ["ix=2*ox*fx"]
     with pytest.raises(ValueError, match="not linear"):
         layers_from_zigzag(bad)
+
+
+@pytest.mark.parametrize("key, edit, msg", [
+    ("operand_source", lambda e: e.update(operand_source={"I": 3, "W": 0}),
+     r"ZigZag layer 'conv1' \(Conv\) operand_source: \{'I': 3, 'W': 0\}: which layer produces an operand"),
+    ("padding", lambda e: e.update(padding=[[3, 3], [3, 3]]), r"conv1' \(Conv\) padding: .*subtracts"),
+    ("pr_loop_sizes", lambda e: e.update(pr_loop_dims=["IX", "IY"], pr_loop_sizes=[224, 224]),
+     r"pr_loop_sizes IX: 224: input extents other than the window"),
+])
+def test_what_a_layer_says_beyond_its_loops_is_refused_unless_ignored(key, edit, msg):
+    entry = yaml.safe_load(RESNET_PART)[:1]
+    edit(entry[0])
+    with pytest.raises(ValueError, match=msg + r".*ignore=\('" + key):
+        layers_from_zigzag(entry)
+    read = layers_from_zigzag(entry, ignore=(key,))
+    assert len(read) == 1 and read.dropped and all(key in d for d in read.dropped)
+    assert read[0].dims == layers_from_zigzag(yaml.safe_load(RESNET_PART)[:1])[0].dims
+
+
+def test_a_layer_that_says_only_what_its_loops_do_is_read_and_unknown_keys_are_refused():
+    entry = yaml.safe_load(RESNET_PART)[:1]
+    # the window of ix = 2*ox + fx over OX 112, FX 7: 2 * 111 + 6 + 1 = 229; no padding
+    entry[0].update(pr_loop_dims=["IX", "IY"], pr_loop_sizes=[229, 229], padding=[[0, 0], [0, 0]])
+    assert layers_from_zigzag(entry).dropped == ()
+    entry[0]["bogus_key"] = 3
+    with pytest.raises(ValueError, match=r"conv1' \(Conv\): key 'bogus_key' is not one coexplore reads"):
+        layers_from_zigzag(entry)
+    with pytest.raises(ValueError, match=r"ignore names \['latency'\], which are not droppable ZigZag workload keys"):
+        layers_from_zigzag(entry, ignore=("latency",))
+
+
+def test_a_workload_file_names_what_it_may_drop(tmp_path):
+    (tmp_path / "wl.yaml").write_text(RESNET_PART)
+    with pytest.raises(ValueError, match=r"Pooling\) equation: .*refused rather than dropped"):
+        load_workload({"zigzag": "wl.yaml"}, base_dir=tmp_path)
+    layers = load_workload({"zigzag": "wl.yaml", "ignore": ["mac_free_layers"]}, base_dir=tmp_path)
+    assert len(layers) == 2 and len(layers.dropped) == 2
