@@ -2,7 +2,7 @@
 printed one (issue 45, item 3: every "proven" or "optimal" states the space it covers).
 
 A script of :mod:`experiments.benchmarks` now prints, in its header, the space its proofs
-cover (:class:`~experiments.benchmarks.proof_scopes.ProofScopes`). Outputs in
+cover (:class:`~experiments.proof_scopes.ProofScopes`). Outputs in
 docs/benchmarks/ written before that cannot be rerun cheaply, so their scope is stated
 after the run: :data:`STATED` names, per file, the settings its command used (from the
 file's own header, the JSON the run wrote beside it, or the script's docstring) and the
@@ -39,7 +39,7 @@ from experiments.benchmarks import (
     nested_reuse,
     shi2020_inner_effort,
 )
-from experiments.benchmarks.proof_scopes import ProofScopes
+from experiments.proof_scopes import ProofScopes
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
 LABEL = "# proof scope (stated after the run from the command's settings, not printed by the run"

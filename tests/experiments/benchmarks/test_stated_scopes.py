@@ -18,7 +18,7 @@ from experiments.benchmarks import (
     shi2020_inner_effort,
     stated_scopes,
 )
-from experiments.benchmarks.proof_scopes import PREFIX
+from experiments.proof_scopes import PREFIX
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "benchmarks"
 CLAIM = re.compile(r"\b(proven|optimal|optimality|optimum)\b", re.IGNORECASE)
@@ -50,7 +50,7 @@ def test_every_committed_output_that_claims_a_proof_states_its_scope(path):
         return
     assert not claims_without_scope(path.read_text(encoding="utf-8")), (
         f"{path.name} says proven/optimal but states no proof scope: print ProofScopes.lines() in the script's "
-        "header (experiments/benchmarks/proof_scopes.py), or, for an output that cannot be rerun, add its "
+        "header (experiments/proof_scopes.py), or, for an output that cannot be rerun, add its "
         "settings to experiments/benchmarks/stated_scopes.STATED and run python -m "
         "experiments.benchmarks.stated_scopes")
 
