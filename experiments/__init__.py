@@ -24,6 +24,9 @@ The study layer is the only place that owns storage and execution:
   :class:`~experiments.inner_search.OptimizerSearch`); studies and configs apply it to
   their evaluator's options. Importing it registers nothing.
 * :mod:`experiments.plugins` -- imports the plugin modules a config lists.
+* :mod:`experiments.proof_scopes` -- the space a script's "proven"/"optimal" covers, stated
+  in its header (:class:`~experiments.proof_scopes.ProofScopes`), shared by the scripts of
+  every folder below.
 * ``examples/`` and ``configs/`` -- the evaluators and YAML studies shipped as examples.
 
 Scripts, one kind per folder, each a leaf: no library module and no test of one imports

@@ -22,7 +22,7 @@ harnesses (:mod:`experiments.harnesses`).
   :mod:`~experiments.benchmarks.shi2020_inner_effort` -- EDP, ranking and
   time of the Shi 2020 co-design's inner mapper at several node limits. Each states in
   its header, and keeps in its JSON, the space its proofs cover
-  (:mod:`~experiments.benchmarks.proof_scopes`, from the results' scope data);
+  (:mod:`~experiments.proof_scopes`, from the results' scope data);
   :mod:`~experiments.benchmarks.stated_scopes` states it, computed from the command's
   settings, at the top of the committed outputs written before the scripts printed it.
 * :mod:`~experiments.benchmarks.d2nn_epoch_time` -- wall and CPU seconds per training

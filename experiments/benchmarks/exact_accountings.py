@@ -30,7 +30,7 @@ import time  # noqa: E402
 from accelerators import eyeriss_v1  # noqa: E402
 from accelerators.arch import ArchSpec  # noqa: E402
 from evaluators.loopnest import LoopNestCost  # noqa: E402
-from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
+from experiments.proof_scopes import ProofScopes  # noqa: E402
 from mappers import zoo  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402
 from mappers.workloads import Layer, conv2d  # noqa: E402
@@ -44,7 +44,7 @@ def layers() -> list[Layer]:
 def header(arch: ArchSpec, layers: list[Layer], accountings: list[str], objective: str,
            mapper: ExactMapper) -> tuple[list[str], ProofScopes]:
     """The header's scope lines (what ``proven`` covers, per accounting where they differ)
-    and the :class:`~experiments.benchmarks.proof_scopes.ProofScopes` each row's result is
+    and the :class:`~experiments.proof_scopes.ProofScopes` each row's result is
     checked against; nothing is searched."""
     scopes = ProofScopes("accounting")
     for layer in layers:

@@ -37,8 +37,8 @@ import numpy as np  # noqa: E402
 from evaluators.loopnest import LOOPNEST  # noqa: E402
 from evaluators.nested import NestedEvaluator  # noqa: E402
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
-from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
 from experiments.config import load_config  # noqa: E402
+from experiments.proof_scopes import ProofScopes  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402
 from mappers.heuristic import HeuristicMapper  # noqa: E402
 

@@ -67,8 +67,8 @@ from accelerators import eyeriss_v1  # noqa: E402
 from evaluators.loopnest import LOOPNEST, LoopNestCost  # noqa: E402
 from evaluators.nested import NestedEvaluator  # noqa: E402
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
-from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
 from experiments.config import load_config  # noqa: E402
+from experiments.proof_scopes import ProofScopes  # noqa: E402
 from experiments.reproduce import shi2020  # noqa: E402
 from mappers.base import MappingResult  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402

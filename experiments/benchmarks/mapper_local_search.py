@@ -42,7 +42,7 @@ import numpy as np  # noqa: E402
 from evaluators.loopnest import LOOPNEST  # noqa: E402
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
 from experiments.benchmarks.mapper_codesign import OBJECTIVE, WORKLOADS, anytime, designs  # noqa: E402
-from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
+from experiments.proof_scopes import ProofScopes  # noqa: E402
 from experiments.provenance import checkout  # noqa: E402
 from mappers.base import MappingResult  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402

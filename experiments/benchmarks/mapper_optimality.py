@@ -50,7 +50,7 @@ from evaluators.loopnest.compulsory import (  # noqa: E402
     latency_lower_bound_cycles,
 )
 from experiments.benchmarks.jit_warmup import warm_exact_mapper  # noqa: E402
-from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
+from experiments.proof_scopes import ProofScopes  # noqa: E402
 from mappers import zoo  # noqa: E402
 from mappers.base import MappingResult  # noqa: E402
 from mappers.exact import ExactMapper  # noqa: E402

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.nested import NestedEvaluator
-from experiments.benchmarks.proof_scopes import ProofScopes
+from experiments.proof_scopes import ProofScopes
 from experiments.reproduce.shi2020 import fixed, hardware_space, search_mapper
 
 WORKLOAD: Any = "dqn@32"

@@ -66,7 +66,7 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 
-from experiments.benchmarks.proof_scopes import ProofScopes  # noqa: E402
+from experiments.proof_scopes import ProofScopes  # noqa: E402
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "heuristic": {"name": "heuristic"},

@@ -1,9 +1,10 @@
-"""The proof scope of committed benchmark outputs that were written before their scripts
+"""The proof scope of committed run outputs that were written before their scripts
 printed one (issue 45, item 3: every "proven" or "optimal" states the space it covers).
 
-A script of :mod:`experiments.benchmarks` now prints, in its header, the space its proofs
-cover (:class:`~experiments.benchmarks.proof_scopes.ProofScopes`). Outputs in
-docs/benchmarks/ written before that cannot be rerun cheaply, so their scope is stated
+The scripts of :mod:`experiments.benchmarks`, :mod:`experiments.validation.rs_baseline`,
+:mod:`experiments.search_quality.inner_feasibility` and :mod:`experiments.reproduce.shi2020`
+now print the space their proofs cover (:class:`~experiments.proof_scopes.ProofScopes`).
+Outputs under docs/ written before that cannot be rerun cheaply, so their scope is stated
 after the run: :data:`STATED` names, per file, the settings its command used (from the
 file's own header, the JSON the run wrote beside it, or the script's docstring) and the
 script's own function that computes the scope of a run with those settings, without
@@ -18,8 +19,9 @@ defaults as at their commits (the exact mapper has searched divisor tilings and 
 choices, without constraints, by default since its first version).
 
 Run: ``python -m experiments.benchmarks.stated_scopes [--check] [FILE ...]`` (writes the
-headers of the named files, or of all of :data:`STATED`; ``--check``: exit 1 if any
-file's header is missing or differs from the computed one).
+headers of the named files, or of all of :data:`STATED`; a file is named by its path
+under docs/, with or without ``docs/``, or by its name where that is unique;
+``--check``: exit 1 if any file's header is missing or differs from the computed one).
 """
 
 from __future__ import annotations
@@ -39,9 +41,12 @@ from experiments.benchmarks import (
     nested_reuse,
     shi2020_inner_effort,
 )
-from experiments.benchmarks.proof_scopes import ProofScopes
+from experiments.proof_scopes import ProofScopes
+from experiments.reproduce import shi2020
+from experiments.search_quality import inner_feasibility
+from experiments.validation import rs_baseline
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 LABEL = "# proof scope (stated after the run from the command's settings, not printed by the run"
 """How a stated header begins (a printed one reads ``proofs and bounds cover`` alone)."""
 NOT_RECORDED = "# proof scope: not recorded; rerun to state it"
@@ -69,52 +74,88 @@ def _by_argv(script: ModuleType, source: str, *argv: str) -> Stated:
     return Stated(source, lambda: script.announced_scopes(list(argv)), argv)
 
 
+def _record(rel: str) -> dict:
+    return json.loads((DOCS / rel).read_text(encoding="utf-8"))
+
+
 def _nested_reuse_dqn32() -> ProofScopes:
-    rec = json.loads((DOCS / "nested_reuse_dqn32.json").read_text(encoding="utf-8"))
+    rec = _record("benchmarks/nested_reuse_dqn32.json")
     return nested_reuse.announced_scopes(rec["points"], rec["max_nodes"])
+
+
+SHI2020_RESULTS = "reproduction/results/shi2020/results.json"
+INNER_FEASIBILITY_LAYERS = ("resnet50:layer1.0.conv2", "resnet50:layer3.0.conv1", "dqn:conv1")
 
 
 FINAL_POINT = '{"pe_x": 8, "pe_y": 21, "rf_w_words": 32, "rf_i_words": 128, "rf_o_words": 16, "glb_kib": 128}'
 
 STATED: dict[str, Stated] = {
-    "exact_accountings.txt": _by_argv(
+    "benchmarks/exact_accountings.txt": _by_argv(
         exact_accountings, "settings: the command in this file's header",
         "--time-limit", "300", "--accountings", "coexplore,timeloop,zigzag", "--objective", "edp"),
-    "mapper_codesign.txt": _by_argv(
+    "benchmarks/mapper_codesign.txt": _by_argv(
         mapper_codesign, "settings: the command in this file's header, as mapper_codesign.json records them",
         "--shi-points", "15", "--demo-points", "10", "--workloads", "dqn", "dqn@32", "--points", "0", "1", "2", "3",
         "--time-limit-s", "60"),
-    "mapper_codesign_shi_iso0_all_workloads.txt": _by_argv(
+    "benchmarks/mapper_codesign_shi_iso0_all_workloads.txt": _by_argv(
         mapper_codesign, "settings: the command in this file's header, restricted to the rows it printed "
         "(shi-iso point 0; the run was stopped after it)",
         "--shi-points", "15", "--demo-points", "10", "--workloads", "dqn", "dqn@32", "resnet50", "bert",
         "--spaces", "shi-iso", "--points", "0", "--time-limit-s", "120"),
-    "mapper_local_search.txt": _by_argv(
+    "benchmarks/mapper_local_search.txt": _by_argv(
         mapper_local_search, "settings: the command in this file's header, as mapper_local_search.json records "
         "them", "--spaces", "shi-iso", "shi-free", "--points", "0", "1", "2", "3", "--workloads", "dqn", "dqn@32",
         "--time-limit-s", "10"),
-    "nested_reuse_dqn32.txt": Stated(
+    "benchmarks/nested_reuse_dqn32.txt": Stated(
         "settings: the command in this file's header; its points and node limit from nested_reuse_dqn32.json",
         _nested_reuse_dqn32),
-    "shi2020_final_nodes_dqn32.txt": _by_argv(
+    "benchmarks/shi2020_final_nodes_dqn32.txt": _by_argv(
         shi2020_inner_effort, "settings: the command in this file's header",
         "--workload", "dqn@32", "--point", FINAL_POINT, "--limits", "3000000", "30000000",
         "--layers", "conv1", "conv2"),
-    "shi2020_inner_effort.txt": _by_argv(
+    "benchmarks/shi2020_inner_effort.txt": _by_argv(
         shi2020_inner_effort, "settings: this file's first line and the script's docstring (DQN, 12 iso designs, "
         "seed 0, every setting), the points as shi2020_inner_effort.json records them",
         "--workload", "dqn", "--designs", "12", "--mode", "iso", "--seed", "0"),
-    "shi2020_inner_effort_resnet50_layers.txt": _by_argv(
+    "benchmarks/shi2020_inner_effort_resnet50_layers.txt": _by_argv(
         shi2020_inner_effort, "settings: the script's docstring (--workload resnet50 --eyeriss-layers) and this "
         "file's first two lines (ResNet-50 on Eyeriss v1, its node limits)",
         "--workload", "resnet50", "--eyeriss-layers"),
+    "validation/rs_baseline.txt": _by_argv(
+        rs_baseline, "settings: this file's mapper section (objective edp, every search optimal: no time limit) and "
+        "its rows (CONV1-5)", "--objective", "edp"),
+    "search_quality/inner_feasibility.txt": _by_argv(
+        inner_feasibility, "settings: this file's first line and its layers, as inner_feasibility.json records them "
+        "(every exact reference optimal: no node limit)",
+        "--budget", "50", "--seeds", "3", "--layers", *INNER_FEASIBILITY_LAYERS),
+    "reproduction/results/shi2020/run.log": Stated(
+        "settings: the search mapper (node limit, gap) and each run's best design as results.json beside this file "
+        "records them; the final re-maps' higher node limits stop proofs later, over the same space",
+        lambda: shi2020.announced_scopes(_record(SHI2020_RESULTS))),
 }
-"""The committed outputs whose scope is stated after the run, by file name in docs/benchmarks/."""
+"""The committed outputs whose scope is stated after the run, by path under docs/."""
+
+
+def key_of(name: str) -> str:
+    """The :data:`STATED` key of ``name``: a path under docs/ (with or without a leading
+    ``docs/``, or absolute), or a file name that only one key has."""
+    p = Path(name)
+    if p.is_absolute():
+        try:
+            p = p.resolve().relative_to(DOCS)
+        except ValueError:
+            return name
+    rel = p.as_posix().removeprefix("docs/")
+    if rel in STATED:
+        return rel
+    by_name = [k for k in STATED if Path(k).name == rel]
+    return by_name[0] if len(by_name) == 1 else name
 
 
 def header(name: str) -> list[str]:
     """The header lines of ``name`` (a key of :data:`STATED`): the label with where the
-    settings come from, then the scope lines, each a comment."""
+    settings come from, then the scope lines, each a comment (every file of
+    :data:`STATED` reads ``#`` as a comment: its own header lines are)."""
     st = STATED[name]
     return [f"{LABEL}; {st.source}; computed by python -m experiments.benchmarks.stated_scopes):",
             *(f"# {line}" for line in st.scopes().lines())]
@@ -144,10 +185,10 @@ def stamp(path: Path, lines: list[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("files", nargs="*", help=f"file names in docs/benchmarks/ (default: {', '.join(STATED)})")
+    ap.add_argument("files", nargs="*", help=f"paths under docs/ (default: {', '.join(STATED)})")
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if a header is missing or stale")
     args = ap.parse_args(argv)
-    names = [Path(f).name for f in args.files] or list(STATED)
+    names = [key_of(f) for f in args.files] or list(STATED)
     unknown = [n for n in names if n not in STATED]
     if unknown:
         ap.error(f"no stated settings for {unknown}; known: {list(STATED)}")

@@ -26,6 +26,11 @@ after BO's initial design) and the best EDP found over the exact optimum
 (:class:`mappers.exact.ExactMapper`), median over seeds, and the share over all layers
 and seeds; ``--out`` writes the figures as JSON (the committed run:
 ``docs/search_quality/inner_feasibility.json``, its console output beside it as ``.txt``).
+The header states the space the exact reference's proofs cover (:func:`proof_scopes`,
+computed from the mapper before it runs; each reference is checked against it, the JSON
+keeps it as ``scopes``); the committed output, written before the script printed it,
+carries it stated afterwards by :mod:`experiments.benchmarks.stated_scopes`
+(:func:`announced_scopes`).
 
 Run: ``python -m experiments.search_quality.inner_feasibility [--seeds 3] [--budget 50]
 [--layers dqn:conv1 ...] [--out DIR]`` (about 100 min on one core with the defaults: BO's GP fits dominate, about 2-4 min a run).
@@ -49,6 +54,7 @@ import numpy as np  # noqa: E402
 from accelerators import eyeriss_v1  # noqa: E402
 from evaluators.loopnest import LOOPNEST  # noqa: E402
 from experiments.inner_search import OptimizerSearch  # noqa: E402  (the optimizers as mapping searches)
+from experiments.proof_scopes import ProofScopes  # noqa: E402
 from mappers import zoo  # noqa: E402
 from mappers.asktell import AskTellMapper  # noqa: E402
 from mappers.base import NoLegalMapping  # noqa: E402
@@ -86,20 +92,38 @@ def mapper(name: str, budget: int) -> AskTellMapper:
                          factory=OptimizerSearch(s["search"]))
 
 
-def run(layers: list[str], searches: list[str], seeds: int, budget: int, exact_max_nodes: int | None = None) -> dict[str, Any]:
+REFERENCE = "exact reference"
+
+
+def proof_scopes(layers: list[str], exact_max_nodes: int | None = None) -> ProofScopes:
+    """The space the exact reference proves each of ``layers`` over on Eyeriss v1 (by
+    layer), from the mapper before it runs: what the header states and each reference is
+    checked against (the searches prove nothing)."""
     arch = eyeriss_v1().to_arch()
+    scopes = ProofScopes("layer")
+    for spec in layers:
+        scopes.announce(spec, REFERENCE, ExactMapper(max_nodes=exact_max_nodes), layer_of(spec), arch, LOOPNEST,
+                        "edp")
+    return scopes
+
+
+def run(layers: list[str], searches: list[str], seeds: int, budget: int, exact_max_nodes: int | None = None,
+        scopes: ProofScopes | None = None) -> dict[str, Any]:
+    arch = eyeriss_v1().to_arch()
+    scopes = proof_scopes(layers, exact_max_nodes) if scopes is None else scopes
     out: dict[str, Any] = {"arch": arch.name, "budget": budget, "seeds": seeds, "n_init": N_INIT,
-                           "pool_size": POOL, "layers": {}}
+                           "pool_size": POOL, "scopes": scopes.records(), "layers": {}}
     for spec in layers:
         layer = layer_of(spec)
         t = time.perf_counter()
         # the reference: proven unless a node limit is given (a limit on work, not time,
         # so the figures do not depend on the load)
         opt = ExactMapper(max_nodes=exact_max_nodes).map(layer, arch, LOOPNEST, "edp")
+        scopes.check(spec, REFERENCE, opt)
         row: dict[str, Any] = {"exact_edp": opt.edp, "exact_optimal": bool(opt.optimal),
                                "exact_s": time.perf_counter() - t, "searches": {}}
         print(f"{spec}: exact EDP {opt.edp:.6g} ({'optimal' if opt.optimal else 'node limit'}, "
-              f"{row['exact_s']:.1f} s; over {opt.scope.describe() if opt.scope else 'no stated space'})", flush=True)
+              f"{row['exact_s']:.1f} s)", flush=True)
         for name in searches:
             runs = []
             for seed in range(seeds):
@@ -145,7 +169,7 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
     return summ
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", nargs="+", default=list(LAYERS), help="workload:layer from the zoo")
     ap.add_argument("--searches", nargs="+", default=list(SEARCHES), choices=list(SEARCHES))
@@ -154,9 +178,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--exact-max-nodes", type=int, default=0,
                     help="search nodes for the exact reference of a layer (default 0: none, proven optimal)")
     ap.add_argument("--out", type=Path, default=None)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def announced_scopes(argv: list[str]) -> ProofScopes:
+    """The scopes a run with the command-line arguments ``argv`` states in its header,
+    without mapping: what a committed output of that command covers."""
+    args = parser().parse_args(argv)
+    return proof_scopes(args.layers, args.exact_max_nodes or None)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    scopes = proof_scopes(args.layers, args.exact_max_nodes or None)
     print(f"Eyeriss v1, budget {args.budget}, {args.seeds} seeds, load {os.getloadavg()[0]:.1f}", flush=True)
-    res = run(args.layers, args.searches, args.seeds, args.budget, args.exact_max_nodes or None)
+    print("\n".join(scopes.lines()), flush=True)
+    res = run(args.layers, args.searches, args.seeds, args.budget, args.exact_max_nodes or None, scopes)
     print("over all layers and seeds:")
     for name, s in res["summary"].items():
         print(f"  {name:<18} infeasible {100 * s['infeasible_share']:5.1f} % "

@@ -24,9 +24,16 @@ CONV2's Table III mappings pad a dimension (55 and 27 output rows over 7- and 14
 sets); the exact mapper searches exact (divisor) tilings only, so those two mappings lie
 outside its space and RS-opt may be worse than them there.
 
+The header states the space each search's proofs cover (:func:`proof_scopes`: RS-opt's
+within the row-stationary set, free-opt's without constraints), computed from the mappers
+before they run, and every result is checked against it; the JSON keeps it as
+``scopes``.
+
 Run: ``python -m experiments.validation.rs_baseline [--objective edp] [--json FILE]
-[--time-limit-s S]`` (a few minutes on one core); the committed output is
-``docs/validation/rs_baseline.txt``.
+[--time-limit-s S] [--max-nodes N] [--layers CONV1 ...]`` (a few minutes on one core); the committed
+output is ``docs/validation/rs_baseline.txt`` (written before the script printed its
+scope: it carries the scope stated afterwards by
+:mod:`experiments.benchmarks.stated_scopes`, computed by :func:`announced_scopes`).
 """
 
 from __future__ import annotations
@@ -34,12 +41,14 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from accelerators import eyeriss_v1
 from evaluators.loopnest import LOOPNEST, evaluate
+from experiments.proof_scopes import ProofScopes
 from experiments.validation.silicon_compare import (
     BATCH,
     CLOCK_HZ,
@@ -52,7 +61,8 @@ from mappers.exact import ExactMapper
 from mappers.mapping import Mapping
 from mappers.row_stationary import row_stationary, table_iii_mapping
 
-__all__ = ["BATCH", "figures", "main", "published", "run", "transposed"]
+__all__ = ["BATCH", "announced_scopes", "figures", "main", "parser", "proof_scopes", "published", "run", "searches",
+           "transposed"]
 
 FIGURES = ("energy_uj", "onchip_energy_uj", "latency_ms", "glb_mb", "dram_mb", "edp_uj_ms")
 
@@ -91,21 +101,47 @@ def published(name: str) -> dict[str, float]:
                 glb_mb=p["glb_mb"], dram_mb=p["dram_mb"])
 
 
-def run(objective: str = "edp", time_limit_s: float | None = None) -> dict[str, Any]:
+def searches(layer: Any, arch: Any, time_limit_s: float | None = None,
+             max_nodes: int | None = None) -> dict[str, ExactMapper]:
+    """The exact searches of ``layer``, by row key: ``rs_opt`` within the row-stationary set
+    of ``layer`` on ``arch``, ``free_opt`` without constraints (each stopped at the limits
+    given; a limit changes whether a search finishes, not the space it searches)."""
+    limits = {"time_limit_s": time_limit_s, "max_nodes": max_nodes}
+    return {"rs_opt": ExactMapper(constraints=row_stationary(layer, arch), **limits), "free_opt": ExactMapper(**limits)}
+
+
+def proof_scopes(objective: str = "edp", layers: Sequence[str] = tuple(EYERISS_TABLE_V)) -> ProofScopes:
+    """The space each search of :func:`searches` proves each of ``layers`` over (by search,
+    then layer), from the mappers before they run: what the header states and each result
+    is checked against."""
     arch = eyeriss_v1().to_arch()
-    out: dict[str, Any] = {"objective": objective, "batch": BATCH, "layers": {}}
-    for name in EYERISS_TABLE_V:
+    scopes = ProofScopes("search")
+    for name in layers:
+        layer = alexnet_layer(name)
+        for key, mapper in searches(layer, arch).items():
+            scopes.announce(key, name, mapper, layer, arch, LOOPNEST, objective)
+    return scopes
+
+
+def run(objective: str = "edp", time_limit_s: float | None = None, layers: Sequence[str] = tuple(EYERISS_TABLE_V),
+        scopes: ProofScopes | None = None, max_nodes: int | None = None) -> dict[str, Any]:
+    """The rows of ``layers`` (see the module docstring), each search's result checked
+    against ``scopes`` (:func:`proof_scopes` unless given), kept as ``scopes``."""
+    arch = eyeriss_v1().to_arch()
+    scopes = proof_scopes(objective, layers) if scopes is None else scopes
+    out: dict[str, Any] = {"objective": objective, "batch": BATCH, "scopes": scopes.records(), "layers": {}}
+    for name in layers:
         layer = alexnet_layer(name)
         rs = row_stationary(layer, arch)
         table = table_iii_mapping(name, layer, arch)
         if not satisfies(rs, table, layer, arch).all():
             raise RuntimeError(f"{name}: the Table III mapping does not meet the RS constraints")
         rows: dict[str, Any] = {"table_iii": figures(layer, arch, table), "published": published(name)}
-        for key, mapper in (("rs_opt", ExactMapper(constraints=rs, time_limit_s=time_limit_s)),
-                            ("free_opt", ExactMapper(time_limit_s=time_limit_s))):
+        for key, mapper in searches(layer, arch, time_limit_s, max_nodes).items():
             t0 = time.perf_counter()
             r = mapper.map(layer, arch, LOOPNEST, objective)
             seconds = time.perf_counter() - t0
+            scopes.check(key, name, r)
             rows[key] = figures(layer, arch, r.mapping)
             square = layer.dims["P"] == layer.dims["Q"] and layer.dims["R"] == layer.dims["S"]
             rows[key].update(seconds=seconds, optimal=bool(r.optimal), nodes=int(r.info["nodes"]),
@@ -141,7 +177,8 @@ def fmt(res: dict[str, Any]) -> str:
             for k in tot:
                 tot[k][f] += rows[k][f]
     lines.append("")
-    lines.append("Five layers summed (EDP row: the network EDP, summed energy x summed latency, the objective "
+    summed = "Five layers" if len(res["layers"]) == 5 else ", ".join(res["layers"])
+    lines.append(f"{summed} summed (EDP row: the network EDP, summed energy x summed latency, the objective "
                  "of experiments/reproduce/shi2020.py):")
     for k in tot:
         tot[k]["edp_uj_ms"] = tot[k]["energy_uj"] * tot[k]["latency_ms"]
@@ -151,8 +188,7 @@ def fmt(res: dict[str, Any]) -> str:
                      f"{'':>7} {'':>8} {ratio(tot['free_opt'][f], tot['rs_opt'][f])}")
     lines.append("")
     lines.append(f"Exact mapper (objective {res['objective']}): wall seconds, search nodes, optimal (proven over "
-                 "divisor tilings under the default accounting, bypass searched; rs_opt within the row-stationary "
-                 "set, free_opt without constraints), "
+                 "the space the header states for the search), "
                  "RS (the result meets the RS set), RS^T (it does with P <-> Q and R <-> S swapped: the same "
                  "counts on these square layers), and the mapping")
     for name, rows in res["layers"].items():
@@ -165,16 +201,34 @@ def fmt(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--objective", default="edp", choices=("edp", "energy", "latency"))
     ap.add_argument("--time-limit-s", type=float, default=None,
                     help="stop each exact search after this long (the result then says optimal=False)")
+    ap.add_argument("--max-nodes", type=int, default=None,
+                    help="stop each exact search after this many search nodes (deterministic, unlike a time limit)")
+    ap.add_argument("--layers", nargs="+", default=list(EYERISS_TABLE_V), choices=list(EYERISS_TABLE_V),
+                    help="only these AlexNet layers (default: all five)")
     ap.add_argument("--json", default=None, help="write the per-layer figures here")
-    args = ap.parse_args(argv)
-    res = run(args.objective, args.time_limit_s)
+    return ap
+
+
+def announced_scopes(argv: list[str]) -> ProofScopes:
+    """The scopes a run with the command-line arguments ``argv`` states in its header,
+    without mapping: what a committed output of that command covers."""
+    args = parser().parse_args(argv)
+    return proof_scopes(args.objective, args.layers)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    scopes = proof_scopes(args.objective, args.layers)
     print(f"Row-stationary baseline: Eyeriss v1 (accelerators.eyeriss_v1, Eyeriss-normalized table), AlexNet "
-          f"CONV1-5 at batch {BATCH}, 200 MHz; published = JSSC 2017 Table V")
+          f"{'CONV1-5' if args.layers == list(EYERISS_TABLE_V) else ', '.join(args.layers)} at batch {BATCH}, "
+          "200 MHz; published = JSSC 2017 Table V")
+    print("\n".join(scopes.lines()), flush=True)
+    res = run(args.objective, args.time_limit_s, args.layers, scopes, args.max_nodes)
     print(fmt(res))
     if args.json:
         with open(args.json, "w") as f:

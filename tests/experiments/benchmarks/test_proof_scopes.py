@@ -16,7 +16,7 @@ from experiments.benchmarks import (
     nested_reuse,
     shi2020_inner_effort,
 )
-from experiments.benchmarks.proof_scopes import ProofScopes
+from experiments.proof_scopes import ProofScopes
 from mappers.exact import ExactMapper
 from mappers.heuristic import HeuristicMapper
 from mappers.testing import tiny_case

@@ -355,3 +355,22 @@ def test_old_steps_keys_parse_into_the_records_settings():
 def test_the_reproduction_takes_its_space_from_the_library():
     assert shi2020.hardware_space is spaces.shi2020_space
     assert shi2020.EYERISS_PES == spaces.EYERISS_PES and shi2020.MODES == spaces.SHI2020_MODES
+
+
+def test_a_search_states_the_space_its_proven_share_covers(tmp_path, capsys):
+    """Issue 45 item 3: the share of layer mappings "proven optimal" is followed by the space
+    the proofs cover, computed from the search's mapper on the run's best designs (the
+    accounting and constraints by name), as announced_scopes computes it from the
+    results.json the run writes."""
+    from experiments.proof_scopes import PREFIX
+
+    shi2020.main(["--workloads", "dqn[3:4]", "--mode", "iso", "--optimizers", "random", "--seeds", "1",
+                  "--budget", "2", "--workers", "1", "--max-nodes", "20000", "--final-max-nodes", "20000",
+                  "--skip", "rs-check", "inner-bo", "table-ablation", "--out", str(tmp_path)])
+    out = capsys.readouterr().out.splitlines()
+    i = next(i for i, ln in enumerate(out) if "layer mappings proven optimal" in ln)
+    assert out[i].endswith("layer mappings proven optimal, over the space on its best designs:")
+    assert out[i + 1].startswith(f"    {PREFIX}: edp over divisor tilings, coexplore accounting, bypass searched, "
+                                 "no constraints;")
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert shi2020.announced_scopes(res).lines() == [out[i + 1].strip()]

@@ -44,3 +44,27 @@ def test_transposed_swaps_rows_and_columns_and_keeps_the_counts_of_a_square_laye
     a, b = evaluate(layer, arch, m), evaluate(layer, arch, t)
     assert float(b.energy_pj[0]) == pytest.approx(float(a.energy_pj[0]), rel=1e-12)
     assert float(b.latency_cycles[0]) == pytest.approx(float(a.latency_cycles[0]), rel=1e-12)
+
+
+def test_the_run_states_each_searchs_proof_scope_before_its_rows(capsys):
+    """Issue 45 item 3: the output says what its "optimal" covers, per search: RS-opt within
+    the row-stationary set, free-opt without constraints, both under the accounting the
+    model counts with; computed from the mappers (the JSON keeps it) and held to the
+    results (a node limit: the scope is the same whether or not a search finishes)."""
+    from experiments.proof_scopes import PREFIX
+    from experiments.validation import rs_baseline
+
+    res = rs_baseline.main(["--layers", "CONV5", "--max-nodes", "20000"])
+    out = capsys.readouterr().out.splitlines()
+    head = out.index(f"{PREFIX}, per search:")
+    rs_line, free_line = out[head + 1], out[head + 2]
+    assert rs_line.startswith("  rs_opt: edp over divisor tilings, coexplore accounting, bypass searched, "
+                              "constraints row-stationary;")
+    assert free_line.startswith("  free_opt: edp over divisor tilings, coexplore accounting, bypass searched, "
+                                "no constraints;")
+    first_row = next(i for i, ln in enumerate(out) if ln.startswith("CONV5 "))
+    assert head < first_row and any("CONV5 rs_opt" in ln for ln in out[first_row:])
+    assert [r["applies_to"] for r in res["scopes"]] == [["rs_opt"], ["free_opt"]]
+    assert [r["constraints"] for r in res["scopes"]] == ["row-stationary", None]
+    assert {r["accounting"] for r in res["scopes"]} == {"coexplore"}
+    assert rs_baseline.announced_scopes([]).lines() == [f"{PREFIX}, per search:", rs_line, free_line]

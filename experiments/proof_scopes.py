@@ -1,18 +1,24 @@
-"""The space a benchmark's proofs cover, stated once in its header and kept in its JSON
+"""The space a script's proofs cover, stated once in its header and kept in its JSON
 (issue 45, item 3: claims carry their scope).
 
-A benchmark that prints "proven" or "optimal" says so of a space: the divisor (or padded)
+Used by the benchmarks, validations and search-quality studies alike, so it sits beside
+them rather than inside one: a validation importing :mod:`experiments.benchmarks` would
+close an import circle (the benchmarks import the reproductions, which import the
+validations), and :mod:`experiments.benchmarks.stated_scopes` imports every script whose
+committed output it states a scope for.
+
+A script that prints "proven" or "optimal" says so of a space: the divisor (or padded)
 tilings, the cost model's accounting, whether bypass choices were searched, the
 constraints, the spatial unrollings and loop orders (:class:`mappers.base.ProofScope`).
-:class:`ProofScopes` collects that space as data, per row of the benchmark, from the
-mapper (:meth:`announce`: :meth:`mappers.exact.ExactMapper.proof_scope`, the function the
-results' ``scope`` comes from, so the header can precede the rows) or from the results
+:class:`ProofScopes` collects that space as data, per row of the script's output, from
+the mapper (:meth:`announce`: :meth:`mappers.exact.ExactMapper.proof_scope`, the function
+the results' ``scope`` comes from, so the header can precede the rows) or from the results
 themselves (:meth:`add`: a :class:`~mappers.base.MappingResult`'s ``scope`` or a nested
 evaluator's ``proof_scope`` record); :meth:`announce_nested` states, before mapping, what a
 nested evaluator's mapper will prove a hardware point's layers over; :meth:`check` (and
-:meth:`check_all`) hold each result to what the header announced. :meth:`lines` prints the space once when every row shares it, else one line
-per distinct space naming the groups (or rows) it covers; :meth:`records` is the same
-for a JSON output.
+:meth:`check_all`) hold each result to what the header announced. :meth:`lines` prints
+the space once when every row shares it, else one line per distinct space naming the
+groups (or rows) it covers; :meth:`records` is the same for a JSON output.
 """
 
 from __future__ import annotations
