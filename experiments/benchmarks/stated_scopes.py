@@ -89,7 +89,27 @@ INNER_FEASIBILITY_LAYERS = ("resnet50:layer1.0.conv2", "resnet50:layer3.0.conv1"
 
 FINAL_POINT = '{"pe_x": 8, "pe_y": 21, "rf_w_words": 32, "rf_i_words": 128, "rf_o_words": 16, "glb_kib": 128}'
 
+CODESIGN_ROWS = "benchmarks/mapper_codesign_full.jsonl"
+
+
+def _codesign_rows() -> ProofScopes:
+    """The rows file's scope: its header's settings (``--max-nodes``, ``--no-screen``) on
+    the spaces its rows hold (a partial run states only what it mapped)."""
+    lines = (DOCS / CODESIGN_ROWS).read_text(encoding="utf-8").splitlines()
+    settings = json.loads(lines[0])["settings"]
+    spaces = sorted({json.loads(ln)["space"] for ln in lines[1:] if ln.strip()})
+    argv = ["--spaces", *spaces]
+    if settings.get("max_nodes") is not None:
+        argv += ["--max-nodes", str(settings["max_nodes"])]
+    if settings.get("no_screen"):
+        argv.append("--no-screen")
+    return mapper_codesign.announced_scopes(argv)
+
+
 STATED: dict[str, Stated] = {
+    CODESIGN_ROWS: Stated(
+        "settings: the rows file's first line (its settings) and the spaces of its rows; the lines are kept in that "
+        "line's stated_scopes", _codesign_rows),
     "benchmarks/exact_accountings.txt": _by_argv(
         exact_accountings, "settings: the command in this file's header",
         "--time-limit", "300", "--accountings", "coexplore,timeloop,zigzag", "--objective", "edp"),
@@ -161,6 +181,16 @@ def header(name: str) -> list[str]:
             *(f"# {line}" for line in st.scopes().lines())]
 
 
+def stated_lines(path: Path) -> list[str]:
+    """The stated header of ``path``: its leading comment lines (:func:`split_header`), or
+    for JSON lines the first line's ``stated_scopes`` (the rows read ``#`` as no comment)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        first = text.split("\n", 1)[0]
+        return list(json.loads(first).get("stated_scopes", [])) if first.strip() else []
+    return split_header(text)[0]
+
+
 def split_header(text: str) -> tuple[list[str], str]:
     """``text``'s stated header lines (empty if none) and the rest of it."""
     lines = text.splitlines(keepends=True)
@@ -176,8 +206,11 @@ def stamp(path: Path, lines: list[str]) -> bool:
     """Put ``lines`` at the top of ``path`` in place of its stated header, if any; whether
     the file changed."""
     old = path.read_text(encoding="utf-8")
-    _, rest = split_header(old)
-    new = "".join(f"{ln}\n" for ln in lines) + rest
+    if path.suffix == ".jsonl":                    # the first line's stated_scopes
+        first, sep, rest = old.partition("\n")
+        new = json.dumps({**json.loads(first), "stated_scopes": lines}) + sep + rest
+    else:
+        new = "".join(f"{ln}\n" for ln in lines) + split_header(old)[1]
     if new != old:
         path.write_text(new, encoding="utf-8")
     return new != old
@@ -196,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         lines, path = header(name), DOCS / name
         if args.check:
-            if split_header(path.read_text(encoding="utf-8"))[0] != lines:
+            if stated_lines(path) != lines:
                 stale.append(name)
         elif stamp(path, lines):
             print(f"{path}: header written")

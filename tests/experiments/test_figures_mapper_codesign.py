@@ -21,10 +21,12 @@ def _row(space: str, workload: str, cpu_s: float, proven: bool, at05: float, gap
 def _write(root: Path, rows: list[dict], head: dict | None = None) -> None:
     path = root / benchmarks.MAPPER_CODESIGN
     path.parent.mkdir(parents=True, exist_ok=True)
-    head = head or {"settings": {"max_nodes": 3000000, "time_limit_s": None, "no_screen": False}}
+    head = head or {"settings": {"max_nodes": 3000000, "time_limit_s": None, "no_screen": False},
+                    "stated_scopes": SCOPE}
     path.write_text("\n".join(json.dumps(x) for x in [head, *rows]) + "\n")
 
 
+SCOPE = ["# proof scope (stated after the run):", "# proofs and bounds cover: edp over divisor tilings"]
 ROWS = [_row("shi-iso", "dqn", 0.1, True, 1.0), _row("shi-iso", "dqn@32", 40.0, False, 1.3, 0.25),
         _row("demo", "dqn", 0.3, True, 1.01), _row("demo", "resnet50", 0.2, True, 1.05)]
 
@@ -39,6 +41,8 @@ def test_the_table_is_the_rows(tmp_path):
     assert "| the demo's systolic space | 2 | 2 (100.0 %) | 0.25 | 0.29 | 0.3 | 50.0 % | -- |" in text
     assert "| DQN, batch 1 | 2 | 2 (100.0 %) | 0.20 | 0.29 | 0.3 | 100.0 % | -- |" in text
     assert "| Shi et al. free-resource |" not in text and "| BERT" not in text     # no rows, no line
+    assert "Proof scope, stated after the run from its settings" in text
+    assert "proofs and bounds cover: edp over divisor tilings." in text
 
 
 def test_a_changed_row_changes_the_table(tmp_path):
@@ -47,7 +51,7 @@ def test_a_changed_row_changes_the_table(tmp_path):
     _write(tmp_path, [*ROWS[:1], _row("shi-iso", "dqn@32", 2.0, True, 1.0), *ROWS[2:]])
     after = benchmarks.mapper_codesign(tmp_path)
     assert after != before and "| all | 4 | 4 (100.0 %) |" in after
-    _write(tmp_path, ROWS, {"settings": {"max_nodes": 3000000, "no_screen": True}})
+    _write(tmp_path, ROWS, {"settings": {"max_nodes": 3000000, "no_screen": True}, "stated_scopes": SCOPE})
     assert "without its top-level screen" in benchmarks.mapper_codesign(tmp_path)
 
 
@@ -56,6 +60,9 @@ def test_a_rows_file_without_what_the_table_needs_is_refused(tmp_path):
         benchmarks.mapper_codesign(tmp_path)
     _write(tmp_path, [])
     with pytest.raises(RecordError, match="no layer map"):
+        benchmarks.mapper_codesign(tmp_path)
+    _write(tmp_path, ROWS, {"settings": {"max_nodes": 3000000, "no_screen": False}})
+    with pytest.raises(RecordError, match="states no proof scope"):         # "proven" over no stated space
         benchmarks.mapper_codesign(tmp_path)
     bad = dict(ROWS[0])
     del bad["anytime"]

@@ -30,7 +30,8 @@ CLAIM = re.compile(r"\b(proven|optimal|optimality|optimum)\b", re.IGNORECASE)
 NOT_RUN_TEXT: dict[str, str] = {
     ".md": "pages written by hand or rendered from records (experiments.figures), not a run's console output",
     ".json": "structured records: a proof is a field of a record, not a sentence a reader takes at its word",
-    ".jsonl": "structured records, one JSON object a line, as .json",
+    ".jsonl": "structured records, one JSON object a line, as .json (a rows file that proves states its scope in "
+              "its first line's stated_scopes, which the figure renders: checked with the stated headers)",
     ".png": "images",
     ".py": "scripts kept beside a run's outputs (what was run, not what it printed)",
     ".sh": "scripts kept beside a run's outputs (what was run, not what it printed)",
@@ -96,11 +97,13 @@ def test_the_other_sense_list_names_files_that_use_the_words():
 
 
 def test_every_stated_header_is_the_computed_one_and_none_is_typed_by_hand():
-    stamped = {rel(p) for p in run_outputs()
-               if stated_scopes.split_header(p.read_text(encoding="utf-8", errors="replace"))[0]}
+    stamped = {rel(p) for p in [*run_outputs(), *DOCS.rglob("*.jsonl")] if stated_scopes.stated_lines(p)}
     assert stamped == set(stated_scopes.STATED), "a stated header without settings in STATED (typed by hand?)"
     for name in stated_scopes.STATED:
-        got, rest = stated_scopes.split_header((DOCS / name).read_text(encoding="utf-8"))
+        path = DOCS / name
+        got = stated_scopes.stated_lines(path)
+        rest = (path.read_text(encoding="utf-8").split("\n", 1)[1] if path.suffix == ".jsonl"
+                else stated_scopes.split_header(path.read_text(encoding="utf-8"))[1])
         assert got == stated_scopes.header(name), f"{name}: run python -m experiments.benchmarks.stated_scopes"
         assert got[0].startswith(stated_scopes.LABEL) and "not printed by the run" in got[0]
         assert PREFIX not in rest, f"{name} prints its own scope: it needs no stated header"
@@ -113,6 +116,11 @@ def test_a_header_is_written_once_in_place_of_an_old_one(tmp_path):
     lines = stated_scopes.header("benchmarks/shi2020_final_nodes_dqn32.txt")
     assert stated_scopes.stamp(f, lines) and not stated_scopes.stamp(f, lines)
     assert f.read_text() == "\n".join(lines) + "\n# python -m x\nlayer proven\n"
+    rows = tmp_path / "rows.jsonl"                 # JSON lines: the first line's stated_scopes
+    rows.write_text('{"settings": {"max_nodes": 5}}\n{"proven": true}\n')
+    assert stated_scopes.stamp(rows, lines) and not stated_scopes.stamp(rows, lines)
+    assert stated_scopes.stated_lines(rows) == lines and rows.read_text().endswith('\n{"proven": true}\n')
+    assert json.loads(rows.read_text().split("\n")[0])["settings"] == {"max_nodes": 5}
     stated_scopes.stamp(f, [lines[0], "# proofs and bounds cover, per x:", "#   a: ...", "#   b: ..."])
     assert stated_scopes.stamp(f, lines) and f.read_text() == "\n".join(lines) + "\n# python -m x\nlayer proven\n"
 
