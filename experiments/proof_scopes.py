@@ -109,7 +109,9 @@ class ProofScopes:
         """The distinct scopes, in the order of their first row."""
         return list(dict.fromkeys(self._rows.values()))
 
-    def _applies_to(self) -> list[tuple[ProofScope, list[str]]]:
+    def applies_to(self) -> list[tuple[ProofScope, list[str]]]:
+        """Each distinct scope with the groups it covers (``group/row`` where a group's rows
+        differ), in the order of their first row."""
         groups: dict[str, set[ProofScope]] = {}
         for (g, _), s in self._rows.items():
             groups.setdefault(g, set()).add(s)
@@ -122,7 +124,7 @@ class ProofScopes:
 
     def lines(self) -> list[str]:
         """The header: one line when every row shares one scope, else one per scope."""
-        scopes = self._applies_to()
+        scopes = self.applies_to()
         if not scopes:
             return [f"{PREFIX}: nothing (no result claims a proof or a bound)"]
         if len(scopes) == 1:
@@ -132,4 +134,4 @@ class ProofScopes:
     def records(self) -> list[dict[str, Any]]:
         """Each distinct scope's fields (:meth:`~mappers.base.ProofScope.as_dict`) and the
         groups (or ``group/row``) it ``applies_to``, for a JSON output."""
-        return [s.as_dict() | {"applies_to": labels} for s, labels in self._applies_to()]
+        return [s.as_dict() | {"applies_to": labels} for s, labels in self.applies_to()]

@@ -374,3 +374,21 @@ def test_a_search_states_the_space_its_proven_share_covers(tmp_path, capsys):
                                  "no constraints;")
     res = json.loads((tmp_path / "results.json").read_text())
     assert shi2020.announced_scopes(res).lines() == [out[i + 1].strip()]
+
+
+def test_the_tables_proof_scope_is_computed_from_the_mappers_the_steps_ran(monkeypatch):
+    """table.md's "proven optimal" sentence is each step's mapper's scope on its design,
+    not typed: the committed run's baseline proves within the row-stationary set and the
+    other steps without constraints; a baseline mapped without the row-stationary rule
+    joins the other steps' scope."""
+    results = json.loads((RESULTS / "results.json").read_text())
+    sentence = shi2020.scope_sentence(shi2020.table_scopes(results))
+    base, rest = sentence.split("]; ", 1)
+    assert base.endswith("constraints row-stationary; spatial: every divisor unrolling within each fanout; "
+                         "loop orders: every order at every level (exact order search at each leaf)")
+    assert "the baseline [" in base and rest.startswith("the software-only step, the searches, the final re-maps [")
+    assert "no constraints" in rest and "row-stationary" not in rest
+    monkeypatch.setattr(shi2020, "RS_MAPPER", {"name": "exact"})
+    changed = shi2020.scope_sentence(shi2020.table_scopes(results))
+    assert "]; " not in changed and "row-stationary" not in changed
+    assert changed.split(": ", 1)[1] == "the baseline, " + rest
