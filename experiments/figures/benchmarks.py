@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from experiments.figures.fmt import thousands
 from experiments.figures.records import RecordError, load_json
 
@@ -407,7 +409,51 @@ def mapper_codesign(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+CODESIGN_TARGETS = (("every map proven", lambda cpu, share, within: share == 1.0),
+                    ("median at most 0.2 s", lambda cpu, share, within: np.median(cpu) <= 0.2),
+                    ("95th percentile at most 3 s", lambda cpu, share, within: np.percentile(cpu, 95) <= 3.0),
+                    ("maximum at most 30 s", lambda cpu, share, within: cpu.max() <= 30.0),
+                    ("within 2 % at 0.5 s on at least 95 %", lambda cpu, share, within: within >= 0.95))
+"""Issue 41's targets for the co-design benchmark (items 1-2), each with its test on the
+rows' CPU seconds, proven share and within-2 % share."""
+
+
+def mapper_summary(root: Path) -> str:
+    """README's mapper paragraph: the exact mapper's proofs and CPU seconds per architecture
+    of ``mapper_optimality`` and on the designs a co-design search visits
+    (``mapper_codesign``'s rows), each with its record, command and scope, and which of
+    issue 41's targets the second meets."""
+    r = load_json(root, MAPPER_OPTIMALITY)
+    per_arch = []
+    for arch, got in r["rows"].items():
+        c = np.array([x["exact_cpu_s"] for x in got])
+        per_arch.append(f"{sum(bool(x['optimal']) for x in got)} of {len(got)} on {ARCH_NAMES.get(arch, arch)} "
+                        f"(median {np.median(c):.2f} CPU s a layer, max {c.max():.1f} s)")
+    nets = ", ".join(NETWORK_NAMES.get(n, n) for n in sorted({x["network"] for g in r["rows"].values() for x in g}))
+    head, rows = _codesign_rows(root)
+    cpu = np.array([_get(x, "cpu_s", MAPPER_CODESIGN) for x in rows])
+    proven = sum(bool(_get(x, "proven", MAPPER_CODESIGN)) for x in rows)
+    within = float(np.mean([_get(x, "anytime", MAPPER_CODESIGN)["0.5"] <= 1.02 for x in rows]))
+    met = [name for name, ok in CODESIGN_TARGETS if ok(cpu, proven / len(rows), within)]
+    unmet = [name for name, ok in CODESIGN_TARGETS if name not in met]
+    targets = "; ".join(x for x in (f"met: {', '.join(met)}" if met else "",
+                                     f"not met: {', '.join(unmet)}" if unmet else "") if x)
+    spaces = ", ".join(CODESIGN_SPACES.get(k, k) for k in dict.fromkeys(x["space"] for x in rows))
+    return (
+        f"The exact mapper proves the unique layers of {nets} optimal: {'; '.join(per_arch)}; "
+        f"{_optimality_scope(r)} (`python -m experiments.benchmarks.mapper_optimality`, record "
+        f"`{MAPPER_OPTIMALITY}`). On the designs a co-design search visits ({spaces}: {len(rows)} layer maps "
+        f"recorded in `{MAPPER_CODESIGN}`, `python -m experiments.benchmarks.mapper_codesign --max-nodes "
+        f"{head.get('max_nodes')} --rows FILE`) it proves {proven} ({100 * proven / len(rows):.1f} %) within "
+        f"{head.get('max_nodes'):,} nodes, median {np.median(cpu):.2f} CPU s, 95th percentile "
+        f"{np.percentile(cpu, 95):.2f} s, max {cpu.max():.1f} s, and its incumbent after 0.5 CPU s is within 2 % of "
+        f"the result on {100 * within:.1f} % of them (issue 41's targets {targets}). "
+        + _stated_scope(head) + " Per space and workload: [the cost model's guide](docs/guide/cost-model.md).\n"
+    )
+
+
 FIGURES = {
+    "mapper-summary": ((MAPPER_OPTIMALITY, MAPPER_CODESIGN), mapper_summary),
     "demo-space-size": ((DEMO_CONFIG,), demo_space_size),
     "mapper-choice": ((MAPPER_CHOICE,), mapper_choice),
     "mapper-codesign": ((MAPPER_CODESIGN,), mapper_codesign),

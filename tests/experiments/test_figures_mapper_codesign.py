@@ -69,3 +69,22 @@ def test_a_rows_file_without_what_the_table_needs_is_refused(tmp_path):
     _write(tmp_path, [bad])
     with pytest.raises(RecordError, match="anytime"):
         benchmarks.mapper_codesign(tmp_path)
+
+
+def test_readmes_summary_says_which_targets_the_rows_meet(tmp_path):
+    """The README paragraph's target verdicts are computed from the rows: fast, proven rows
+    meet every target, one slow unproven map fails exactly the targets it breaks."""
+    import shutil
+
+    src = Path(__file__).resolve().parents[2] / benchmarks.MAPPER_OPTIMALITY
+    (tmp_path / benchmarks.MAPPER_OPTIMALITY).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, tmp_path / benchmarks.MAPPER_OPTIMALITY)
+    fast = [_row("shi-iso", "dqn", 0.1, True, 1.0) for _ in range(40)]
+    _write(tmp_path, fast)
+    text = benchmarks.mapper_summary(tmp_path)
+    assert "targets met: every map proven, median at most 0.2 s" in text and "not met" not in text
+    assert "proves 40 (100.0 %)" in text and "on Eyeriss v1" in text
+    _write(tmp_path, [*fast, _row("shi-iso", "dqn@32", 40.0, False, 1.3, 0.25)])
+    text = benchmarks.mapper_summary(tmp_path)
+    assert "not met: every map proven, maximum at most 30 s" in text
+    assert "met: median at most 0.2 s, 95th percentile at most 3 s, within 2 % at 0.5 s on at least 95 %" in text
