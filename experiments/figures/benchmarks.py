@@ -355,7 +355,8 @@ def _stated_scope(head: dict) -> str:
     if not lines or not any("proofs and bounds cover" in x for x in lines):
         raise RecordError(f"{MAPPER_CODESIGN}: its first line states no proof scope (stated_scopes); run "
                           "python -m experiments.benchmarks.stated_scopes")
-    body = " ".join(x.lstrip("# ").strip() for x in lines[1:])
+    first, *each = (x.lstrip("# ").strip() for x in lines[1:])
+    body = first + (" " + "; ".join(f"[{x}]" for x in each) if each else "")
     return f"Proof scope, stated after the run from its settings (`python -m experiments.benchmarks.stated_scopes`): {body}."
 
 
@@ -438,6 +439,7 @@ def mapper_summary(root: Path) -> str:
     unmet = [name for name, ok in CODESIGN_TARGETS if name not in met]
     targets = "; ".join(x for x in (f"met: {', '.join(met)}" if met else "",
                                      f"not met: {', '.join(unmet)}" if unmet else "") if x)
+    _stated_scope(head)                               # a rows file that states no scope is refused
     spaces = ", ".join(CODESIGN_SPACES.get(k, k) for k in dict.fromkeys(x["space"] for x in rows))
     return (
         f"The exact mapper proves the unique layers of {nets} optimal: {'; '.join(per_arch)}; "
@@ -448,7 +450,8 @@ def mapper_summary(root: Path) -> str:
         f"{head.get('max_nodes'):,} nodes, median {np.median(cpu):.2f} CPU s, 95th percentile "
         f"{np.percentile(cpu, 95):.2f} s, max {cpu.max():.1f} s, and its incumbent after 0.5 CPU s is within 2 % of "
         f"the result on {100 * within:.1f} % of them (issue 41's targets {targets}). "
-        + _stated_scope(head) + " Per space and workload: [the cost model's guide](docs/guide/cost-model.md).\n"
+        + "Proof scope, per space: as the rows file's first line states it (`stated_scopes`), rendered with the table "
+        "per space and workload in [the cost model's guide](docs/guide/cost-model.md).\n"
     )
 
 

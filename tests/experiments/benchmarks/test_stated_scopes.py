@@ -224,11 +224,13 @@ def test_the_stated_scope_names_each_runs_accounting_and_space():
     for acc in ("coexplore", "timeloop", "zigzag"):
         assert f"#   {acc}: edp over divisor tilings, {acc} accounting, bypass searched" in \
             h["benchmarks/exact_accountings.txt"]
-    codesign = h["benchmarks/mapper_codesign.txt"]
-    assert "systolic IS dataflow" in codesign and "no bypass choices" in codesign
+    for name in ("benchmarks/mapper_codesign.txt", "benchmarks/mapper_codesign_full.jsonl"):
+        codesign = h[name]
+        assert "systolic IS dataflow" in codesign and "no bypass choices" in codesign
+        assert "#   shi-iso, shi-free, eyeriss: edp over divisor tilings, coexplore accounting, bypass searched" in codesign
     rs = h["validation/rs_baseline.txt"]
     assert "#   rs_opt: edp over divisor tilings, coexplore accounting, bypass searched, constraints row-stationary;" in rs
     assert "#   free_opt: edp over divisor tilings, coexplore accounting, bypass searched, no constraints;" in rs
     for name in set(h) - {"benchmarks/exact_accountings.txt", "benchmarks/mapper_codesign.txt",
-                          "validation/rs_baseline.txt"}:
+                          "benchmarks/mapper_codesign_full.jsonl", "validation/rs_baseline.txt"}:
         assert f"# {PREFIX}: edp over divisor tilings, coexplore accounting, bypass searched, no constraints" in h[name]
