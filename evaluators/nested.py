@@ -387,7 +387,10 @@ class NestedEvaluator:
             (:func:`mappers.registry.make_mapper`). An ask/tell optimizer searches the
             mappings when wired in: from Python ``mapper=search_mapper("constrained-bo")``
             (:func:`experiments.inner_search.search_mapper`); a study or config's
-            ``mapper: constrained-bo`` is wired by the study layer.
+            ``mapper: constrained-bo`` is wired by the study layer. Default ``"anytime"``
+            (:class:`mappers.anytime.AnytimeMapper`): the exact mapper stopped at a fixed
+            node limit, with its certified gap; it replaced the heuristic as the default
+            (``python -m experiments.benchmarks.mapper_fast_default`` measures both).
         objective: what the mapper minimizes per unit: ``"edp"``, ``"energy"`` or
             ``"latency"``.
         cost: the cost function handed to the mapper (default: the loop-nest model).
@@ -411,7 +414,7 @@ class NestedEvaluator:
     """Options holding a mapper spec: the study layer builds them into mappers with the
     ask/tell optimizers wired in (:func:`experiments.inner_search.wire_evaluator_options`)."""
 
-    def __init__(self, accelerator: Any, workload: Sequence[Any] | str, mapper: Any = "heuristic", *,
+    def __init__(self, accelerator: Any, workload: Sequence[Any] | str, mapper: Any = "anytime", *,
                  objective: str = "edp", cost: CostFunction | None = None,
                  fixed: Mapping[str, Any] | None = None, check: Callable[[Any], str | None] | None = None,
                  task_map: TaskMap | None = None, cache_size: int = 4096, reuse: bool = False) -> None:

@@ -3,7 +3,8 @@
 :data:`MAPPERS` (a :class:`design_space.registry.Registry`, entry-point group
 ``coexplore.mappers``): classes whose instances implement :class:`~mappers.base.Mapper` --
 ``heuristic``, ``random``, ``exhaustive``, ``exact`` (provably optimal,
-:mod:`mappers.exact`), ``schedule`` (HASCO's) and ``asktell`` (any ask/tell strategy,
+:mod:`mappers.exact`), ``anytime`` (the exact mapper at a fixed effort, the fast default:
+:mod:`mappers.anytime`), ``schedule`` (HASCO's) and ``asktell`` (any ask/tell strategy,
 :mod:`mappers.asktell`) built in.
 
 Search strategies by name are :data:`mappers.searches.SEARCHES` (re-exported here); only
@@ -33,6 +34,7 @@ MAPPERS: Registry[Callable[..., Mapper]] = Registry("mapper", "coexplore.mappers
     "random": "mappers.sampling:RandomMapper",
     "exhaustive": "mappers.exhaustive:ExhaustiveMapper",
     "exact": "mappers.exact:ExactMapper",
+    "anytime": "mappers.anytime:AnytimeMapper",
     "schedule": "mappers.schedule:ScheduleMapper",
     "asktell": AskTellMapper,
 })

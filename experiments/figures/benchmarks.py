@@ -30,6 +30,7 @@ MAPPER_OPTIMALITY = "docs/benchmarks/mapper_optimality.json"
 MAPPER_CHOICE = "docs/benchmarks/mapper_choice.json"
 DEMO_SEARCH = "docs/benchmarks/demo_search.json"
 MAPPER_CODESIGN = "docs/benchmarks/mapper_codesign_full.jsonl"
+MAPPER_FAST_DEFAULT = "docs/benchmarks/mapper_fast_default.json"
 CODESIGN_SPACES = {"shi-iso": "Shi et al. iso-resource", "shi-free": "Shi et al. free-resource",
                    "demo": "the demo's systolic space", "eyeriss": "Eyeriss v1"}
 CODESIGN_WORKLOADS = {"dqn": "DQN, batch 1", "dqn@32": "DQN, batch 32", "resnet50": "ResNet-50",
@@ -455,7 +456,43 @@ def mapper_summary(root: Path) -> str:
     )
 
 
+def mapper_fast_default(root: Path) -> str:
+    """The fast default (``AnytimeMapper``) against the heuristic on the co-design designs
+    (issue 41 item 2): per space and workload, each one's CPU seconds and share within 2 %
+    and 5 % of the reference, from ``mapper_fast_default``'s record."""
+    r = load_json(root, MAPPER_FAST_DEFAULT)
+    st, summary = _get(r, "settings", MAPPER_FAST_DEFAULT), _get(r, "summary", MAPPER_FAST_DEFAULT)
+    lines = [
+        f"{summary['all']['layer_maps']} layer maps (`python -m experiments.benchmarks.mapper_fast_default --json "
+        f"{MAPPER_FAST_DEFAULT}`: the first {st['shi_points']} points of each Shi et al. space, the demo's 10 and "
+        "Eyeriss v1 of the co-design benchmark, every unique layer of DQN at batch 1 and 32, ResNet-50 and the "
+        f"BERT-base block); EDP over the reference, the same layer map's result in `{MAPPER_CODESIGN}` (its proven "
+        "optimum, or its best at the 3 M-node cap where unproven) or the better result here; the fast default is "
+        f"`AnytimeMapper`, the exact mapper stopped at {st['anytime_nodes']:,} nodes; CPU s = `time.process_time` of "
+        f"the one process on 2 cores shared with other jobs (load {r['load_after']:.1f} at the end); "
+        f"{r['missing_reference']} maps without a reference.",
+        "",
+        "| layer maps | maps | heuristic: CPU s median / p95 | within 2 % / 5 % | median / worst ratio "
+        "| fast default: CPU s median / p95 | within 2 % / 5 % | median / worst ratio | proven |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    labels = {"all": "all"} | CODESIGN_SPACES | {f"w:{k}": v for k, v in CODESIGN_WORKLOADS.items()}
+    for key, label in labels.items():
+        g = summary.get(key)
+        if not g:
+            continue
+        cells = []
+        for who in ("heuristic", "fast"):
+            x = g[who]
+            cells += [f"{x['cpu_s_median']:.3f} / {x['cpu_s_p95']:.2f}",
+                      f"{100 * x['within_2pct']:.1f} % / {100 * x['within_5pct']:.1f} %",
+                      f"{x['ratio_median']:.3f} / {x['ratio_max']:.2f}"]
+        lines.append(f"| {label} | {g['layer_maps']} | {' | '.join(cells)} | {100 * g['fast_proven']:.1f} % |")
+    return "\n".join(lines) + "\n"
+
+
 FIGURES = {
+    "mapper-fast-default": ((MAPPER_FAST_DEFAULT,), mapper_fast_default),
     "mapper-summary": ((MAPPER_OPTIMALITY, MAPPER_CODESIGN), mapper_summary),
     "demo-space-size": ((DEMO_CONFIG,), demo_space_size),
     "mapper-choice": ((MAPPER_CHOICE,), mapper_choice),

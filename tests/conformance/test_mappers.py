@@ -30,6 +30,7 @@ SPECS = {
     "random": {"name": "random", "budget": 30},
     "exhaustive": {"name": "exhaustive"},
     "exact": {"name": "exact"},
+    "anytime": {"name": "anytime"},
     "schedule": {"name": "schedule", "budget": 20},
     "asktell": {"name": "asktell", "search": "random", "budget": 15},
 }

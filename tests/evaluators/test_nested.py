@@ -216,7 +216,7 @@ def test_study_over_nested_codesign_from_a_registered_name(tmp_path):
     hw = DesignSpace(PowerOfTwo("pe_x", 2, 8), PowerOfTwo("pe_y", 2, 8), Ordinal("glb_kib", [4, 16, 64]))
     s = Study.create("nest", hw, {"edp_uj_ms": "min"}, "nested", "constrained-bo",
                      optimizer_options={"n_init": 4, "pool_size": 100},
-                     evaluator_options={"accelerator": "spatial", "workload": "dqn[0:2]"},
+                     evaluator_options={"accelerator": "spatial", "workload": "dqn[0:2]", "mapper": "heuristic"},
                      storage=tmp_path / "n.db", seed=0)
     s.optimize(8, progress=False)
     assert len(s.trials) == 8 and all(t.status.value == "COMPLETE" for t in s.trials)

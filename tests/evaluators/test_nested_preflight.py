@@ -47,7 +47,7 @@ def test_preflight_reports_and_maps_one_layer():
     text = "\n".join(lines)
     assert "hardware: 4 of 4 sampled designs build as SpatialArray" in text
     assert "vectorized area_mm2_of agrees" in text
-    assert "mapping: HeuristicMapper mapped 'c1' on the first design" in text
+    assert "mapping: AnytimeMapper mapped 'c1' on the first design" in text
     assert "each of the 2 distinct layers fits some sampled design" in text
 
 

@@ -31,7 +31,8 @@ def nested_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("show") / "n.db"
     hw = DesignSpace(PowerOfTwo("pe_x", 2, 8), PowerOfTwo("pe_y", 2, 8), Ordinal("glb_kib", [4, 16, 64]))
     s = Study.create("nest", hw, {"edp_uj_ms": "min", "area_mm2": "min"}, "nested", "random",
-                     evaluator_options={"accelerator": "spatial", "workload": "dqn"}, storage=path, seed=0)
+                     evaluator_options={"accelerator": "spatial", "workload": "dqn", "mapper": "heuristic"},
+                     storage=path, seed=0)
     s.optimize(3, workers=1, progress=False)
     return path, s
 
