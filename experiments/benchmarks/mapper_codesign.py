@@ -142,6 +142,13 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def row_groups(rows: list[dict[str, Any]], workloads: Any) -> dict[str, list[dict[str, Any]]]:
+    """The summary's groups of ``rows``: ``all``, each space in order of first appearance
+    and ``w:<workload>`` for each of ``workloads``."""
+    groups = {"all": rows} | {s: [r for r in rows if r["space"] == s] for s in dict.fromkeys(r["space"] for r in rows)}
+    return groups | {f"w:{w}": [r for r in rows if r["workload"] == w] for w in workloads}
+
+
 def fmt_summary(name: str, s: dict[str, Any]) -> str:
     return (f"{name:<10} {s['layer_maps']:>5} maps, proven {s['proven']:>5} "
             f"({100 * s['proven'] / s['layer_maps']:.1f} %); CPU s median {s['cpu_s_median']:.3f}, "
@@ -287,9 +294,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                            "load_after": os.getloadavg()[0], "warmup_cpu_s": warm_cpu_s, "summary": {}, "rows": rows,
                            "scopes": scopes.records()}
     print("\nsummary (CPU seconds per layer map, one core):")
-    groups = {"all": rows} | {s: [r for r in rows if r["space"] == s] for s in dict.fromkeys(r["space"] for r in rows)}
-    groups |= {f"w:{w}": [r for r in rows if r["workload"] == w] for w in args.workloads}
-    for name, g in groups.items():
+    for name, g in row_groups(rows, args.workloads).items():
         if g:
             out["summary"][name] = summarize(g)
             print(fmt_summary(name, out["summary"][name]))

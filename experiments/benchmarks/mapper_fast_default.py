@@ -181,9 +181,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                         "reference": args.reference.name},
                            "missing_reference": sum(not r["ref_found"] for r in rows),
                            "load_after": os.getloadavg()[0], "summary": {}, "rows": rows, "scopes": scopes.records()}
-    groups = {"all": rows} | {s: [r for r in rows if r["space"] == s] for s in dict.fromkeys(r["space"] for r in rows)}
-    groups |= {f"w:{w}": [r for r in rows if r["workload"] == w] for w in layers}
-    for name, g in groups.items():
+    for name, g in codesign.row_groups(rows, layers).items():
         if g:
             out["summary"][name] = summarize(g)
             print(fmt_summary(name, out["summary"][name]))
