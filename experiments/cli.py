@@ -739,7 +739,7 @@ def map_(
     no_constraints: Annotated[bool, typer.Option("--no-constraints", help="ignore a Timeloop spec's mapspace constraints: search every divisor mapping")] = False,
     mapping: Annotated[Path | None, typer.Option("--mapping", help="your own mapping (Timeloop mapping YAML, coexplore's form, AccelForge or ZigZag): checked, scored beside the optimum and offered as a warm start")] = None,
     constraints: Annotated[Path | None, typer.Option("--constraints", help="a Timeloop mapspace-constraints file (its targets, named by the design's level names), applied on top of the spec's (alone with --no-constraints)")] = None,
-    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="a key of an AccelForge or ZigZag architecture to drop rather than refuse (e.g. latency; repeatable; the importers' IGNORABLE): what is dropped is printed")] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="a key of a Timeloop (its tree, ERT or ART), AccelForge or ZigZag architecture to drop rather than refuse (e.g. latency, allow_overbooking; repeatable; the importers' IGNORABLE): what is dropped is printed")] = None,
 ) -> None:
     """The mapping of PROBLEM on ARCH proven optimal over divisor tilings under ACCOUNTING, within a Timeloop spec's mapspace constraints (its scope printed), and written as Timeloop mapping YAML."""
     from experiments.map_command import format_loop_nest, map_design, summary

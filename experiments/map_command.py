@@ -32,11 +32,13 @@ coexplore specs carry no mapspace constraints. A separate constraints file
 adds its targets, named by the design's level names, for any of the architecture forms;
 with ``--no-constraints`` only the file's apply. The ``scope:`` line names whose they are.
 
-**Keys the model does not use.** The AccelForge and ZigZag importers refuse every key they
-cannot express, and also those whose information coexplore's model does not use (a ZigZag
-memory's ``latency``, an AccelForge action's non-zero ``latency``, ...: each importer's
-``IGNORABLE``). ``ignore`` (``--ignore KEY``, repeatable) names the ones the caller
-accepts dropping; the command then prints each dropped key with its value.
+**Keys the model does not use.** The Timeloop, AccelForge and ZigZag importers refuse every
+key they cannot express, and also those whose information coexplore's model does not use
+(a Timeloop component's ``allow_overbooking: true`` or ``network_fill_latency``, an ERT
+``wire`` energy, a ZigZag memory's ``latency``, an AccelForge action's non-zero
+``latency``, ...: each importer's ``IGNORABLE``). ``ignore`` (``--ignore KEY``,
+repeatable) names the ones the caller accepts dropping (for a Timeloop architecture, from
+its tree, ERT and ART alike); the command then prints each dropped key with its value.
 
 **A mapping of one's own** (``mapping``, ``--mapping FILE``): Timeloop mapping YAML (a
 ``mapping:`` list of directives), coexplore's own form (``coexplore_mapping:``, what the
@@ -195,21 +197,23 @@ def _load(arch_path: str | Path, problem_path: str | Path, *, ert: str | Path | 
                          "workload (a 'workload:' mapping with one einsum)")
     raw = load_timeloop_yaml(arch_path)
     kind = ("accelforge" if isinstance(raw, dict) and "arch" in raw else "zigzag"
-            if isinstance(raw, dict) and "operational_array" in raw else None)
+            if isinstance(raw, dict) and "operational_array" in raw else "timeloop"
+            if isinstance(raw, dict) and "architecture" in raw else None)
     if ignore and kind is None:
-        raise ValueError(f"{arch_path}: --ignore applies to AccelForge and ZigZag architectures; this is neither")
+        raise ValueError(f"{arch_path}: --ignore applies to Timeloop, AccelForge and ZigZag architectures; this is "
+                         "none of them (a coexplore spec has no key to drop)")
     if kind == "accelforge":
         try:
             tr = arch_from_accelforge(raw, roles, bits_per_value=bits or 8, ignore=ignore)
         except ValueError as e:
             raise ValueError(f"{arch_path}: {e}") from None
         return _Design(tr, layer, "accelforge", raw)
-    if isinstance(raw, dict) and "architecture" in raw:
+    if kind == "timeloop":
         if ert is None:
             raise ValueError(f"{arch_path} is a Timeloop architecture: its energies come from Accelergy's ERT; "
                              "give it with --ert ERT.yaml")
         tl = arch_from_timeloop(raw, load_timeloop_yaml(ert), load_timeloop_yaml(art) if art else None,
-                                roles=roles)
+                                roles=roles, ignore=ignore)
         return _Design(tl, layer, "timeloop", raw)
     zz = None
     if kind == "zigzag":

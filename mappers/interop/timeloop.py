@@ -3,11 +3,19 @@ a Timeloop mapping as a :class:`~mappers.mapping.Mapping` and back.
 
 **Problem.** ``problem.shape`` names the dimensions, the coefficients (with defaults) and
 three data spaces, each a projection: one list per tensor axis of terms ``[dim]`` or
-``[dim, coefficient]`` (the axis index is the sum of the terms). ``problem.instance``
-gives the sizes and the coefficients' values. The data space with ``read_write: true`` is
-the output ``O``; the other two are ``W`` and ``I`` by :data:`DATASPACE_ROLES` names
-(``Weights``, ``Inputs``), else in the order listed (first ``W``, then ``I``). Sparse
-densities and more than three data spaces cannot be expressed and are refused.
+``[dim, coefficient]`` (the axis index is the sum of the terms), or Timeloop's short form,
+a list of dimension names, one axis each. ``problem.instance`` gives the sizes and the
+coefficients' values. The data space with ``read_write: true`` (or ``read-write``, as
+Timeloop also reads it) is the output ``O``; the other two are ``W`` and ``I`` by
+:data:`DATASPACE_ROLES` names (``Weights``, ``Inputs``), else in the order listed (first
+``W``, then ``I``). Every key is read, neutral or refused with a ``ValueError`` naming it
+and its value: ``densities`` / ``commonDensity`` are read where every density is 1 (dense
+tensors); the instance's ``H``, ``W``, ``Hpad``, ``Wpad`` (the converters' record of the
+layer, which Timeloop does not read) are neutral (:data:`PROBLEM_NEUTRAL`). Refused: any
+other key (a typo, ``flatten``, ``ranks``), a density other than 1, a shape named by file,
+more or fewer than three data spaces, a coefficient without a default, and projections a
+Layer cannot express (a dimension in two terms of one axis, a coefficient of 0, which a
+Layer would count as indexing the tensor).
 
 **Mapping.** A Timeloop mapping is a list of directives, each with a ``target`` (a level
 name of :class:`~accelerators.interop.timeloop.TimeloopTranslation`) and a ``type``:
@@ -51,11 +59,13 @@ from typing import Any
 
 from accelerators.arch import OPERANDS, ArchSpec
 from accelerators.interop.timeloop import DATASPACE_ROLES, TimeloopTranslation
+from accelerators.interop.values import real, shown
 from mappers.constraints import LevelConstraints, MappingConstraints
 from mappers.mapping import Mapping
 from mappers.workloads import Layer, TensorSpec
 
 __all__ = [
+    "PROBLEM_NEUTRAL",
     "TimeloopConstraints",
     "canonical",
     "constraints_from_timeloop",
@@ -68,26 +78,93 @@ __all__ = [
 ]
 
 
+PROBLEM_NEUTRAL: dict[str, str] = {
+    k: "Timeloop reads only the shape's dimensions and coefficients from the instance: the converters' record "
+       "of the layer (H, W: the input's extent; Hpad, Wpad: its padding) changes nothing, the input Timeloop "
+       "models being the projection's"
+    for k in ("H", "W", "Hpad", "Wpad")}
+"""Keys of a problem's ``instance`` that change nothing (where they are no dimension or
+coefficient of the shape): key -> why."""
+
+_PROBLEM_KEYS = {"version", "shape", "instance"}
+_SHAPE_KEYS = {"name", "dimensions", "coefficients", "data_spaces"}
+_SPACE_KEYS = {"name", "projection", "read_write"}
+_COEFFICIENT_KEYS = {"name", "default"}
+_DENSITY_KEYS = {"distribution", "density", "band_width", "workload_tensor_size"}
+#: keys Timeloop also reads hyphenated (its hyphens-to-underscores pass)
+_HYPHENATED = {"read-write": "read_write", "data-spaces": "data_spaces"}
+
+
+def _problem_keys(d: Any, allowed: set[str], where: str, what: str) -> dict[str, Any]:
+    """``d``'s keys, Timeloop's hyphenated spellings read as the underscored ones; a key
+    not in ``allowed`` is refused, naming it and the known ones."""
+    if not isinstance(d, MappingT):
+        raise ValueError(f"Timeloop problem: {where} must be a mapping, got {shown(d)}")
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = _HYPHENATED.get(str(k), str(k))
+        if key not in allowed:
+            raise ValueError(f"Timeloop problem: {where}: {what} key {str(k)!r} (= {shown(v)}) is not one coexplore "
+                             f"reads (known: {sorted(allowed)}); cannot be expressed")
+        if key in out:
+            raise ValueError(f"Timeloop problem: {where}: {key} is given twice (as {key!r} and hyphenated)")
+        out[key] = v
+    return out
+
+
+def _dense(value: Any, where: str, ds: str | None = None) -> None:
+    """A density (a number, or a distribution's mapping) that is 1: a dense tensor."""
+    d = value
+    if isinstance(value, MappingT):
+        _problem_keys(value, _DENSITY_KEYS, where, "density")
+        d = value.get("density")
+    try:
+        dense = real(d, where, "Timeloop") == 1
+    except ValueError:
+        dense = False
+    if not dense:
+        what = f"instance.densities gives {ds!r} density {d!r}" if ds is not None else f"{where} = {shown(value)}"
+        raise ValueError(f"Timeloop problem: {what}; sparse tensors cannot be expressed (only density 1)")
+
+
 def layer_from_timeloop(problem: MappingT[str, Any], name: str | None = None) -> tuple[Layer, dict[str, str]]:
     """The Layer of a parsed Timeloop v0.4 problem (the file's top mapping or its
-    ``problem`` value) and the data-space name -> operand map (module docstring)."""
+    ``problem`` value) and the data-space name -> operand map (module docstring). Every
+    key is read (``read-write`` / ``data-spaces`` as Timeloop reads them, hyphens for
+    underscores), neutral (:data:`PROBLEM_NEUTRAL`) or refused with a ``ValueError``
+    naming it and its value."""
     root = problem.get("problem", problem)
     if not isinstance(root, MappingT) or "shape" not in root or "instance" not in root:
         raise ValueError("a Timeloop problem is a mapping with 'shape' and 'instance'")
-    shape, inst = root["shape"], dict(root["instance"])
-    dims = [str(d) for d in shape.get("dimensions") or []]
+    root = _problem_keys(root, _PROBLEM_KEYS, "problem", "problem")
+    if "version" in root and str(root["version"]) not in ("0.3", "0.4"):
+        raise ValueError(f"Timeloop problem: version = {shown(root['version'])}: only versions 0.3 and 0.4 are read")
+    if isinstance(root["shape"], str):
+        raise ValueError(f"Timeloop problem: shape = {shown(root['shape'])} names one of Timeloop's problem-shape "
+                         "files, which are not read: give the shape itself")
+    shape = _problem_keys(root["shape"], _SHAPE_KEYS, "shape", "shape")
+    raw_dims = shape.get("dimensions") or []
+    if not isinstance(raw_dims, list) or not all(isinstance(d, str) for d in raw_dims):
+        raise ValueError(f"Timeloop problem: shape.dimensions = {shown(raw_dims)} is not a list of names")
+    dims = [str(d) for d in raw_dims]
     if not dims:
         raise ValueError("Timeloop problem: shape.dimensions is empty")
-    coef = {str(c["name"]): c.get("default", 1) for c in shape.get("coefficients") or []}
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"Timeloop problem: shape.dimensions = {shown(raw_dims)} names a dimension twice")
+    coef: dict[str, Any] = {}
+    for i, c in enumerate(shape.get("coefficients") or []):
+        c = _problem_keys(c, _COEFFICIENT_KEYS, f"shape.coefficients[{i}]", "coefficient")
+        if "name" not in c or "default" not in c:
+            raise ValueError(f"Timeloop problem: shape.coefficients[{i}] = {shown(c)} needs a name and a default "
+                             "(Timeloop requires both)")
+        if str(c["name"]) in dims or str(c["name"]) in coef:
+            raise ValueError(f"Timeloop problem: coefficient {c['name']!r} is declared twice or is a dimension")
+        coef[str(c["name"])] = c["default"]
+    inst = _problem_keys(root["instance"], {*dims, *coef, "densities", "commonDensity", *PROBLEM_NEUTRAL},
+                         "instance", "instance")
     for c in coef:
         if c in inst:
             coef[c] = inst[c]
-    dens = inst.pop("densities", None) or {}
-    for ds, d in dens.items():
-        value = d.get("density", 1) if isinstance(d, MappingT) else d
-        if value != 1:
-            raise ValueError(f"Timeloop problem: instance.densities gives {ds!r} density {value!r}; sparse tensors "
-                             "cannot be expressed (only density 1)")
     sizes = {}
     for d in dims:
         v = inst.get(d)
@@ -95,8 +172,31 @@ def layer_from_timeloop(problem: MappingT[str, Any], name: str | None = None) ->
             raise ValueError(f"Timeloop problem: instance.{d} must be a positive integer, got {v!r}")
         sizes[d] = v
     spaces = shape.get("data_spaces") or []
-    if len(spaces) != 3:
-        raise ValueError(f"Timeloop problem: {len(spaces)} data spaces; a Layer has exactly three (W, I, O)")
+    if not isinstance(spaces, list) or len(spaces) != 3:
+        n = len(spaces) if isinstance(spaces, list) else shown(spaces)
+        raise ValueError(f"Timeloop problem: {n} data spaces; a Layer has exactly three (W, I, O)")
+    spaces = [_problem_keys(s, _SPACE_KEYS, f"shape.data_spaces[{i}]", "data space") for i, s in enumerate(spaces)]
+    for i, s in enumerate(spaces):
+        if "name" not in s or "projection" not in s:
+            raise ValueError(f"Timeloop problem: shape.data_spaces[{i}] needs a name and a projection")
+        if not isinstance(s.get("read_write", False), bool):
+            raise ValueError(f"Timeloop problem: data space {s['name']!r}: read_write = {shown(s['read_write'])} is "
+                             "not true or false")
+    names = [str(s["name"]) for s in spaces]
+    if len(set(names)) != 3:
+        raise ValueError(f"Timeloop problem: data spaces {names} must have three different names")
+    if "densities" in inst and "commonDensity" in inst:
+        raise ValueError("Timeloop problem: instance gives both densities and commonDensity (Timeloop reads only "
+                         "commonDensity); give one")
+    if "commonDensity" in inst:
+        _dense(inst["commonDensity"], "instance.commonDensity")
+    dens = inst.get("densities") or {}
+    if not isinstance(dens, MappingT):
+        raise ValueError(f"Timeloop problem: instance.densities = {shown(dens)} is not a mapping of data spaces")
+    for ds, d in dens.items():
+        if str(ds) not in names:
+            raise ValueError(f"Timeloop problem: instance.densities names {ds!r}, not one of the data spaces {names}")
+        _dense(d, f"instance.densities.{ds}", str(ds))
     outs = [s for s in spaces if s.get("read_write")]
     if len(outs) != 1:
         raise ValueError("Timeloop problem: exactly one data space must be read_write (the output)")
@@ -106,32 +206,53 @@ def layer_from_timeloop(problem: MappingT[str, Any], name: str | None = None) ->
     roles = {str(order[0]["name"]): "W", str(order[1]["name"]): "I", str(outs[0]["name"]): "O"}
     tensors = {}
     for s in spaces:
-        axes = []
-        for ai, axis in enumerate(s.get("projection") or []):
-            if isinstance(axis, str) or not isinstance(axis, list):
-                raise ValueError(f"Timeloop problem: data space {s['name']!r} axis {ai}: write the projection "
-                                 f"as lists of [dim] / [dim, coefficient] terms, got {axis!r}")
-            terms = []
-            for term in axis:
-                if not isinstance(term, list) or not 1 <= len(term) <= 2 or term[0] not in sizes:
-                    raise ValueError(f"Timeloop problem: data space {s['name']!r} axis {ai}: bad term {term!r} "
-                                     f"(expected [dim] or [dim, coefficient], dims {dims})")
-                c = 1 if len(term) == 1 else term[1]
-                if isinstance(c, str):
-                    if c not in coef:
-                        raise ValueError(f"Timeloop problem: coefficient {c!r} is not declared in shape.coefficients")
-                    c = coef[c]
-                if isinstance(c, bool) or not isinstance(c, int) or c < 0:
-                    raise ValueError(f"Timeloop problem: data space {s['name']!r}: coefficient {c!r} must be an "
-                                     "integer >= 0")
-                terms.append((str(term[0]), int(c)))
-            axes.append(tuple(terms))
-        tensors[roles[str(s["name"])]] = TensorSpec(roles[str(s["name"])], tuple(axes))
+        tensors[roles[str(s["name"])]] = TensorSpec(roles[str(s["name"])], _projection(s, sizes, coef, dims))
     window = any(len(axis) > 1 for axis in tensors["I"].axes)
     layer = Layer(name or str(shape.get("name", "timeloop")), "conv" if window else "tensor", sizes,
                   (tensors["W"], tensors["I"], tensors["O"]),
                   attrs={"timeloop_roles": dict(roles), "timeloop_dims": tuple(dims)})
     return layer, roles
+
+
+def _projection(s: MappingT[str, Any], sizes: MappingT[str, int], coef: MappingT[str, Any],
+                dims: list[str]) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """A data space's projection as a TensorSpec's axes: Timeloop's list of dimension
+    names (one axis each), or its list of axes, each a list of ``[dim]`` / ``[dim,
+    coefficient]`` terms (their sum the axis index)."""
+    proj = s["projection"]
+    where = f"data space {s['name']!r}"
+    if not isinstance(proj, list) or not proj:
+        raise ValueError(f"Timeloop problem: {where}: projection = {shown(proj)} is not a list of axes")
+    if all(isinstance(axis, str) for axis in proj):
+        proj = [[[axis]] for axis in proj]          # Timeloop's short form: one dimension per axis
+    axes = []
+    for ai, axis in enumerate(proj):
+        if isinstance(axis, str) or not isinstance(axis, list) or not axis:
+            raise ValueError(f"Timeloop problem: {where} axis {ai}: write the projection as lists of [dim] / "
+                             f"[dim, coefficient] terms (or as dimension names alone), got {axis!r}")
+        terms = []
+        for term in axis:
+            if not isinstance(term, list) or not 1 <= len(term) <= 2 or term[0] not in sizes:
+                raise ValueError(f"Timeloop problem: {where} axis {ai}: bad term {term!r} "
+                                 f"(expected [dim] or [dim, coefficient], dims {dims})")
+            c = 1 if len(term) == 1 else term[1]
+            if isinstance(c, str):
+                if c not in coef:
+                    raise ValueError(f"Timeloop problem: {where} axis {ai}: term {term!r} names coefficient {c!r}, "
+                                     f"which shape.coefficients does not declare (declared: {sorted(coef)})")
+                c = coef[c]
+            if isinstance(c, bool) or not isinstance(c, int) or c < 0:
+                raise ValueError(f"Timeloop problem: {where}: coefficient {c!r} must be an integer >= 0")
+            if c == 0:
+                raise ValueError(f"Timeloop problem: {where} axis {ai}: term {term!r} has coefficient 0: the "
+                                 f"dimension does not index the tensor, and a Layer would count {term[0]} as one "
+                                 "that does; cannot be expressed")
+            if any(d == term[0] for d, _ in terms):
+                raise ValueError(f"Timeloop problem: {where} axis {ai}: {term[0]} appears in two terms of one axis; "
+                                 "a Layer's axis has one coefficient per dimension, cannot be expressed")
+            terms.append((str(term[0]), int(c)))
+        axes.append(tuple(terms))
+    return tuple(axes)
 
 
 def layer_to_timeloop(layer: Layer, roles: MappingT[str, str] | None = None) -> dict[str, Any]:

@@ -448,10 +448,34 @@ def test_keys_the_model_does_not_use_are_dropped_only_with_ignore_and_then_print
     tl, _ = load_design(tmp_path / "zz.yaml", tmp_path / "conv.yaml", ignore=("latency",))
     assert tl.arch == arch_from_zigzag(toy()).arch
     dump_arch(SpatialArray(pe_x=4, pe_y=1, glb_kib=1.0).to_arch(), tmp_path / "spec.yaml")
-    with pytest.raises(ValueError, match=r"--ignore applies to AccelForge and ZigZag architectures"):
+    with pytest.raises(ValueError, match=r"--ignore applies to Timeloop, AccelForge and ZigZag architectures"):
         load_design(tmp_path / "spec.yaml", tmp_path / "conv.yaml", ignore=("latency",))
     r = runner.invoke(app, ["map", str(tmp_path / "zz.yaml"), str(tmp_path / "conv.yaml"), "-o",
                             str(tmp_path / "m.yaml"), "--ignore", "latency"])
     assert r.exit_code == 0, r.output
     assert "dropped:     1 keys of the architecture file, as --ignore asked:\n" \
            "             memories.buf.latency = 1\n" in r.output
+
+
+def test_ignore_drops_a_timeloop_key_only_when_asked_and_prints_it(files):
+    # allow_overbooking: true lets Timeloop keep tiles above capacity; coexplore cannot, so
+    # the key is refused unless --ignore names it, and then printed as dropped
+    old = "    attributes: {depth: 256, width: 16, datawidth: 16}\n"
+    assert old in TL_ARCH
+    (files / "over.yaml").write_text(TL_ARCH.replace(
+        old, "    attributes: {depth: 256, width: 16, datawidth: 16, allow_overbooking: true}\n", 1))
+    with pytest.raises(ValueError, match=r"component 'buffer': allow_overbooking = True: .*"
+                                         r"ignore=\('allow_overbooking',\)"):
+        load_design(files / "over.yaml", files / "problem.yaml", ert=files / "ERT.yaml")
+    tl, _ = load_design(files / "over.yaml", files / "problem.yaml", ert=files / "ERT.yaml",
+                        ignore=("allow_overbooking",))
+    assert tl.arch == load_design(files / "arch.yaml", files / "problem.yaml", ert=files / "ERT.yaml")[0].arch
+    assert tl.dropped == ("component 'buffer': allow_overbooking = True",)
+    r = _map(files, arch="over.yaml")
+    assert r.exit_code == 2 and "allow_overbooking = True" in r.output and "ignore=" in r.output, r.output
+    r = _map(files, "--ignore", "allow_overbooking", arch="over.yaml")
+    assert r.exit_code == 0, r.output
+    assert ("dropped:     1 keys of the architecture file, as --ignore asked:\n"
+            "             component 'buffer': allow_overbooking = True\n") in r.output
+    r = _map(files, "--ignore", "technology", arch="arch.yaml")      # neutral: nothing to drop
+    assert r.exit_code == 2 and "not droppable Timeloop keys" in r.output, r.output
