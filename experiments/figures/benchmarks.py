@@ -175,7 +175,8 @@ def resnet50_eyeriss_proof_time(root: Path) -> str:
     wall = sum(x["exact_s"] for x in rows)
     lo, hi = min(r["load"]), max(r["load"])
     return (
-        f"Proving ResNet-50's {len(rows)} unique layers on Eyeriss v1 (all {proven} proven optimal) took the exact "
+        f"Proving ResNet-50's {len(rows)} unique layers on Eyeriss v1 (all {proven} proven optimal: "
+        f"{_scope_of(r, 'eyeriss_v1', 'resnet50')}; the record's `scopes`) took the exact "
         f"mapper {cpu:.1f} s of CPU time and {wall:.1f} s of wall time, summed over the layers, in one process on "
         f"2 shared cores (load average {lo:.2f}–{hi:.2f} at the start) (`{MAPPER_OPTIMALITY}`: `exact_cpu_s` and "
         "`exact_s` of its ResNet-50 rows on `eyeriss_v1`).\n"
@@ -220,6 +221,20 @@ def mapper_optimality(root: Path) -> str:
             f"{statistics.median(x['random_ratio'] for x in rows):.2f}x |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _scope_of(r: dict, arch: str, network: str) -> str:
+    """The space a mapper_optimality record's proofs of ``network`` on ``arch`` cover, in
+    :meth:`mappers.base.ProofScope.describe`'s words (the record's ``scopes``: each scope
+    with the networks it ``applies_to``)."""
+    from mappers.base import ProofScope
+
+    got = [sc for sc in _get(_get(r, "scopes", MAPPER_OPTIMALITY), arch, MAPPER_OPTIMALITY)
+           if network in sc.get("applies_to", ())]
+    if len(got) != 1:
+        raise RecordError(f"{MAPPER_OPTIMALITY}: scopes.{arch} has {len(got)} scopes for {network}; the sentence "
+                          "states one")
+    return ProofScope(**{k: v for k, v in got[0].items() if k != "applies_to"}).describe()
 
 
 def _optimality_scope(r: dict) -> str:
