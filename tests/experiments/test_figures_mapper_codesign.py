@@ -43,6 +43,8 @@ def test_the_table_is_the_rows(tmp_path):
     assert "| Shi et al. free-resource |" not in text and "| BERT" not in text     # no rows, no line
     assert "Proof scope, stated after the run from its settings" in text
     assert "proofs and bounds cover: edp over divisor tilings." in text
+    caption = text.split("\n\n")[0]     # the claims ("proven", "the optimum") and their space in one paragraph
+    assert "of the optimum where proven" in caption and "proofs and bounds cover" in caption
 
 
 def test_a_changed_row_changes_the_table(tmp_path):
