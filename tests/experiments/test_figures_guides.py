@@ -218,3 +218,22 @@ def test_shis_feasibility_table_states_the_space_of_its_exact_optimum(tmp_path):
     assert ("exact optimum = the exact mapper's optimum of edp over divisor tilings, timeloop accounting, bypass "
             "searched, no constraints, as `docs/search_quality/inner_feasibility.txt` states") in caption
     assert benchmarks.FIGURES["shi2020-inner-feasibility"][0] == (INNER_FEASIBILITY, INNER_FEASIBILITY_TXT)
+
+
+def test_shis_inner_effort_table_states_the_space_of_its_proofs(tmp_path):
+    """Its "layers proven" column is of the exact mapper's proofs: the caption quotes the
+    scope line of the run's console output, and an output without one is refused."""
+    import shutil
+
+    from experiments.figures import benchmarks
+
+    root = Path(__file__).resolve().parents[2]
+    for rel in benchmarks.FIGURES["shi2020-inner-effort"][0]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root / rel, tmp_path / rel)
+    caption = benchmarks.inner_effort(tmp_path).split("\n\n")[0]
+    assert "layers proven = proven optimal (edp over divisor tilings, coexplore accounting, bypass searched" in caption
+    out = tmp_path / benchmarks.INNER_EFFORT_TXT
+    out.write_text("\n".join(x for x in out.read_text().splitlines() if "proofs and bounds cover" not in x))
+    with pytest.raises(RecordError, match="states no proof scope line"):
+        benchmarks.inner_effort(tmp_path)
