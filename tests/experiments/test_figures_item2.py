@@ -126,7 +126,7 @@ def test_the_resnet50_proof_time_is_its_records_sum_and_refuses_an_unproven_laye
     for sc in unscoped["scopes"]["eyeriss_v1"]:
         sc["applies_to"] = [n for n in sc["applies_to"] if n != "resnet50"]
     (tmp_path / MAPPER_OPTIMALITY).write_text(json.dumps(unscoped))
-    with pytest.raises(RecordError, match="scopes.eyeriss_v1 has 0 scopes for resnet50"):
+    with pytest.raises(RecordError, match=r"scopes\.eyeriss_v1 has 0 scopes for resnet50"):
         figure("resnet50-eyeriss-proof-time").render(tmp_path)
     rows[3]["optimal"] = False
     (tmp_path / MAPPER_OPTIMALITY).write_text(json.dumps(rec))
