@@ -1002,6 +1002,22 @@ limit on work, not on time, so the reference does not depend on the machine or i
 (about half a minute on this project's 2-core machines, the former time limit)."""
 
 
+def _reference_mapper(max_nodes: int | None = None, time_limit_s: float | None = None) -> Any:
+    """The exact mapper :func:`exact_reference` runs: on the lowered architecture, without
+    bypass choices (a schedule keeps what the intrinsic's buffers keep)."""
+    from mappers.exact import ExactMapper  # the schedule mapper does not need it otherwise
+
+    return ExactMapper(bypass=False, time_limit_s=time_limit_s, max_nodes=max_nodes)
+
+
+def exact_reference_scopes(problem: ScheduleProblem, cost: Any) -> list[ProofScope]:
+    """The space :func:`exact_reference`'s bound and proof cover, per operand group of
+    ``problem`` (its mapper's :meth:`~mappers.exact.ExactMapper.proof_scope` on each group's
+    layer, latency, without searching): what a report states beside the bound."""
+    mapper = _reference_mapper()
+    return [mapper.proof_scope(layer, problem.arch, cost, "latency") for layer in problem.layers]
+
+
 def exact_reference(problem: ScheduleProblem, cost: Any, max_nodes: int | None = EXACT_REFERENCE_MAX_NODES, *,
                     time_limit_s: float | None = None) -> ExactReference:
     """The exact mapper as the oracle of a schedule space (see :class:`ExactReference`).
@@ -1026,10 +1042,8 @@ def exact_reference(problem: ScheduleProblem, cost: Any, max_nodes: int | None =
         time_limit_s: also stop a group's search after this many seconds (``None``: no
             time limit; a result then depends on the load).
     """
-    from mappers.exact import ExactMapper  # the schedule mapper does not need it otherwise
-
     t0 = time.perf_counter()
-    mapper = ExactMapper(bypass=False, time_limit_s=time_limit_s, max_nodes=max_nodes)
+    mapper = _reference_mapper(max_nodes, time_limit_s)
     bounds, proved = [], True
     best: tuple[float, MappingResult, int] | None = None
     for g, layer in enumerate(problem.layers):

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.figures.fmt import thousands
-from experiments.figures.records import RecordError, load_json
+from experiments.figures.records import RecordError, load_json, stated_scope
 
 __all__ = [
     "FIGURES",
@@ -24,8 +24,12 @@ __all__ = [
 ]
 
 INNER_EFFORT = "docs/benchmarks/shi2020_inner_effort.json"
+INNER_EFFORT_TXT = "docs/benchmarks/shi2020_inner_effort.txt"
+"""The same run's console output, whose header states the space its proofs cover."""
 OPTIMIZER_COST = "docs/benchmarks/shi2020_optimizer_cost.json"
 INNER_FEASIBILITY = "docs/search_quality/inner_feasibility.json"
+INNER_FEASIBILITY_TXT = "docs/search_quality/inner_feasibility.txt"
+"""The same run's console output, whose header states the space the exact optimum covers."""
 MAPPER_OPTIMALITY = "docs/benchmarks/mapper_optimality.json"
 MAPPER_CHOICE = "docs/benchmarks/mapper_choice.json"
 DEMO_SEARCH = "docs/benchmarks/demo_search.json"
@@ -75,8 +79,8 @@ def inner_effort(root: Path) -> str:
     ref = r["reference"]
     summary = r["summary"]
     lines = [
-        f"{len(r['points'])} random {r['mode']} designs of {r['workload']} (seed {r['seed']}); "
-        f"`{INNER_EFFORT}`.",
+        f"{len(r['points'])} random {r['mode']} designs of {r['workload']} (seed {r['seed']}); layers proven = "
+        f"proven optimal ({stated_scope(root, INNER_EFFORT_TXT)}, as `{INNER_EFFORT_TXT}` states); `{INNER_EFFORT}`.",
         "",
         "| inner search per layer | network EDP / 3M nodes' (median, max) | layers proven "
         "| rank correlation with 3M | same best design | CPU s per design |",
@@ -129,7 +133,9 @@ def inner_feasibility(root: Path) -> str:
     runs = {_get(summary, k, INNER_FEASIBILITY)["runs"] for k, _ in FEASIBILITY_ROWS}
     lines = [
         f"{r['arch']}, {len(r['layers'])} layers × {r['seeds']} seeds = {', '.join(map(str, sorted(runs)))} "
-        f"runs per search, {r['budget']} mappings each; `{INNER_FEASIBILITY}`.",
+        f"runs per search, {r['budget']} mappings each; exact optimum = the exact mapper's optimum of "
+        f"{stated_scope(root, INNER_FEASIBILITY_TXT)}, as `{INNER_FEASIBILITY_TXT}` states; "
+        f"`{INNER_FEASIBILITY}`.",
         "",
         "| inner search | infeasible share of proposals (after BO's "
         f"{r['n_init']}-point initial design) | best EDP / exact optimum (median) |",
@@ -178,7 +184,8 @@ def resnet50_eyeriss_proof_time(root: Path) -> str:
     wall = sum(x["exact_s"] for x in rows)
     lo, hi = min(r["load"]), max(r["load"])
     return (
-        f"Proving ResNet-50's {len(rows)} unique layers on Eyeriss v1 (all {proven} proven optimal) took the exact "
+        f"Proving ResNet-50's {len(rows)} unique layers on Eyeriss v1 (all {proven} proven optimal: "
+        f"{_scope_of(r, 'eyeriss_v1', 'resnet50')}; the record's `scopes`) took the exact "
         f"mapper {cpu:.1f} s of CPU time and {wall:.1f} s of wall time, summed over the layers, in one process on "
         f"2 shared cores (load average {lo:.2f}–{hi:.2f} at the start) (`{MAPPER_OPTIMALITY}`: `exact_cpu_s` and "
         "`exact_s` of its ResNet-50 rows on `eyeriss_v1`).\n"
@@ -223,6 +230,20 @@ def mapper_optimality(root: Path) -> str:
             f"{statistics.median(x['random_ratio'] for x in rows):.2f}x |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _scope_of(r: dict, arch: str, network: str) -> str:
+    """The space a mapper_optimality record's proofs of ``network`` on ``arch`` cover, in
+    :meth:`mappers.base.ProofScope.describe`'s words (the record's ``scopes``: each scope
+    with the networks it ``applies_to``)."""
+    from mappers.base import ProofScope
+
+    got = [sc for sc in _get(_get(r, "scopes", MAPPER_OPTIMALITY), arch, MAPPER_OPTIMALITY)
+           if network in sc.get("applies_to", ())]
+    if len(got) != 1:
+        raise RecordError(f"{MAPPER_OPTIMALITY}: scopes.{arch} has {len(got)} scopes for {network}; the sentence "
+                          "states one")
+    return ProofScope(**{k: v for k, v in got[0].items() if k != "applies_to"}).describe()
 
 
 def _optimality_scope(r: dict) -> str:
@@ -392,9 +413,7 @@ def mapper_codesign(root: Path) -> str:
         "certified gap). CPU s = `time.process_time` of the one process per layer map, on 2 cores shared with "
         "other jobs; within 2 % = the incumbent at 0.5 CPU s over the final result (of the optimum where proven). "
         "Issue 41's targets: every map proven, median at most 0.2 s, 95th percentile at most 3 s, maximum at most "
-        "30 s; within 2 % on at least 95 %.",
-        "",
-        _stated_scope(head),
+        f"30 s; within 2 % on at least 95 %. {_stated_scope(head)}",   # one paragraph: the claims beside their space
         "",
         "| layer maps | maps | proven | CPU s median | p95 | max | within 2 % at 0.5 s | worst certified gap |",
         "|---|---|---|---|---|---|---|---|",
@@ -456,6 +475,19 @@ def mapper_summary(root: Path) -> str:
     )
 
 
+def _record_scopes(r: dict, rel: str) -> str:
+    """The proofs' scope a record keeps in ``scopes`` (``ProofScopes.records()``: each
+    distinct scope with the groups it ``applies_to``), as one sentence."""
+    from mappers.base import ProofScope
+
+    scopes = _get(r, "scopes", rel)
+    if not scopes:
+        raise RecordError(f"{rel}: its scopes list is empty; the figure says what is proven over no space")
+    each = [f"[{', '.join(x['applies_to'])}: "
+            f"{ProofScope(**{k: v for k, v in x.items() if k != 'applies_to'}).describe()}]" for x in scopes]
+    return "Proven = over the space the record's `scopes` state: " + "; ".join(each) + "."
+
+
 def mapper_fast_default(root: Path) -> str:
     """The fast default (``AnytimeMapper``) against the heuristic on the co-design designs
     (issue 41 item 2): per space and workload, each one's CPU seconds and share within 2 %
@@ -470,7 +502,7 @@ def mapper_fast_default(root: Path) -> str:
         "optimum, or its best at the 3 M-node cap where unproven) or the better result here; the fast default is "
         f"`AnytimeMapper`, the exact mapper stopped at {st['anytime_nodes']:,} nodes; CPU s = `time.process_time` of "
         f"the one process on 2 cores shared with other jobs (load {r['load_after']:.1f} at the end); "
-        f"{r['missing_reference']} maps without a reference.",
+        f"{r['missing_reference']} maps without a reference. {_record_scopes(r, MAPPER_FAST_DEFAULT)}",
         "",
         "| layer maps | maps | heuristic: CPU s median / p95 | within 2 % / 5 % | median / worst ratio "
         "| fast default: CPU s median / p95 | within 2 % / 5 % | median / worst ratio | proven |",
@@ -500,7 +532,7 @@ FIGURES = {
     "demo-search": ((DEMO_SEARCH,), demo_search),
     "mapper-optimality": ((MAPPER_OPTIMALITY,), mapper_optimality),
     "resnet50-eyeriss-proof-time": ((MAPPER_OPTIMALITY,), resnet50_eyeriss_proof_time),
-    "shi2020-inner-effort": ((INNER_EFFORT,), inner_effort),
+    "shi2020-inner-effort": ((INNER_EFFORT, INNER_EFFORT_TXT), inner_effort),
     "shi2020-optimizer-cost": ((OPTIMIZER_COST,), optimizer_cost),
-    "shi2020-inner-feasibility": ((INNER_FEASIBILITY,), inner_feasibility),
+    "shi2020-inner-feasibility": ((INNER_FEASIBILITY, INNER_FEASIBILITY_TXT), inner_feasibility),
 }

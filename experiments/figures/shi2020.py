@@ -308,7 +308,7 @@ def command_times(root: Path) -> str:
         f"- `experiments.validation.rs_baseline`: {_minutes(rs)} of wall time summed over its {n_rs} exact-mapper "
         f"searches (RS and free, CONV1–5; the seconds `{RS_BASELINE}` prints for each); CPU time not recorded.",
         f"- `experiments.search_quality.inner_feasibility`: {_minutes(feas)} of wall time summed over its {n_feas} "
-        f"searches and exact proofs, run one after the other (`{INNER_FEASIBILITY}`, each search's `seconds` and "
+        f"searches (the inner searches and each layer's exact-mapper reference), run one after the other (`{INNER_FEASIBILITY}`, each search's `seconds` and "
         "each layer's `exact_s`); CPU time not recorded.",
     ]) + "\n"
 

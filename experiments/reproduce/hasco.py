@@ -71,6 +71,7 @@ from typing import Any
 import numpy as np
 
 from evaluators.base import Evaluation
+from experiments.proof_scopes import ProofScopes
 from experiments.records import RecordStore, trials_ref
 from experiments.reproduce import jsonable
 from mappers.schedule import EXACT_REFERENCE_MAX_NODES
@@ -478,6 +479,83 @@ def attainment(ref: Any, found: dict[str, float]) -> dict[str, Any]:
     return {"attained": False, "witness": None}
 
 
+def sw_stages(workload: str, kind: str) -> list[tuple[Any, int]]:
+    """The stages :func:`sw_convergence` searches: the three largest (MACs x repeats) of
+    ``workload``'s first decomposition that the ``kind`` intrinsic matches, each with its
+    repeat count."""
+    from evaluators.intrinsic_codesign import workload as wl
+    from mappers.tensor_ir import decompositions, intrinsic, match
+
+    stages = []
+    for c in wl(workload, kind):
+        for dec in decompositions(c):
+            if all(match(s, intrinsic(kind)) for s in dec):
+                stages += [(s, c.repeat) for s in dec]
+                break
+    stages.sort(key=lambda sr: -sr[0].macs * sr[1])
+    return stages[:3]
+
+
+def sw_bound_scopes(pairs: Sequence[tuple[str, str, dict[str, Any], Sequence[str]]]) -> ProofScopes:
+    """The space the exact mapper's bound (and "bound is the optimum") of each
+    :func:`sw_convergence` covers, computed without mapping: :func:`mappers.schedule.
+    exact_reference_scopes` of every operand group of every stage searched, on the design
+    it ran on. ``pairs``: ``(workload, intrinsic, point, stages)``, ``stages`` as the
+    record names them (``sw_convergence``'s ``stages``), checked against the stages this
+    code chooses (a record of other stages is refused: its bound's space is not this)."""
+    from evaluators.intrinsic_codesign import build
+    from evaluators.loopnest import LOOPNEST, evaluate_batch
+    from mappers.schedule import ScheduleProblem, exact_reference_scopes
+
+    scopes = ProofScopes("pair")
+    for workload, kind, point, recorded in pairs:
+        chosen = sw_stages(workload, kind)
+        names = [f"{s.name} x{rep}" for s, rep in chosen]
+        if names != list(recorded):
+            raise ValueError(f"{workload}:{kind}: the record's software-search stages {list(recorded)} are not the "
+                             f"ones this code searches ({names}); its bound's space cannot be computed")
+        arch = build(kind, point).to_arch()
+        for s, _ in chosen:
+            for g, scope in enumerate(exact_reference_scopes(ScheduleProblem(s, arch, evaluate_batch), LOOPNEST)):
+                scopes.add(f"{workload}:{kind}", f"{s.name} group {g}", scope)
+    return scopes
+
+
+def bound_scope_sentence(scopes: ProofScopes) -> str:
+    """``scopes`` (:func:`sw_bound_scopes`) as one sentence beside the bound's table: one
+    bracket per distinct space, with the pairs it covers."""
+    per = [f"{', '.join(labels)} [{scope.describe()}]" for scope, labels in scopes.applies_to()]
+    return ("The exact bound and \"bound is the optimum\" cover (computed from the exact reference's mapper on "
+            "each pair's stages and design; schedules with padded tiles are outside it): "
+            + ("; ".join(per) if per else "nothing (no bound)"))
+
+
+def bound_scope_phrase(scopes: ProofScopes) -> str:
+    """The part of ``scopes`` every pair shares, in a few words (tilings, accounting,
+    bypass, constraints), for a sentence that repeats the bound's claim; an error where
+    the pairs differ in one of those (the phrase would misstate some)."""
+    distinct = scopes.distinct()
+    common = {k: {getattr(s, k) for s in distinct} for k in ("tilings", "accounting", "bypass", "constraints")}
+    if not distinct or any(len(v) != 1 for v in common.values()):
+        raise ValueError(f"the pairs' bounds differ in more than their spatial rules ({common}); state them per pair")
+    (til,), (acc,), (byp,), (cons,) = (common[k] for k in ("tilings", "accounting", "bypass", "constraints"))
+    return (f"over {til} tilings, {acc} accounting, {'bypass searched' if byp else 'no bypass choices'}, "
+            f"{'no constraints' if cons is None else 'constraints ' + str(cons)}")
+
+
+def run_bound_scopes(results: dict[str, Any]) -> ProofScopes:
+    """:func:`sw_bound_scopes` of a HASCO run's ``results``: each pair's software search
+    ran on its first seed's co-designed point (:func:`_finish_pair`)."""
+    first = results["settings"]["seeds"][0]
+
+    def point(res: dict[str, Any]) -> dict[str, Any]:
+        seeds = res["seeds"]   # by seed, or by its string once read back from JSON
+        return (seeds[first] if first in seeds else seeds[str(first)])["codesign"]["point"]
+
+    return sw_bound_scopes([(res["workload"], res["intrinsic"], point(res), res["sw_convergence"]["stages"])
+                            for res in results["pairs"] if "sw_convergence" in res])
+
+
 def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
                    seeds: Sequence[int], exact_max_nodes: int | None = EXACT_REFERENCE_MAX_NODES,
                    exact_time_limit_s: float | None = None) -> dict[str, Any]:
@@ -487,21 +565,12 @@ def sw_convergence(workload: str, kind: str, point: dict[str, Any], budget: int,
     repeats) is a lower bound of every schedule that pads nothing, the optimum of the
     schedule spaces where ``attained`` for every stage and no stage is ``padded``."""
     from evaluators.intrinsic_codesign import build
-    from evaluators.intrinsic_codesign import workload as wl
     from evaluators.loopnest import LOOPNEST, evaluate_batch
     from experiments.inner_search import optimizer_searches
     from mappers.schedule import ScheduleProblem, exact_reference, search_curves
-    from mappers.tensor_ir import decompositions, intrinsic, match
 
     arch = build(kind, point).to_arch()
-    stages = []
-    for c in wl(workload, kind):
-        for dec in decompositions(c):
-            if all(match(s, intrinsic(kind)) for s in dec):
-                stages += [(s, c.repeat) for s in dec]
-                break
-    stages.sort(key=lambda sr: -sr[0].macs * sr[1])
-    chosen = stages[:3]
+    chosen = sw_stages(workload, kind)
     methods = SW_METHODS
     total = {m: np.zeros((len(seeds), budget)) for m in methods}
     seconds = dict.fromkeys(methods, 0.0)
@@ -1063,8 +1132,10 @@ def write_table(results: dict[str, Any], path: Path, cmd: str | None = None) -> 
     lines += ["", f"Pairs' intervals (of {len(results['pairs'])}): " + "; ".join(spans) + ". The reference design is "
               "one design per pair, so its ratios vary over the seeds only through the co-design"
               + (" and its software, searched with each seed's seed." if per_seed else ".")]
+    sw_scopes = run_bound_scopes(results)
     lines += ["", f"## Software search: best cycles after {st['sw_conv_budget']} schedules per stage "
               "(three largest stages), median over seeds, and as a ratio to the exact mapper's bound", "",
+              f"{bound_scope_sentence(sw_scopes)}.", "",
               "| workload | intrinsic | " + " | ".join(SW_METHODS) + " | exact bound (cycles) | bound is the optimum |",
               "|---|---|" + "---|" * len(SW_METHODS) + "---|---|"]
     for res in results["pairs"]:

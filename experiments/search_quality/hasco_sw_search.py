@@ -30,7 +30,16 @@ from typing import Any
 import numpy as np
 
 from experiments.reproduce import jsonable, write_atomic
-from experiments.reproduce.hasco import PAIRS, SW_METHODS, oracle_label, sw_convergence, sw_finals
+from experiments.reproduce.hasco import (
+    PAIRS,
+    SW_METHODS,
+    bound_scope_phrase,
+    bound_scope_sentence,
+    oracle_label,
+    sw_bound_scopes,
+    sw_convergence,
+    sw_finals,
+)
 from mappers.schedule import EXACT_REFERENCE_MAX_NODES
 
 
@@ -78,9 +87,13 @@ def summary(pairs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def table(pairs: list[dict[str, Any]], s: dict[str, Any], budget: int, seeds: int, cmd: str) -> str:
+    """table.md of ``pairs`` (each a :func:`pair_result`) and their :func:`summary` ``s``; the
+    bound's space is computed from the pairs (:func:`experiments.reproduce.hasco.sw_bound_scopes`)."""
+    scopes = sw_bound_scopes([(p["workload"], p["intrinsic"], p["point"], p["sw_convergence"]["stages"])
+                              for p in pairs])
     lines = [f"Reference design per intrinsic; best total cycles of the three largest stages after {budget} "
              f"schedules per stage, median over {seeds} seeds (ratio to the exact mapper's bound). "
-             f"Command: `{cmd}`.", "",
+             f"Command: `{cmd}`. {bound_scope_sentence(scopes)}.", "",
              "| workload | intrinsic | " + " | ".join(SW_METHODS) + " | exact bound | bound is the optimum |",
              "|---|---|" + "---|" * len(SW_METHODS) + "---|---|"]
     for p in pairs:
@@ -93,7 +106,8 @@ def table(pairs: list[dict[str, Any]], s: dict[str, Any], budget: int, seeds: in
     lines += ["", f"Over {s['pairs']} pairs, strictly better than random search (median over seeds): "
               + ", ".join(f"{m} {b[m]} (ties {t[m]})" for m in b) + ". Median ratio to the bound: "
               + ", ".join(f"{m} {v:.2f}x" for m, v in s["median_over_bound"].items())
-              + f". The bound is the optimum on {s['bound_is_the_optimum']} pairs."]
+              + f". The bound is the optimum on {s['bound_is_the_optimum']} pairs ({bound_scope_phrase(scopes)}; "
+              "each pair's space is in the first paragraph)."]
     return "\n".join(lines) + "\n"
 
 

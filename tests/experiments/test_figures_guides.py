@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from experiments.figures import guides
-from experiments.figures.benchmarks import INNER_FEASIBILITY
+from experiments.figures.benchmarks import INNER_FEASIBILITY, INNER_FEASIBILITY_TXT
 from experiments.figures.records import RecordError
 
 
@@ -46,6 +46,10 @@ def _feasibility(root: Path) -> None:
         "layers": {"resnet50:a": {}, "dqn:b": {}},
         "summary": {"bo": s(0.25, 2.0), "bo-no-feasibility": s(0.2, 2.5), "bo-neither": s(0.7, 3.0),
                     "random": s(0.6, 3.5), "bo-known": s(0.0, 1.5)}})
+    (root / INNER_FEASIBILITY_TXT).write_text(f"# {SCOPE_LINE}\nspatial_4x4, budget 20, 2 seeds\n")
+
+
+SCOPE_LINE = "proofs and bounds cover: edp over divisor tilings, timeloop accounting, bypass searched, no constraints"
 
 
 def _gradient(root: Path, random_best=(110.0, 100.0, 120.0)) -> None:
@@ -73,6 +77,9 @@ def test_optimizers_table_rows_come_from_their_records(tmp_path):
     assert "after BO's 5-point initial design: constrained BO (classifier + failures imputed) **25.0 %**" in text
     assert "imputation without the classifier 20.0 %" in text and "share is 5.0 points above imputation alone" in text
     assert "BO 2.00, BO over the space with capacity known 1.50, random 3.50" in text
+    # the exact optimum states its space, read from the run output's header (issue 45 item 3)
+    assert ("exact optimum (median; the exact mapper's optimum of edp over divisor tilings, timeloop accounting, "
+            "bypass searched, no constraints, as `docs/search_quality/inner_feasibility.txt` states)") in text
     assert "gradient **0.950**, constrained BO **0.850**, random **1.100**" in text
     assert "13.6 % better than random and 11.8 % worse than constrained BO" in text
     assert "DOSA's gaps are not reproduced" in text
@@ -92,7 +99,8 @@ def test_the_committed_table_has_the_rows_whose_records_are_committed(tmp_path):
     text = guides.optimizers_measured(tmp_path)
     assert "**25.0 %**" in text and "gradient **0.950**" in text and "demo (systolic array" in text
     assert "constrained BO **50**" in text
-    assert guides.FIGURES["optimizers-measured"][0] == tuple(rel for rel, _ in guides.OPTIMIZER_ROWS)
+    assert guides.FIGURES["optimizers-measured"][0] == (*(rel for rel, _ in guides.OPTIMIZER_ROWS),
+                                                        INNER_FEASIBILITY_TXT)
     _feasibility(tmp_path)
     rec = json.loads((tmp_path / INNER_FEASIBILITY).read_text())
     rec["summary"]["bo"]["infeasible_share_after_init"] = 0.5
@@ -187,3 +195,45 @@ def test_a_record_of_another_script_is_refused(tmp_path):
     _write(tmp_path, guides.REPORT_SIZE, _record("experiments.search_quality.hil_search", {}, {}))
     with pytest.raises(RecordError, match="written by"):
         guides.report_size(tmp_path)
+
+
+def test_the_exact_optimum_without_a_stated_scope_is_refused(tmp_path):
+    """The feasibility row quotes the one scope line of inner_feasibility.txt; an output
+    without one (or with one per group) is an error, not an optimum over no stated space."""
+    _feasibility(tmp_path)
+    out = tmp_path / INNER_FEASIBILITY_TXT
+    out.write_text("spatial_4x4, budget 20, 2 seeds\n")
+    with pytest.raises(RecordError, match="states no proof scope line"):
+        guides._feasibility_row(tmp_path)
+    out.write_text(f"# {SCOPE_LINE}\n# {SCOPE_LINE}\n")
+    with pytest.raises(RecordError, match="states not one proof scope line"):
+        guides._feasibility_row(tmp_path)
+
+
+def test_shis_feasibility_table_states_the_space_of_its_exact_optimum(tmp_path):
+    from experiments.figures import benchmarks
+
+    _feasibility(tmp_path)
+    caption = benchmarks.inner_feasibility(tmp_path).split("\n\n")[0]
+    assert ("exact optimum = the exact mapper's optimum of edp over divisor tilings, timeloop accounting, bypass "
+            "searched, no constraints, as `docs/search_quality/inner_feasibility.txt` states") in caption
+    assert benchmarks.FIGURES["shi2020-inner-feasibility"][0] == (INNER_FEASIBILITY, INNER_FEASIBILITY_TXT)
+
+
+def test_shis_inner_effort_table_states_the_space_of_its_proofs(tmp_path):
+    """Its "layers proven" column is of the exact mapper's proofs: the caption quotes the
+    scope line of the run's console output, and an output without one is refused."""
+    import shutil
+
+    from experiments.figures import benchmarks
+
+    root = Path(__file__).resolve().parents[2]
+    for rel in benchmarks.FIGURES["shi2020-inner-effort"][0]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root / rel, tmp_path / rel)
+    caption = benchmarks.inner_effort(tmp_path).split("\n\n")[0]
+    assert "layers proven = proven optimal (edp over divisor tilings, coexplore accounting, bypass searched" in caption
+    out = tmp_path / benchmarks.INNER_EFFORT_TXT
+    out.write_text("\n".join(x for x in out.read_text().splitlines() if "proofs and bounds cover" not in x))
+    with pytest.raises(RecordError, match="states no proof scope line"):
+        benchmarks.inner_effort(tmp_path)

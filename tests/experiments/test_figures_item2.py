@@ -119,8 +119,16 @@ def test_the_resnet50_proof_time_is_its_records_sum_and_refuses_an_unproven_laye
     assert len(rows) == 24
     assert f"{sum(x['exact_cpu_s'] for x in rows):.1f} s of CPU time" in text
     assert f"{sum(x['exact_s'] for x in rows):.1f} s of wall time" in text
-    rows[3]["optimal"] = False
+    # the claim states its space, from the record's scopes (issue 45 item 3)
+    assert "proven optimal: edp over divisor tilings, coexplore accounting, bypass searched, no constraints" in text
     (tmp_path / MAPPER_OPTIMALITY).parent.mkdir(parents=True)
+    unscoped = json.loads(json.dumps(rec))
+    for sc in unscoped["scopes"]["eyeriss_v1"]:
+        sc["applies_to"] = [n for n in sc["applies_to"] if n != "resnet50"]
+    (tmp_path / MAPPER_OPTIMALITY).write_text(json.dumps(unscoped))
+    with pytest.raises(RecordError, match=r"scopes\.eyeriss_v1 has 0 scopes for resnet50"):
+        figure("resnet50-eyeriss-proof-time").render(tmp_path)
+    rows[3]["optimal"] = False
     (tmp_path / MAPPER_OPTIMALITY).write_text(json.dumps(rec))
     with pytest.raises(RecordError, match="1 ResNet-50 layers on eyeriss_v1 are not proven"):
         figure("resnet50-eyeriss-proof-time").render(tmp_path)

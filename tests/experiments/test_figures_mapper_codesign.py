@@ -43,6 +43,8 @@ def test_the_table_is_the_rows(tmp_path):
     assert "| Shi et al. free-resource |" not in text and "| BERT" not in text     # no rows, no line
     assert "Proof scope, stated after the run from its settings" in text
     assert "proofs and bounds cover: edp over divisor tilings." in text
+    caption = text.split("\n\n")[0]     # the claims ("proven", "the optimum") and their space in one paragraph
+    assert "of the optimum where proven" in caption and "proofs and bounds cover" in caption
 
 
 def test_a_changed_row_changes_the_table(tmp_path):
@@ -88,3 +90,20 @@ def test_readmes_summary_says_which_targets_the_rows_meet(tmp_path):
     text = benchmarks.mapper_summary(tmp_path)
     assert "not met: every map proven, maximum at most 30 s" in text
     assert "met: median at most 0.2 s, 95th percentile at most 3 s, within 2 % at 0.5 s on at least 95 %" in text
+
+
+def test_the_fast_default_table_states_its_records_scopes_and_refuses_none(tmp_path):
+    import shutil
+
+    src = Path(__file__).resolve().parents[2] / benchmarks.MAPPER_FAST_DEFAULT
+    dst = tmp_path / benchmarks.MAPPER_FAST_DEFAULT
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+    text = benchmarks.mapper_fast_default(tmp_path)
+    assert "Proven = over the space the record's `scopes` state: [shi-iso, shi-free, eyeriss: edp over divisor " \
+           "tilings, coexplore accounting, bypass searched, no constraints;" in text
+    rec = json.loads(dst.read_text())
+    rec["scopes"] = []
+    dst.write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match="scopes list is empty"):
+        benchmarks.mapper_fast_default(tmp_path)

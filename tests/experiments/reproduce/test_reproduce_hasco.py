@@ -11,6 +11,7 @@ import pytest
 from experiments.records import RecordStore, record_key
 from experiments.reproduce import REPRODUCTIONS
 from experiments.reproduce import hasco as rep
+from mappers.base import ProofScope
 
 
 def rec(lat, power, area, ok=True):
@@ -57,7 +58,7 @@ def designs(co: dict, sep: dict, co_metrics: tuple | None = None, sep_metrics: t
     return out
 
 
-def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
+def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path, monkeypatch):
     curves = {"heuristic": [[9.0, 6.0], [9.0, 8.0]], "qlearning": [[9.0, 7.0], [9.0, 7.0]],
               "qnetwork": [[9.0, 4.0], [9.0, 5.0]], "random": [[9.0, 6.0], [9.0, 6.0]]}
     finished = [{
@@ -96,6 +97,12 @@ def test_summary_and_table_report_both_definitions_iqr_and_the_oracle(tmp_path):
     assert ov["ratio_reference"]["pairs_with_median_at_least_1.25"] == 2
     assert ov["sw"]["qnetwork_beats_random"] == 1 and ov["sw"]["qlearning_beats_random"] == 0
     res["settings"] = {"seeds": [0, 1, 2], "budget": 8, "n_init": 4, "sw_budget": 10, "sw_conv_budget": 2}
+    # the made-up designs cannot be built: the bound's space is one stated scope here (the
+    # committed run's is computed in test_the_software_tables_state_the_space_of_the_bound)
+    scopes = rep.ProofScopes("pair")
+    scopes.add("gemm:GEMM", "s", ProofScope("divisor", "coexplore", False, None, "every unrolling", "every order",
+                                            "latency"))
+    monkeypatch.setattr(rep, "run_bound_scopes", lambda results: scopes)
     rep.write_table(res, tmp_path / "t.md", "coexplore reproduce hasco --seeds 3")
     text = (tmp_path / "t.md").read_text()
     # latency: median [IQR] and the median's bootstrap interval; the resampled medians of
@@ -368,3 +375,29 @@ def test_ratios_per_seed_group():
     assert g[2]["ratio_reference"] is None and "heuristic_ratio" not in g[2]
     lines = "\n".join(rep._seed_group_lines(g, 0.95))
     assert "| 3-5 | 1.18x [1.02, 1.30] (2 pairs) |" in lines and "0.90x [0.90, 0.90] (1 pair)" in lines
+
+
+def test_the_software_tables_state_the_space_of_the_bound():
+    """"exact bound" and "bound is the optimum" (issue 45 item 3): the table states the space
+    beside them, computed from the exact reference's mapper on each pair's stages and
+    first-seed design (divisor tilings, coexplore accounting, no bypass choices, no
+    constraints); a record whose stages are not the ones this code searches is refused."""
+    results = json.loads((COMMITTED / "results.json").read_text())
+    scopes = rep.run_bound_scopes(results)
+    assert {s.tilings for s in scopes.distinct()} == {"divisor"}
+    assert {(s.accounting, s.bypass, s.constraints, s.objective) for s in scopes.distinct()} == {
+        ("coexplore", False, None, "latency")}
+    covered = {label for _, labels in scopes.applies_to() for label in labels}
+    assert covered == {f"{p['workload']}:{p['intrinsic']}" for p in results["pairs"] if "sw_convergence" in p}
+    sentence = rep.bound_scope_sentence(scopes)
+    assert f"{sentence}." in (COMMITTED / "table.md").read_text().split("\n\n")
+    assert rep.bound_scope_phrase(scopes) == "over divisor tilings, coexplore accounting, no bypass choices, no constraints"
+    first = results["pairs"][0]
+    with pytest.raises(ValueError, match="are not the ones this code searches"):
+        rep.sw_bound_scopes([(first["workload"], first["intrinsic"], first["seeds"]["0"]["codesign"]["point"],
+                              first["sw_convergence"]["stages"][:1])])
+    odd = rep.ProofScopes("pair")
+    for label, acc in (("a", "coexplore"), ("b", "timeloop")):
+        odd.add(label, "s", ProofScope("divisor", acc, False, None, "every unrolling", "every order", "latency"))
+    with pytest.raises(ValueError, match="differ in more than their spatial rules"):
+        rep.bound_scope_phrase(odd)
