@@ -14,7 +14,9 @@ script maps every point with each setting:
 * ``gap=g``: nodes pruned once their bound is within ``1 + g`` of the incumbent (so each
   layer's mapping is proven within ``1 + g`` of its optimum when the search finishes),
   still at most the reference's nodes;
-* ``heuristic``: the greedy mapper (:class:`mappers.heuristic.HeuristicMapper`), no search.
+* ``heuristic``: the greedy mapper (:class:`mappers.heuristic.HeuristicMapper`), no search;
+* ``anytime``: the fast default (:class:`mappers.anytime.AnytimeMapper`, the exact mapper at
+  :data:`mappers.anytime.ANYTIME_NODES` nodes).
 
 With ``--eyeriss-layers`` it instead maps each unique layer of the workload on Eyeriss v1
 (the reproduction's baseline hardware) at each node limit of :data:`LAYER_LIMITS` and
@@ -70,6 +72,7 @@ from experiments.proof_scopes import ProofScopes  # noqa: E402
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "heuristic": {"name": "heuristic"},
+    "anytime": {"name": "anytime"},
     "nodes=100k": {"name": "exact", "max_nodes": 100_000},
     "nodes=300k": {"name": "exact", "max_nodes": 300_000},
     "nodes=1M": {"name": "exact", "max_nodes": 1_000_000},

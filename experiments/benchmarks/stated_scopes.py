@@ -135,8 +135,9 @@ STATED: dict[str, Stated] = {
         "--layers", "conv1", "conv2"),
     "benchmarks/shi2020_inner_effort.txt": _by_argv(
         shi2020_inner_effort, "settings: this file's first line and the script's docstring (DQN, 12 iso designs, "
-        "seed 0, every setting), the points as shi2020_inner_effort.json records them",
-        "--workload", "dqn", "--designs", "12", "--mode", "iso", "--seed", "0"),
+        "seed 0, the settings its rows name), the points as shi2020_inner_effort.json records them",
+        "--workload", "dqn", "--designs", "12", "--mode", "iso", "--seed", "0", "--settings", "heuristic",
+        "nodes=100k", "nodes=300k", "nodes=1M", "gap=0.02", "gap=0.05", "nodes=3M"),
     "benchmarks/shi2020_inner_effort_resnet50_layers.txt": _by_argv(
         shi2020_inner_effort, "settings: the script's docstring (--workload resnet50 --eyeriss-layers) and this "
         "file's first two lines (ResNet-50 on Eyeriss v1, its node limits)",
