@@ -44,6 +44,7 @@ WRITE_TABLE = {
     "hasco": (hasco.write_table, None, "coexplore reproduce hasco --seeds 10 --workers 1 --out runs/reproduce/hasco-full"),
     # the Q-network in the loop (issue 49 item 1): its runs store their command (None: read it there)
     "hasco-qnetwork": (hasco.write_table, None, None),
+    "hasco-qnetwork-full": (hasco.write_table, None, None),
     "hasco-qnetwork/cost/quick": (hasco.write_table, None, None),
     "hasco-qnetwork/cost/resnet50-GEMM-seed0": (hasco.write_table, None, None),
     "meloppr": (meloppr.write_table, meloppr.load_results, "coexplore reproduce meloppr"),
@@ -63,10 +64,10 @@ SW_SEARCH = {
 #: DSE comparison through its table (test_reproduce_hasco_dse.py)
 REUSE_TESTED = {"shi2020", "hasco-enumerate", "hasco-dse"}
 
-PENDING: set[str] = set()
+PENDING: set[str] = {"hasco-qnetwork-full"}
 """Results directories whose run is under way and commits its ``results.json`` and
-``table.md`` as its pairs finish: rebuilt once there, skipped before (none now: the issue 49
-item 1 subset finished)."""
+``table.md`` as its pairs finish: rebuilt once there, skipped before (the Q-network in the
+loop on all 17 pairs, issue 49 item 1, resumed session by session from its records)."""
 
 NOT_REASSEMBLED: set[str] = set()
 """Committed tables no test rebuilds (none: the steps-only run, stale before, was rerun and
