@@ -5,17 +5,20 @@
 # not rerun). Pairs are added in PAIRS' order, one a step. Resumable: every finished hardware search and finished pair is a record under
 # $OUT/records, reused by the next invocation. Run again to resume.
 set -u
-cd /work/wt-h49full
+cd "$(dirname "$0")/../../../.."   # the repository root (the driver lives in $DOC)
 export PYTHONPATH=$PWD
-PY=/work/main/.venv/bin/python
+PY=${PY:-/work/main/.venv/bin/python}   # the interpreter (a worktree has no .venv of its own)
 OUT=runs/reproduce/hasco-qnetwork-full
 DOC=docs/reproduction/results/hasco-qnetwork-full
 PAIRS=(resnet50:GEMM resnet50:CONV mobilenet_v2:GEMM mobilenet_v2:CONV xception:GEMM xception:CONV
        gemm:GEMM gemm:GEMV gemv:GEMV conv2d:CONV conv2d:GEMM conv2d:GEMV depthwise:DOT depthwise:GEMV
        mttkrp:GEMV ttm:GEMM ttm:GEMV)
-if [ ! -d $OUT/records ]; then   # the subset's committed records: its 3 pairs are reused
-  mkdir -p $OUT && cp -r docs/reproduction/results/hasco-qnetwork/records $OUT/records
-fi
+# the committed records, reused: the subset's (its 3 pairs) and this run's so far (a new
+# checkout has no runs/); cp -n keeps any record already in $OUT
+mkdir -p $OUT/records
+for src in docs/reproduction/results/hasco-qnetwork/records $DOC/records; do
+  [ -d $src ] && cp -rn $src/. $OUT/records/
+done
 echo "$(date -Is) start, code $(git rev-parse HEAD)" >> $OUT/drive.log
 # (this script is committed as docs/reproduction/results/hasco-qnetwork-full/drive.sh; run that one)
 
