@@ -9,14 +9,15 @@ is time per point. For ``--designs`` points drawn at random (``--seed``) from th
 reproduction's hardware space (``--mode``: iso or free resources) and one workload, the
 script maps every point with each setting:
 
-* ``nodes=N``: at most N search nodes per layer (deterministic; the last one is the
-  reference, the reproduction's own limit, :data:`experiments.reproduce.shi2020.MAX_NODES`);
+* ``nodes=N``: at most N search nodes per layer (deterministic; the last one, 3 M, is the
+  reference: the reproduction's limit until issue 42);
 * ``gap=g``: nodes pruned once their bound is within ``1 + g`` of the incumbent (so each
   layer's mapping is proven within ``1 + g`` of its optimum when the search finishes),
   still at most the reference's nodes;
 * ``heuristic``: the greedy mapper (:class:`mappers.heuristic.HeuristicMapper`), no search;
 * ``anytime``: the fast default (:class:`mappers.anytime.AnytimeMapper`, the exact mapper at
-  :data:`mappers.anytime.ANYTIME_NODES` nodes).
+  :data:`mappers.anytime.ANYTIME_NODES` nodes), the reproduction's search limit since issue
+  42 (:data:`experiments.reproduce.shi2020.MAX_NODES`).
 
 With ``--eyeriss-layers`` it instead maps each unique layer of the workload on Eyeriss v1
 (the reproduction's baseline hardware) at each node limit of :data:`LAYER_LIMITS` and

@@ -11,8 +11,13 @@ def _row(ref: float, cheap: float, proven: int) -> dict:
             "cheap": {"edp_uj_ms": cheap, "proven": proven, "layers": 2, "cpu_s": 1.0}}
 
 
-def test_the_reference_is_the_reproductions_node_limit():
-    assert SETTINGS[REFERENCE] == {"name": "exact", "max_nodes": MAX_NODES}
+def test_the_reference_is_3m_nodes_and_the_reproductions_limit_is_the_anytime_setting():
+    from mappers.anytime import AnytimeMapper
+    from mappers.registry import make_mapper
+
+    assert SETTINGS[REFERENCE] == {"name": "exact", "max_nodes": 3_000_000}
+    assert make_mapper(SETTINGS["anytime"]).max_nodes == MAX_NODES
+    assert make_mapper(SETTINGS["anytime"]) == AnytimeMapper()
 
 
 def test_summary_of_a_hand_made_case():

@@ -246,11 +246,14 @@ def _earlier(seeds: int = 2, **settings) -> dict:
 
 def test_reuse_takes_only_workloads_finished_with_the_same_settings():
     now = {"quick": False, "steps_only": False, "seeds": 2, "budgets": {"dqn": 30}, "optimizers": ["constrained-bo"],
-           "gap": 0.0, "tech": shi2020.TECH, "max_nodes": shi2020.MAX_NODES, "final_max_nodes": 0,
+           "gap": 0.0, "tech": shi2020.TECH, "max_nodes": 3_000_000, "final_max_nodes": 0,
            "modes": ["iso", "free"]}
     # settings recorded before max_nodes / final_max_nodes were are the defaults of the time
     assert shi2020.reusable(_earlier(), now, "dqn", "dqn") is not None
-    assert shi2020.reusable(_earlier(max_nodes=shi2020.MAX_NODES, final_max_nodes=0), now, "dqn", "dqn") is not None
+    assert shi2020.reusable(_earlier(max_nodes=3_000_000, final_max_nodes=0), now, "dqn", "dqn") is not None
+    # ... which is not today's search limit (the fast default's since issue 42)
+    assert shi2020.MAX_NODES == 40_000
+    assert shi2020.reusable(_earlier(), {**now, "max_nodes": shi2020.MAX_NODES}, "dqn", "dqn") is None
     assert shi2020.reusable(_earlier(), now, "dqn@32", "dqn@32") is None            # not in the file
     assert shi2020.reusable(_earlier(), now, "dqn", "dqn[0:2]") is None             # another spec
     assert shi2020.reusable(_earlier(budgets={"dqn": 8}), now, "dqn", "dqn") is None
@@ -320,7 +323,7 @@ def test_the_committed_records_reassemble_the_committed_table_byte_for_byte(tmp_
     monkeypatch.setattr(shi2020, "figures", nothing)
     monkeypatch.setattr(shi2020, "run_study", nothing)
     monkeypatch.setattr(shi2020, "rs_check", nothing)
-    shi2020.main(["--reuse", str(RESULTS / "results.json"), "--cache-from", str(RESULTS / "records"),
+    shi2020.main(["--max-nodes", "3000000", "--reuse", str(RESULTS / "results.json"), "--cache-from", str(RESULTS / "records"),
                   "--out", str(tmp_path)])
     assert (tmp_path / "table.md").read_bytes() == (RESULTS / "table.md").read_bytes()
 
