@@ -30,10 +30,3 @@ def test_the_rule_is_computed_from_the_records(tmp_path):
     assert "does not hold on every workload: the search keeps 3 M nodes" in text
     assert "| ResNet-50 | fast default (40,000 nodes) | 1.006, 0.999, 1.021 | 37 % | 0.900 | yes | 12.7 |" in text
 
-
-def test_the_search_limit_is_what_the_committed_records_choose():
-    from experiments.reproduce import shi2020
-    from mappers.anytime import ANYTIME_NODES
-
-    holds = "The rule holds on every workload" in benchmarks.inner_mapper_choice(ROOT)
-    assert shi2020.MAX_NODES == (ANYTIME_NODES if holds else 3_000_000)

@@ -417,3 +417,14 @@ def test_each_table_states_the_proof_scope_of_its_own_rows():
     table = (RESULTS / "table.md").read_text().split("\n\n")
     assert any(p.startswith("Ablation: ") and p.endswith(f"{ablation}.") for p in table)
     assert any(p.startswith("Baseline check: ") and p.endswith(f"{check}.") for p in table)
+
+
+def test_the_search_limit_is_what_the_committed_records_choose():
+    """MAX_NODES is the limit issue 42's rule picks from its two committed records (the
+    figure computes the verdict): the fast default's where the rule holds, else 3 M."""
+    from experiments.figures import benchmarks
+    from mappers.anytime import ANYTIME_NODES
+
+    root = Path(__file__).resolve().parents[3]
+    holds = "The rule holds on every workload" in benchmarks.inner_mapper_choice(root)
+    assert shi2020.MAX_NODES == (ANYTIME_NODES if holds else 3_000_000)
