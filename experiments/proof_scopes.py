@@ -122,6 +122,11 @@ class ProofScopes:
                 out[s].append(label)
         return list(out.items())
 
+    def bracketed(self) -> str:
+        """Every distinct scope in one line: the groups it covers, then its space in
+        brackets, ``"; "`` between scopes (empty where no row claims a proof)."""
+        return "; ".join(f"{', '.join(labels)} [{scope.describe()}]" for scope, labels in self.applies_to())
+
     def lines(self) -> list[str]:
         """The header: one line when every row shares one scope, else one per scope."""
         scopes = self.applies_to()

@@ -108,6 +108,14 @@ def anytime(trace: list[tuple[float, float]], final: float, at_s: float) -> floa
     return best / final
 
 
+def certified_gap(r: MappingResult) -> float:
+    """How far ``r`` may be from the optimum: 0 when proven, else its objective over its
+    search's least open bound, minus 1 (``inf`` without a bound)."""
+    if r.optimal:
+        return 0.0
+    return r.objective(OBJECTIVE) / r.lower_bound - 1.0 if r.lower_bound else math.inf
+
+
 def map_one(layer: Any, arch: Any, mapper: ExactMapper,
             check: Callable[[MappingResult], None] | None = None, cost: Any = LOOPNEST) -> dict[str, Any]:
     """One layer map: the exact search's figures and the heuristic's EDP beside them
@@ -119,7 +127,7 @@ def map_one(layer: Any, arch: Any, mapper: ExactMapper,
     if check is not None:
         check(r)
     final = r.objective(OBJECTIVE)
-    gap = 0.0 if r.optimal else (final / r.lower_bound - 1.0 if r.lower_bound else math.inf)
+    gap = certified_gap(r)
     trace = [tuple(x) for x in r.info.get("incumbents", [])]
     return {"cpu_s": cpu_s, "wall_s": wall_s, "nodes": int(r.info.get("nodes", 0)), "proven": bool(r.optimal),
             "edp": final, "lower_bound": r.lower_bound, "gap": gap,

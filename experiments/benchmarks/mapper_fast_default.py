@@ -77,7 +77,7 @@ def map_pair(layer: Any, arch: Any, ref: dict[str, Any] | None, fast: AnytimeMap
     best = min(h_edp, a_edp, ref["edp"] if ref else np.inf)
     return {"heuristic_cpu_s": h_s, "fast_cpu_s": a_s, "heuristic_over_ref": h_edp / best,
             "fast_over_ref": a_edp / best, "fast_proven": bool(a.optimal),
-            "fast_gap": 0.0 if a.optimal else (a_edp / a.lower_bound - 1.0 if a.lower_bound else float("inf")),
+            "fast_gap": codesign.certified_gap(a),
             "ref_proven": bool(ref["proven"]) if ref else False, "ref_found": ref is not None}
 
 

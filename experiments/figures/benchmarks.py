@@ -277,14 +277,20 @@ def _scope_of(r: dict, arch: str, network: str) -> str:
     """The space a mapper_optimality record's proofs of ``network`` on ``arch`` cover, in
     :meth:`mappers.base.ProofScope.describe`'s words (the record's ``scopes``: each scope
     with the networks it ``applies_to``)."""
-    from mappers.base import ProofScope
-
     got = [sc for sc in _get(_get(r, "scopes", MAPPER_OPTIMALITY), arch, MAPPER_OPTIMALITY)
            if network in sc.get("applies_to", ())]
     if len(got) != 1:
         raise RecordError(f"{MAPPER_OPTIMALITY}: scopes.{arch} has {len(got)} scopes for {network}; the sentence "
                           "states one")
-    return ProofScope(**{k: v for k, v in got[0].items() if k != "applies_to"}).describe()
+    return _describe(got[0])
+
+
+def _describe(sc: dict) -> str:
+    """A record's scope entry (``ProofScopes.records()``: a scope's fields and the groups
+    it ``applies_to``) in :meth:`mappers.base.ProofScope.describe`'s words."""
+    from mappers.base import ProofScope
+
+    return ProofScope(**{k: v for k, v in sc.items() if k != "applies_to"}).describe()
 
 
 def _optimality_scope(r: dict) -> str:
@@ -519,13 +525,10 @@ def mapper_summary(root: Path) -> str:
 def _record_scopes(r: dict, rel: str) -> str:
     """The proofs' scope a record keeps in ``scopes`` (``ProofScopes.records()``: each
     distinct scope with the groups it ``applies_to``), as one sentence."""
-    from mappers.base import ProofScope
-
     scopes = _get(r, "scopes", rel)
     if not scopes:
         raise RecordError(f"{rel}: its scopes list is empty; the figure says what is proven over no space")
-    each = [f"[{', '.join(x['applies_to'])}: "
-            f"{ProofScope(**{k: v for k, v in x.items() if k != 'applies_to'}).describe()}]" for x in scopes]
+    each = [f"[{', '.join(x['applies_to'])}: {_describe(x)}]" for x in scopes]
     return "Proven = over the space the record's `scopes` state: " + "; ".join(each) + "."
 
 

@@ -524,10 +524,9 @@ def sw_bound_scopes(pairs: Sequence[tuple[str, str, dict[str, Any], Sequence[str
 def bound_scope_sentence(scopes: ProofScopes) -> str:
     """``scopes`` (:func:`sw_bound_scopes`) as one sentence beside the bound's table: one
     bracket per distinct space, with the pairs it covers."""
-    per = [f"{', '.join(labels)} [{scope.describe()}]" for scope, labels in scopes.applies_to()]
     return ("The exact bound and \"bound is the optimum\" cover (computed from the exact reference's mapper on "
             "each pair's stages and design; schedules with padded tiles are outside it): "
-            + ("; ".join(per) if per else "nothing (no bound)"))
+            + (scopes.bracketed() or "nothing (no bound)"))
 
 
 def bound_scope_phrase(scopes: ProofScopes) -> str:

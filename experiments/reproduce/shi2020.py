@@ -542,18 +542,28 @@ def final_mapper(workload: str, args: Any) -> dict[str, Any]:
 
 
 def search_scopes(spec: str, mapper: dict[str, Any], tech: str, points: list[dict[str, Any]], group: str,
-                  scopes: ProofScopes | None = None) -> ProofScopes:
+                  scopes: ProofScopes | None = None, row: str = "") -> ProofScopes:
     """The space ``mapper`` (a :func:`search_mapper` value) proves the layers of ``spec``
     over on each of ``points`` (a search's best designs, one per seed) under energy table
-    ``tech``, without mapping, recorded under ``group`` (into ``scopes`` if given): what
-    "layer mappings proven optimal" covers (a node limit stops a proof, it does not change
-    its space)."""
+    ``tech``, without mapping, recorded under ``group`` as rows ``f"{row}seed {i}"`` (into
+    ``scopes`` if given): what "layer mappings proven optimal" covers (a node limit stops
+    a proof, it does not change its space)."""
     scopes = ProofScopes("search") if scopes is None else scopes
     ev = NestedEvaluator("spatial", spec, mapper, fixed=fixed(tech))
     for seed, point in enumerate(points):
         if point is not None:   # a run that found no design proves nothing
-            scopes.announce_nested(group, f"seed {seed}", ev, point)
+            scopes.announce_nested(group, f"{row}seed {seed}", ev, point)
     return scopes
+
+
+def _run_tables(results: dict[str, Any], tables: tuple[str, ...] = ("workloads", "ablation_table")):
+    """``(tech, workload, entry)`` of each workload of a results.json's ``tables`` (the
+    main one under its settings' energy table, the ablation under the ablation's)."""
+    st = results["settings"]
+    for table, tech in (("workloads", st["tech"]), ("ablation_table", st.get("ablation_tech", ABLATION_TECH))):
+        if table in tables:
+            for workload, res in (results.get(table) or {}).items():
+                yield tech, workload, res
 
 
 def announced_scopes(results: dict[str, Any]) -> ProofScopes:
@@ -565,12 +575,11 @@ def announced_scopes(results: dict[str, Any]) -> ProofScopes:
     st = results["settings"]
     mapper = search_mapper(st["gap"], st["max_nodes"])
     scopes = ProofScopes("search")
-    for table, tech in (("workloads", st["tech"]), ("ablation_table", st.get("ablation_tech", ABLATION_TECH))):
+    for tech, workload, res in _run_tables(results):
         tag = "" if tech == TECH else f"-{tech}"
-        for workload, res in (results.get(table) or {}).items():
-            for mode, by_opt in res.get("both", {}).items():
-                for opt, s in by_opt.items():
-                    search_scopes(res["spec"], mapper, tech, s["best_points"], f"{workload}{tag} {mode} {opt}", scopes)
+        for mode, by_opt in res.get("both", {}).items():
+            for opt, s in by_opt.items():
+                search_scopes(res["spec"], mapper, tech, s["best_points"], f"{workload}{tag} {mode} {opt}", scopes)
     return scopes
 
 
@@ -1074,31 +1083,25 @@ def table_scopes(results: dict[str, Any], tables: tuple[str, ...] = ("workloads"
     the energy-table ablation)."""
     st = results["settings"]
     scopes = ProofScopes("step")
-    for table, tech in (("workloads", st["tech"]), ("ablation_table", st.get("ablation_tech", ABLATION_TECH))):
-        if table not in tables:
-            continue
-        for workload, res in (results.get(table) or {}).items():
-            for step, mapper in (("the baseline", RS_MAPPER), ("the software-only step", EXACT_MAPPER)):
-                ev = NestedEvaluator("spatial", res["spec"], mapper, fixed=fixed(tech))
-                scopes.announce_nested(step, f"{workload} {tech}", ev, EYERISS_POINT)
-            final = search_mapper(0.0, (st.get("final_max_nodes") or {}).get(workload) or None)
-            for step, mapper in (("the searches", search_mapper(st["gap"], st["max_nodes"])),
-                                 ("the final re-maps", final)):
-                ev = NestedEvaluator("spatial", res["spec"], mapper, fixed=fixed(tech))
-                for mode, by_opt in res.get("both", {}).items():
-                    for opt, s in by_opt.items():
-                        for seed, point in enumerate(s["best_points"]):
-                            if point is not None:
-                                scopes.announce_nested(step, f"{workload} {tech} {mode} {opt} seed {seed}", ev, point)
+    for tech, workload, res in _run_tables(results, tables):
+        for step, mapper in (("the baseline", RS_MAPPER), ("the software-only step", EXACT_MAPPER)):
+            ev = NestedEvaluator("spatial", res["spec"], mapper, fixed=fixed(tech))
+            scopes.announce_nested(step, f"{workload} {tech}", ev, EYERISS_POINT)
+        final = search_mapper(0.0, (st.get("final_max_nodes") or {}).get(workload) or None)
+        for step, mapper in (("the searches", search_mapper(st["gap"], st["max_nodes"])),
+                             ("the final re-maps", final)):
+            for mode, by_opt in res.get("both", {}).items():
+                for opt, s in by_opt.items():
+                    search_scopes(res["spec"], mapper, tech, s["best_points"], step, scopes,
+                                  row=f"{workload} {tech} {mode} {opt} ")
     return scopes
 
 
 def scope_sentence(scopes: ProofScopes, ran: str = "the mappers the steps ran") -> str:
     """``scopes`` (:func:`table_scopes`, :func:`rs_check_scopes`) as one sentence of
     table.md (``ran``: whose mappers they were computed from)."""
-    per = [f"{', '.join(labels)} [{scope.describe()}]" for scope, labels in scopes.applies_to()]
     return f"Proven optimal (computed from {ran}, no padded edge tiles): " + (
-        "; ".join(per) if per else "nothing (no step claims a proof)")
+        scopes.bracketed() or "nothing (no step claims a proof)")
 
 
 HEADER = ["| workload | batch | step | resources | EDP vs baseline | energy vs baseline | latency vs baseline "
